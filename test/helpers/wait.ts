@@ -1,0 +1,40 @@
+/**
+ * Deadline-based polling for tests: never sleep a fixed time, poll a condition until it holds
+ * or the deadline passes, then fail with the description and the last error seen.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface WaitOptions {
+  /** Total time allowed, in milliseconds (default 10 000). */
+  readonly timeoutMs?: number;
+  /** Pause between attempts, in milliseconds (default 50). */
+  readonly intervalMs?: number;
+}
+
+/**
+ * Calls `probe` until it returns a value other than undefined/false, and returns that value.
+ * Throws after the deadline, naming `what` and the last error `probe` threw.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  options: WaitOptions = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const intervalMs = options.intervalMs ?? 50;
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() >= deadline) {
+      const detail = lastError instanceof Error ? `: last error: ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await delay(intervalMs);
+  }
+}
