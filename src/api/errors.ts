@@ -40,12 +40,12 @@ export class OrchError extends Error {
   }
 }
 
-/** Many validation problems reported at once; `problems` keeps each one, in order. */
+/** Many validation problems reported at once; `problems` keeps each one (a line of text), in order. */
 export class AggregateInvalidError extends OrchError {
-  readonly problems: readonly OrchError[];
+  readonly problems: readonly string[];
 
-  constructor(code: string, problems: readonly OrchError[], heading: string) {
-    super(code, 'invalid', `${heading}:\n${problems.map((p) => `  - ${p.message}`).join('\n')}`);
+  constructor(code: string, problems: readonly string[], heading: string) {
+    super(code, 'invalid', `${heading}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'AggregateInvalidError';
     this.problems = problems;
   }
