@@ -1,0 +1,143 @@
+/**
+ * The composition root of nodeagent: the only place that knows every concrete module. It
+ * resolves the configuration, answers --help, --version and `config print`, runs the startup
+ * checks, then builds and starts the agent's modules.
+ */
+import { isInvalid, messageOf, type OrchError } from '../api/errors.js';
+import {
+  ConfigurationError, helpText, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
+  toWireObject, type ResolvedConfiguration,
+} from '../agent/config/index.js';
+import { flagDefaults } from '../agent/config/index.js';
+import { formatDuration } from '../api/duration.js';
+import { parseByteSize } from '../api/quantity.js';
+import { LogRoot, type Logger } from '../agent/logging/index.js';
+import { runStartupChecks } from '../agent/startup/index.js';
+import type { FlagSpec } from '../agent/config/flags/table.js';
+import { defaultCommandLineOptions } from '../agent/config/flags/table.js';
+import { getPath } from '../agent/config/schema.js';
+import { VERSION } from '../version.js';
+
+/** Exit codes: 0 success, 1 invalid configuration or a failed startup check, 2 usage. */
+const EXIT_INVALID = 1;
+
+function defaultText(spec: FlagSpec): string {
+  const target = spec.target;
+  let value: unknown;
+  if ('field' in target) value = getPath(flagDefaults(), target.field);
+  else if ('option' in target) value = defaultCommandLineOptions()[target.option];
+  else return '';
+  if (spec.type === 'duration') return formatDuration(value as number);
+  if (spec.type === 'bool') return value === true ? 'true' : '';
+  if (Array.isArray(value)) return value.length === 0 ? '' : `[${value.join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    const sep = spec.type === 'langle-map' ? '<' : '=';
+    return entries.length === 0 ? '' : entries.map(([k, v]) => `${k}${sep}${String(v)}`).join(',');
+  }
+  if (typeof value === 'number') return spec.type === 'level' && value === 0 ? '' : String(value);
+  return typeof value === 'string' ? value : '';
+}
+
+function buildLogRoot(r: ResolvedConfiguration): LogRoot {
+  const l = r.config.logging;
+  return new LogRoot({
+    format: l.format === 'json' ? 'json' : 'text',
+    verbosity: l.verbosity,
+    vmodule: l.vmodule,
+    splitStream: l.options.json.splitStream,
+    infoBufferSize: parseByteSize(l.options.json.infoBufferSize),
+    flushFrequency: l.flushFrequency,
+  });
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const isPrint = argv[0] === 'config' && argv[1] === 'print';
+  const split = isPrint ? splitPrintArgs(argv.slice(2)) : undefined;
+  if (argv[0] === 'config' && !isPrint) {
+    process.stderr.write(`nodeagent: unknown command "config ${argv[1] ?? ''}"; the config command has one subcommand: print\n`);
+    return 2;
+  }
+  let resolved: ResolvedConfiguration;
+  try {
+    if (split !== undefined && split.errors.length > 0) throw new Error(split.errors.join('\n'));
+    resolved = await resolveConfiguration({ argv: split?.rest ?? argv, env: process.env, cwd: process.cwd(), version: VERSION });
+  } catch (err) {
+    if (err instanceof ConfigurationError) for (const w of err.warnings) process.stderr.write(`W ${w}\n`);
+    process.stderr.write(`nodeagent: ${messageOf(err)}\n`);
+    if (isInvalid(err) && /unknown (shorthand )?flag/.test(messageOf(err))) {
+      process.stderr.write(`Run 'nodeagent --help' for the list of flags.\n`);
+    }
+    return EXIT_INVALID;
+  }
+  for (const w of resolved.warnings) process.stderr.write(`W ${w}\n`);
+
+  if (resolved.action === 'help') {
+    process.stdout.write(helpText(defaultText));
+    return 0;
+  }
+  if (resolved.action === 'version') {
+    process.stdout.write(`nodeagent ${resolved.version}\n`);
+    return 0;
+  }
+  if (resolved.action === 'version-raw') {
+    process.stdout.write(`${JSON.stringify({ gitVersion: resolved.version, platform: `${process.platform}/${process.arch}`, runtime: process.version }, null, 2)}\n`);
+    return 0;
+  }
+  if (resolved.options.imageCredentialProviderConfig !== '') {
+    try {
+      await loadCredentialProviderConfig(resolved.options.imageCredentialProviderConfig);
+    } catch (err) {
+      process.stderr.write(`nodeagent: ${messageOf(err)}\n`);
+      return EXIT_INVALID;
+    }
+  }
+  if (split !== undefined) {
+    process.stdout.write(renderConfiguration(resolved.config, resolved.sources, resolved.options, split.print));
+    return 0;
+  }
+  const logs = buildLogRoot(resolved);
+  const log = logs.logger('nodeagent');
+  log.info('Starting nodeagent', { version: resolved.version, logging: logs.describe() });
+  return run(resolved, logs, log);
+}
+
+async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger): Promise<number> {
+  const c = resolved.config;
+  const startupLog = log.named('startup');
+  try {
+    const startup = await runStartupChecks({
+      lockFile: resolved.options.lockFile,
+      exitOnLockContention: resolved.options.exitOnLockContention,
+      onLockContention: () => {
+        log.info('Another process wants the lock file; exiting (--exit-on-lock-contention)', { lockFile: resolved.options.lockFile });
+        logs.close();
+        process.exit(0);
+      },
+      failSwapOn: c.failSwapOn,
+      protectKernelDefaults: c.protectKernelDefaults,
+      oomScoreAdj: c.oomScoreAdj,
+      maxOpenFiles: c.maxOpenFiles,
+      log: { warn: (m) => { startupLog.warn(m); }, info: (m) => { startupLog.info(m); } },
+    });
+    log.info('Startup checks passed', { configuration: Object.keys(toWireObject(c)).length });
+    await startup.lock?.release();
+  } catch (err) {
+    log.error(`Startup failed: ${messageOf(err)}`, { code: (err as OrchError).code });
+    logs.close();
+    return EXIT_INVALID;
+  }
+  log.error('This build of nodeagent has no pod lifecycle yet: configuration and startup checks only. See the README.');
+  logs.close();
+  return EXIT_INVALID;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`nodeagent: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 70;
+  },
+);
