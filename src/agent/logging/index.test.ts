@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LogRoot, type LoggingOptions } from './index.js';
+
+function capture(options: Partial<LoggingOptions> = {}): { root: LogRoot; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const root = new LogRoot({
+    format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9,
+    now: () => new Date(Date.UTC(2026, 10, 22, 3, 4, 5, 123)),
+    sink: { write: (stream, line) => (stream === 'out' ? out : err).push(line) },
+    ...options,
+  });
+  return { root, out, err };
+}
+
+void describe('logger', () => {
+  void it('writes text lines as upstream does, to standard error by default', () => {
+    const { root, err } = capture();
+    root.logger('podworkers').info('Pod started', { pod: 'default/web', restarts: 2 });
+    assert.equal(err[0], `I1122 03:04:05.123000 ${String(process.pid).padStart(7)} podworkers] Pod started pod="default/web" restarts=2\n`);
+  });
+
+  void it('honours the verbosity, vmodule and a change at run time', () => {
+    const { root, err } = capture({ verbosity: 1, vmodule: [{ filePattern: 'pro*', verbosity: 4 }] });
+    const a = root.logger('config');
+    const b = root.logger('prober');
+    a.v(2, 'hidden');
+    b.v(4, 'shown');
+    assert.equal(a.enabled(1), true);
+    assert.equal(a.enabled(2), false);
+    root.setVerbosity(3);
+    a.v(2, 'now shown');
+    assert.deepEqual(err.map((l) => l.split('] ')[1]), ['shown\n', 'now shown\n']);
+  });
+
+  void it('writes JSON with split streams and an info buffer', () => {
+    const { root, out, err } = capture({ format: 'json', splitStream: true, infoBufferSize: 1000 });
+    const log = root.logger('x');
+    log.info('one', { n: 1 });
+    log.error('bad', { err: new Error('boom') });
+    assert.equal(out.length, 0, 'info is buffered');
+    assert.deepEqual(JSON.parse(err[0] ?? ''), { ts: Date.UTC(2026, 10, 22, 3, 4, 5, 123) / 1000, caller: 'x', msg: 'bad', severity: 'error', err: 'boom' });
+    root.close();
+    assert.deepEqual(JSON.parse(out[0] ?? ''), { ts: Date.UTC(2026, 10, 22, 3, 4, 5, 123) / 1000, caller: 'x', msg: 'one', v: 0, n: 1 });
+  });
+});
