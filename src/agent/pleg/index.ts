@@ -1,0 +1,128 @@
+/**
+ * The pod lifecycle event generator: relists the runtime's sandboxes and containers every
+ * relist period and reports, per pod UID, that something changed (a container started, died,
+ * was created or removed; a sandbox changed state). The pod worker of that pod then syncs.
+ *
+ * Owns: the relist loop and its health (/healthz/syncloop fails when relisting stalls).
+ * Must not: read statuses in detail or act on pods (the workers do); touch runtime objects
+ * that lack the agent's pod UID label.
+ *
+ * containerd 1.6 has no CRI container events, so relisting is the only source; two list
+ * calls cost about a millisecond each even with 110 pods.
+ */
+import { messageOf } from '../../api/errors.js';
+import { POD_UID_LABEL } from '../kuberuntime/labels.js';
+import type { Logger } from '../logging/index.js';
+
+/** The two list calls the PLEG makes. */
+export interface RelistSource {
+  listPodSandbox(): Promise<readonly { readonly id: string; readonly state: string; readonly labels: Readonly<Record<string, string>> }[]>;
+  listContainers(): Promise<readonly { readonly id: string; readonly state: string; readonly labels: Readonly<Record<string, string>> }[]>;
+}
+
+export interface PlegOptions {
+  readonly runtime: RelistSource;
+  readonly logger: Logger;
+  /** Called once per relist for each pod whose sandboxes or containers changed. */
+  readonly onPodChanged: (uid: string) => void;
+  readonly relistPeriodMs?: number;
+  /** A relist older than this makes the PLEG unhealthy (upstream: 3 minutes). */
+  readonly relistThresholdMs?: number;
+  readonly now?: () => number;
+}
+
+export interface PlegHealth {
+  readonly healthy: boolean;
+  /** When the last relist succeeded (ms since the epoch; 0: never). */
+  readonly lastRelist: number;
+  readonly message: string;
+}
+
+export interface Pleg {
+  /** Starts relisting; the first relist runs at once. Idempotent. */
+  start(): void;
+  /** Runs one relist now (also used by tests); never throws. */
+  relist(): Promise<void>;
+  health(): PlegHealth;
+  /** Stops the loop and waits for a running relist. */
+  stop(): Promise<void>;
+}
+
+export function createPleg(options: PlegOptions): Pleg {
+  const period = options.relistPeriodMs ?? 1000;
+  const threshold = options.relistThresholdMs ?? 3 * 60_000;
+  const now = options.now ?? Date.now;
+  const log = options.logger;
+  /** id -> `${podUid} ${state}` of the previous relist. */
+  let previous = new Map<string, string>();
+  let lastRelist = 0;
+  let lastError = '';
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function relistOnce(): Promise<void> {
+    let sandboxes;
+    let containers;
+    try {
+      [sandboxes, containers] = await Promise.all([options.runtime.listPodSandbox(), options.runtime.listContainers()]);
+    } catch (err) {
+      lastError = messageOf(err);
+      log.v(2, 'PLEG relist failed', { err: lastError });
+      return;
+    }
+    const current = new Map<string, string>();
+    for (const o of [...sandboxes, ...containers]) {
+      const uid = o.labels[POD_UID_LABEL];
+      if (uid === undefined) continue;
+      current.set(o.id, `${uid} ${o.state}`);
+    }
+    const changed = new Set<string>();
+    for (const [id, entry] of current) {
+      if (previous.get(id) !== entry) changed.add(entry.slice(0, entry.indexOf(' ')));
+    }
+    for (const [id, entry] of previous) {
+      if (!current.has(id)) changed.add(entry.slice(0, entry.indexOf(' ')));
+    }
+    previous = current;
+    lastRelist = now();
+    lastError = '';
+    for (const uid of changed) options.onPodChanged(uid);
+  }
+
+  function loop(): void {
+    if (stopped) return;
+    running = relistOnce().finally(() => {
+      running = undefined;
+      if (!stopped) {
+        timer = setTimeout(loop, period);
+        timer.unref();
+      }
+    });
+  }
+
+  return {
+    start() {
+      if (timer !== undefined || running !== undefined || stopped) return;
+      loop();
+    },
+    async relist() {
+      await (running ?? relistOnce());
+    },
+    health() {
+      const age = now() - lastRelist;
+      const healthy = lastRelist !== 0 && age <= threshold;
+      const message = healthy
+        ? 'ok'
+        : lastRelist === 0
+          ? `PLEG has not relisted yet${lastError === '' ? '' : `: ${lastError}`}`
+          : `PLEG is not healthy: the last relist was ${Math.round(age / 1000)}s ago (threshold ${Math.round(threshold / 1000)}s)${lastError === '' ? '' : `: ${lastError}`}`;
+      return { healthy, lastRelist, message };
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The pod workers: one serialized worker per pod UID, driving that pod through
+ *
+ *   | state       | entered when                              | work done                       |
+ *   |-------------|-------------------------------------------|---------------------------------|
+ *   | syncing     | the first create/update/sync of the pod   | syncer.syncPod, repeatedly      |
+ *   | terminating | a kill update, or the pod became terminal | syncer.syncTerminatingPod, once |
+ *   | terminated  | terminating work succeeded                | syncer.syncTerminatedPod, once  |
+ *   | finished    | terminated work succeeded                 | none: the worker is forgotten   |
+ *
+ * Latest update wins: while a sync runs, further updates of the same pod are coalesced into
+ * one pending update holding the newest pod object. A kill always wins over a sync, and a pod
+ * never goes back from terminating to syncing (a new pod object needs a new UID). Failed work
+ * is retried after a back-off; successful syncs are repeated every `resyncIntervalMs`, or
+ * sooner when the syncer asks.
+ *
+ * Owns: ordering and retrying per-pod work. Must not: talk to the runtime or compute status
+ * itself (the PodSyncer does), or run two pieces of work for one pod at once.
+ */
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { messageOf } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+
+export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
+
+export interface SyncOutcome {
+  /** The pod reached a terminal phase (Succeeded/Failed): stop its sandbox and finish. */
+  readonly terminal?: boolean;
+  /** Sync again after this long (ms) instead of the resync interval (e.g. a back-off expiry). */
+  readonly requeueAfterMs?: number;
+}
+
+/** What the workers call; each call may block and may throw (the worker retries). */
+export interface PodSyncer {
+  syncPod(pod: Pod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
+  /** Kills the pod's containers with the grace period (seconds; undefined: the pod's own). */
+  syncTerminatingPod(pod: Pod, gracePeriodSeconds: number | undefined): Promise<void>;
+  /** Releases what the pod held on the node: containers, sandboxes, volumes, cgroups. */
+  syncTerminatedPod(pod: Pod): Promise<void>;
+}
+
+export interface PodUpdate {
+  readonly type: 'create' | 'update' | 'sync' | 'kill';
+  readonly pod: Pod;
+  /** For kill: the grace period in seconds (default: the pod's terminationGracePeriodSeconds). */
+  readonly gracePeriodSeconds?: number;
+}
+
+export interface PodWorkers {
+  /** Queues work for the pod; returns at once. Ignored after the pod finished. */
+  updatePod(update: PodUpdate): void;
+  /** The worker's state, or undefined when the pod has no worker (never seen, or finished). */
+  stateOf(uid: string): PodWorkerState | undefined;
+  /** UIDs of every pod with a worker. */
+  knownPods(): string[];
+  /** Waits for every running piece of work to end and stops all timers. */
+  stop(): Promise<void>;
+}
+
+export interface PodWorkersOptions {
+  readonly syncer: PodSyncer;
+  readonly logger: Logger;
+  /** Periodic resync of a healthy pod (syncFrequency), ms. */
+  readonly resyncIntervalMs: number;
+  /** First retry delay after failed work, ms (doubles up to maxBackoffMs). */
+  readonly backoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** Called when a pod's worker finished (terminated work done). */
+  readonly onFinished?: (uid: string) => void;
+}
+
+interface Worker {
+  state: PodWorkerState;
+  pod: Pod;
+  pending: PodUpdate | undefined;
+  running: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+  failures: number;
+  gracePeriodSeconds: number | undefined;
+}
+
+function uidOf(pod: Pod): string {
+  return pod.metadata?.uid ?? '';
+}
+
+export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
+  const workers = new Map<string, Worker>();
+  const backoffMs = options.backoffMs ?? 1000;
+  const maxBackoffMs = options.maxBackoffMs ?? 60_000;
+  const log = options.logger;
+  let stopped = false;
+
+  function schedule(w: Worker, delayMs: number): void {
+    if (w.timer !== undefined) clearTimeout(w.timer);
+    w.timer = setTimeout(() => {
+      w.timer = undefined;
+      enqueue({ type: 'sync', pod: w.pod });
+    }, delayMs);
+    w.timer.unref();
+  }
+
+  function enqueue(update: PodUpdate): void {
+    if (stopped) return;
+    const uid = uidOf(update.pod);
+    let w = workers.get(uid);
+    if (w === undefined) {
+      if (update.type === 'sync') return; // a timer of a finished worker
+      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined };
+      workers.set(uid, w);
+    }
+    if (update.type !== 'sync') w.pod = update.pod;
+    // Latest wins, but a kill is never replaced by a sync or update.
+    if (w.pending?.type === 'kill' && update.type !== 'kill') {
+      w.pending = { ...w.pending, pod: update.pod };
+    } else {
+      w.pending = update;
+    }
+    if (w.running === undefined) start(uid, w);
+  }
+
+  function start(uid: string, w: Worker): void {
+    const update = w.pending;
+    if (update === undefined) return;
+    w.pending = undefined;
+    w.running = work(uid, w, update).finally(() => {
+      w.running = undefined;
+      if (w.pending !== undefined && !stopped) start(uid, w);
+    });
+  }
+
+  async function work(uid: string, w: Worker, update: PodUpdate): Promise<void> {
+    if (update.type === 'kill' && w.state === 'syncing') {
+      w.state = 'terminating';
+      w.gracePeriodSeconds = update.gracePeriodSeconds;
+    }
+    try {
+      if (w.state === 'syncing') {
+        const kind = update.type === 'kill' ? 'sync' : update.type;
+        const outcome = await options.syncer.syncPod(w.pod, kind);
+        w.failures = 0;
+        if (outcome.terminal === true) {
+          w.state = 'terminating';
+          w.pending ??= { type: 'sync', pod: w.pod };
+          return;
+        }
+        schedule(w, outcome.requeueAfterMs ?? options.resyncIntervalMs);
+        return;
+      }
+      if (w.state === 'terminating') {
+        await options.syncer.syncTerminatingPod(w.pod, w.gracePeriodSeconds);
+        w.state = 'terminated';
+        w.failures = 0;
+        w.pending ??= { type: 'sync', pod: w.pod };
+        return;
+      }
+      await options.syncer.syncTerminatedPod(w.pod);
+      if (w.timer !== undefined) clearTimeout(w.timer);
+      workers.delete(uid);
+      options.onFinished?.(uid);
+    } catch (err) {
+      w.failures++;
+      const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
+      log.warn('Pod work failed; retrying', { pod: podName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
+      schedule(w, delay);
+    }
+  }
+
+  return {
+    updatePod: enqueue,
+    stateOf: (uid) => workers.get(uid)?.state,
+    knownPods: () => [...workers.keys()],
+    async stop() {
+      stopped = true;
+      const running: Promise<void>[] = [];
+      for (const w of workers.values()) {
+        if (w.timer !== undefined) clearTimeout(w.timer);
+        if (w.running !== undefined) running.push(w.running);
+      }
+      await Promise.allSettled(running);
+    },
+  };
+}
+
+export function podName(pod: Pod): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
