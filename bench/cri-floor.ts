@@ -1,0 +1,228 @@
+/**
+ * The floor of pod start-up that the runtime imposes: RunPodSandbox + CreateContainer +
+ * StartContainer of a busybox `sleep` pod, straight over CRI (no agent logic), sequentially and
+ * at a given concurrency, host network and CNI. Baseline measured in the same run: the Version
+ * round trip (the gRPC floor). Not a test: it prints numbers.
+ *
+ *   node dist/bench/cri-floor.js [--pods 20] [--concurrency 4]
+ * starts its own containerd (test/helpers/containerd.ts) and prints a table.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdir, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { connectCri, type CriClient, type PodSandboxConfig } from '../src/agent/runtime/cri/index.js';
+import { localImages, startContainerd } from '../test/helpers/containerd.js';
+
+export interface CriFloorOptions {
+  /** CRI endpoint, e.g. unix:///run/containerd/containerd.sock. */
+  readonly endpoint: string;
+  /** Pods to start (default 20). */
+  readonly pods?: number;
+  readonly network: 'host' | 'cni';
+  /** Pods started at once (default 1: sequential). */
+  readonly concurrency?: number;
+  /** Image of the `sleep` container (default: the locally built busybox). */
+  readonly image?: string;
+  /** cgroupfs parent of the pods' cgroups (default /nodeagent-bench); emptied afterwards. */
+  readonly cgroupRoot?: string;
+}
+
+export interface Percentiles {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface CriFloorResult extends Percentiles {
+  readonly network: 'host' | 'cni';
+  readonly pods: number;
+  readonly concurrency: number;
+  /** Wall time of the whole batch. */
+  readonly totalMs: number;
+  readonly phases: {
+    readonly runPodSandbox: Percentiles;
+    readonly createContainer: Percentiles;
+    readonly startContainer: Percentiles;
+  };
+}
+
+/** Nearest-rank percentile of samples (ms), rounded to 0.1 ms. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return 0;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return Math.round((sorted[index] ?? 0) * 10) / 10;
+}
+
+function percentiles(samples: readonly number[]): Percentiles {
+  return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+}
+
+interface PodTiming {
+  readonly run: number;
+  readonly create: number;
+  readonly start: number;
+}
+
+async function startOnePod(cri: CriClient, options: Required<CriFloorOptions>, n: number, made: string[]): Promise<PodTiming> {
+  const uid = randomUUID();
+  const host = options.network === 'host';
+  const namespaceOptions = { network: host ? 'NODE' : 'POD', pid: 'CONTAINER', ipc: 'POD' } as const;
+  const config: PodSandboxConfig = {
+    metadata: { name: `floor-${n}`, uid, namespace: 'bench', attempt: 0 },
+    hostname: host ? '' : `floor-${n}`,
+    labels: { bench: 'cri-floor' },
+    linux: { cgroupParent: `${options.cgroupRoot}/pod${uid}`, securityContext: { namespaceOptions } },
+  };
+  made.push(config.linux?.cgroupParent ?? '');
+  const t0 = performance.now();
+  const podSandboxId = await cri.runPodSandbox({ config });
+  const t1 = performance.now();
+  const containerId = await cri.createContainer({
+    podSandboxId,
+    sandboxConfig: config,
+    config: {
+      metadata: { name: 'sleep', attempt: 0 },
+      image: { image: options.image },
+      command: ['sleep', '3600'],
+      linux: { securityContext: { namespaceOptions } },
+    },
+  });
+  const t2 = performance.now();
+  await cri.startContainer(containerId);
+  const t3 = performance.now();
+  return { run: t1 - t0, create: t2 - t1, start: t3 - t2 };
+}
+
+/** Removes the pods' cgroup directories in every hierarchy (runc leaves them), retrying on EBUSY. */
+async function removePodCgroups(cgroupParents: readonly string[], cgroupRoot: string): Promise<void> {
+  const hierarchies = (await readdir('/sys/fs/cgroup')).map((h) => path.join('/sys/fs/cgroup', h));
+  const dirs = hierarchies.flatMap((h) => [...cgroupParents.map((p) => path.join(h, p)), path.join(h, cgroupRoot)]);
+  for (const dir of dirs) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await rmdir(dir);
+        break;
+      } catch (err) {
+        const code: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
+        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENOTEMPTY') break; // absent, or not ours to remove
+        if (code !== 'EBUSY' || attempt >= 20) {
+          process.stderr.write(`cri-floor: cannot remove cgroup ${dir}: ${String(err)}\n`);
+          break;
+        }
+        await delay(50);
+      }
+    }
+  }
+}
+
+/**
+ * Starts `pods` pods (sandbox + one sleep container) with `concurrency` in flight and measures
+ * each; then stops and removes them all, and their cgroups. Needs the image to be present.
+ */
+export async function measureCriFloor(options: CriFloorOptions): Promise<CriFloorResult> {
+  const full: Required<CriFloorOptions> = {
+    pods: 20,
+    concurrency: 1,
+    image: options.image ?? (await localImages()).busybox,
+    cgroupRoot: '/nodeagent-bench',
+    ...options,
+  };
+  const cri = connectCri({ runtimeEndpoint: full.endpoint });
+  const made: string[] = [];
+  const timings: PodTiming[] = [];
+  const totals: number[] = [];
+  const started = performance.now();
+  try {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < full.pods) {
+        const n = next++;
+        const t = await startOnePod(cri, full, n, made);
+        timings.push(t);
+        totals.push(t.run + t.create + t.start);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, full.concurrency) }, worker));
+    const totalMs = Math.round(performance.now() - started);
+    return {
+      network: full.network,
+      pods: full.pods,
+      concurrency: full.concurrency,
+      ...percentiles(totals),
+      totalMs,
+      phases: {
+        runPodSandbox: percentiles(timings.map((t) => t.run)),
+        createContainer: percentiles(timings.map((t) => t.create)),
+        startContainer: percentiles(timings.map((t) => t.start)),
+      },
+    };
+  } finally {
+    for (const pod of await cri.listPodSandbox({ labelSelector: { bench: 'cri-floor' } })) {
+      await cri.stopPodSandbox(pod.id);
+      await cri.removePodSandbox(pod.id);
+    }
+    cri.close();
+    await removePodCgroups(made, full.cgroupRoot);
+  }
+}
+
+/** measureCriFloor with `concurrency` pods in flight. */
+export function measureCriFloorConcurrent(options: CriFloorOptions & { readonly concurrency: number }): Promise<CriFloorResult> {
+  return measureCriFloor(options);
+}
+
+/** The gRPC round trip of Version, as the baseline next to the pod numbers. */
+export async function measureVersionRoundTrip(endpoint: string, calls = 50): Promise<Percentiles> {
+  const cri = connectCri({ runtimeEndpoint: endpoint });
+  try {
+    await cri.version('v1'); // connects
+    const samples: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t = performance.now();
+      await cri.version('v1');
+      samples.push(performance.now() - t);
+    }
+    return percentiles(samples);
+  } finally {
+    cri.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { pods: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '4' } } });
+  const pods = Number(values.pods);
+  const concurrency = Number(values.concurrency);
+  const ctrd = await startContainerd();
+  try {
+    const base = { endpoint: ctrd.endpoint, pods, image: ctrd.images.busybox, cgroupRoot: `${ctrd.cgroupRoot}/bench` };
+    const baseline = await measureVersionRoundTrip(ctrd.endpoint);
+    const rows: CriFloorResult[] = [];
+    for (const network of ['host', 'cni'] as const) {
+      await measureCriFloor({ ...base, network, pods: 2 }); // warm-up: first CNI setup, page cache
+      rows.push(await measureCriFloor({ ...base, network }));
+      rows.push(await measureCriFloorConcurrent({ ...base, network, concurrency }));
+    }
+    const line = (cells: readonly (string | number)[]): string => cells.map((c) => String(c).padStart(9)).join(' ');
+    process.stdout.write(`CRI floor: RunPodSandbox + CreateContainer + StartContainer, busybox sleep, ${pods} pods\n`);
+    process.stdout.write(`baseline (same run): Version round trip p50 ${baseline.p50Ms} ms, p99 ${baseline.p99Ms} ms\n`);
+    process.stdout.write(line(['network', 'parallel', 'p50 ms', 'p99 ms', 'total ms', 'run p50', 'create', 'start']) + '\n');
+    for (const r of rows) {
+      const { runPodSandbox, createContainer, startContainer } = r.phases;
+      process.stdout.write(
+        line([r.network, r.concurrency, r.p50Ms, r.p99Ms, r.totalMs, runPodSandbox.p50Ms, createContainer.p50Ms, startContainer.p50Ms]) + '\n',
+      );
+    }
+  } finally {
+    await ctrd.stop();
+  }
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`cri-floor: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
