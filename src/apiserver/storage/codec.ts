@@ -1,0 +1,62 @@
+/**
+ * Objects in and out of the backends: stored as JSON without metadata.resourceVersion (the
+ * backend's revision is the truth), given back with it.
+ */
+import { invalid, internal, StoreErrorCode } from './errors.js';
+import type { KvRecord } from './kv.js';
+import type { StoredObject } from './types.js';
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON of `object` without metadata.resourceVersion; throws invalid for a non-object. */
+export function encodeObject(key: string, object: StoredObject): string {
+  if (!isJsonObject(object)) {
+    throw invalid(StoreErrorCode.invalidObject, `the object for ${key} is not a JSON object`, key);
+  }
+  const metadata = object.metadata;
+  if (metadata === undefined) return JSON.stringify(object);
+  if (!isJsonObject(metadata)) {
+    throw invalid(StoreErrorCode.invalidObject, `metadata of the object for ${key} is not a JSON object`, key);
+  }
+  const { resourceVersion: _ignored, ...rest } = metadata;
+  return JSON.stringify({ ...object, metadata: rest });
+}
+
+/** A fresh object from a stored value, with metadata.resourceVersion = `revision`. */
+export function decodeValue(key: string, value: string, revision: number): StoredObject {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw internal(`the stored value at ${key} is not JSON`, key, err);
+  }
+  if (!isJsonObject(parsed)) throw internal(`the stored value at ${key} is not a JSON object`, key);
+  const metadata = isJsonObject(parsed.metadata) ? parsed.metadata : {};
+  parsed.metadata = { ...metadata, resourceVersion: String(revision) };
+  return parsed;
+}
+
+export function decodeRecord(record: KvRecord): StoredObject {
+  return decodeValue(record.key, record.value, record.modRevision);
+}
+
+const shared = new WeakMap<KvRecord, StoredObject>();
+
+/** Like decodeRecord, decoded once per record for every watcher that receives it. */
+export function decodeShared(record: KvRecord): StoredObject {
+  let object = shared.get(record);
+  if (object === undefined) {
+    object = decodeRecord(record);
+    shared.set(record, object);
+  }
+  return object;
+}
+
+/** metadata.uid of a decoded object, '' when absent. */
+export function uidOf(object: StoredObject): string {
+  const metadata = object.metadata;
+  if (!isJsonObject(metadata)) return '';
+  return typeof metadata.uid === 'string' ? metadata.uid : '';
+}

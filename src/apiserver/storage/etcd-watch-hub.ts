@@ -1,0 +1,162 @@
+/**
+ * Shares etcd watches between store watchers, as kube-apiserver's watch cache does: every watch
+ * under the same top-level prefix (`/pods/…`, whether on `/pods/`, `/pods/ns1/` or one pod)
+ * rides on one etcd watch of that prefix, and changes are filtered and fanned out in process.
+ * With many watchers this saves etcd one stream per watcher and the client one gRPC message and
+ * one JSON parse per watcher per change.
+ *
+ * A watcher can join a shared etcd watch when it starts at or after the revision up to which
+ * that etcd watch has delivered everything (its position); an older start gets its own etcd
+ * watch. The shared etcd watch stops when its last watcher leaves.
+ */
+import type { Etcd3 } from 'etcd3';
+import type { OrchError } from '../../api/errors.js';
+import { startEtcdWatch } from './etcd-watch.js';
+import { prefixRange, type KeyRange } from './keys.js';
+import type { KvChange, KvWatch, KvWatchSink } from './kv.js';
+import type { StoreLogger } from './types.js';
+
+export interface EtcdWatchHubOptions {
+  readonly client: Etcd3;
+  readonly keyPrefix: string;
+  readonly log: StoreLogger;
+  readonly timeoutMs: number;
+}
+
+interface Subscriber extends KeyRange {
+  readonly sink: KvWatchSink;
+  /** Changes at or before this revision are not for this subscriber. */
+  readonly after: number;
+}
+
+/** One etcd watch of a top-level prefix and the store watchers riding on it. */
+class SharedWatch implements KvWatchSink {
+  readonly subscribers = new Set<Subscriber>();
+  watch: KvWatch | undefined;
+  /** Set once it fails, ends or stops: no watcher may join any more. */
+  ended = false;
+  private readonly onEnded: () => void;
+
+  constructor(onEnded: () => void) {
+    this.onEnded = onEnded;
+  }
+
+  /** Every change up to this revision has been passed on. */
+  position(): number {
+    return this.watch?.progressRevision() ?? 0;
+  }
+
+  change(change: KvChange): void {
+    const { key, modRevision } = change.record;
+    for (const s of this.subscribers) {
+      if (modRevision > s.after && key >= s.start && key < s.end) s.sink.change(change);
+    }
+  }
+
+  fail(error: OrchError): void {
+    this.finish((s) => {
+      s.sink.fail(error);
+    });
+  }
+
+  end(): void {
+    this.finish((s) => {
+      s.sink.end();
+    });
+  }
+
+  private finish(tell: (s: Subscriber) => void): void {
+    this.ended = true;
+    this.onEnded();
+    for (const s of this.subscribers) tell(s);
+    this.subscribers.clear();
+  }
+}
+
+interface Entry {
+  readonly shared: SharedWatch;
+  /** Resolves once the etcd watch is created; rejects when it cannot be. */
+  readonly ready: Promise<void>;
+}
+
+/** `/pods/default/web` and `/pods/default/` -> `/pods/`. */
+function topPrefix(range: KeyRange): string {
+  const second = range.start.indexOf('/', 1);
+  return second < 0 ? `${range.start}/` : range.start.slice(0, second + 1);
+}
+
+export class EtcdWatchHub {
+  private readonly options: EtcdWatchHubOptions;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(options: EtcdWatchHubOptions) {
+    this.options = options;
+  }
+
+  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+    const top = topPrefix(range);
+    let entry = this.entries.get(top);
+    if (entry === undefined || entry.shared.ended) entry = this.startShared(top, afterRevision);
+    await entry.ready;
+    const shared = entry.shared;
+    const position = shared.position();
+    if (shared.ended || (afterRevision !== undefined && afterRevision < position)) {
+      // Too old for the shared watch (or it just ended): a watch of its own.
+      if (!shared.ended && shared.subscribers.size === 0) await this.stopShared(top, entry);
+      return startEtcdWatch({ ...this.options, range, afterRevision, sink });
+    }
+    const subscriber: Subscriber = { start: range.start, end: range.end, sink, after: afterRevision ?? position };
+    shared.subscribers.add(subscriber);
+    const watch: KvWatch = {
+      progressRevision: () => shared.position(),
+      close: async () => {
+        if (!shared.subscribers.delete(subscriber)) return;
+        if (shared.subscribers.size === 0) await this.stopShared(top, entry);
+      },
+    };
+    return { watch, startRevision: subscriber.after };
+  }
+
+  /** Ends every watcher (store closing). */
+  async close(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(
+      all.map(async ({ shared, ready }) => {
+        try {
+          await ready;
+        } catch {
+          // It never started: the watch() call that started it received the error.
+          return;
+        }
+        shared.end();
+        await shared.watch?.close();
+      }),
+    );
+  }
+
+  private startShared(top: string, afterRevision: number | undefined): Entry {
+    const shared: SharedWatch = new SharedWatch(() => {
+      if (this.entries.get(top)?.shared === shared) this.entries.delete(top);
+    });
+    const ready = startEtcdWatch({ ...this.options, range: prefixRange(top), afterRevision, sink: shared }).then(
+      (started) => {
+        shared.watch = started.watch;
+      },
+      (err: unknown) => {
+        shared.ended = true;
+        if (this.entries.get(top) === entry) this.entries.delete(top);
+        throw err;
+      },
+    );
+    const entry: Entry = { shared, ready };
+    this.entries.set(top, entry);
+    return entry;
+  }
+
+  private async stopShared(top: string, entry: Entry): Promise<void> {
+    entry.shared.ended = true;
+    if (this.entries.get(top) === entry) this.entries.delete(top);
+    await entry.shared.watch?.close();
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * Real etcd for integration tests and benchmarks: starts Debian's `etcd` (1 or 3 members) on free
+ * loopback ports with temporary data directories, waits until every member serves a
+ * linearizable read, and kills every process it started on stop() (or when the test process
+ * exits). A missing binary is an error, never a skip.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { waitFor } from './wait.js';
+
+export interface EtcdOptions {
+  readonly members?: 1 | 3;
+  /** etcd's --experimental-watch-progress-notify-interval (default 200ms, etcd's own is 10m). */
+  readonly progressNotifyInterval?: string;
+  /** Time allowed for the cluster to become healthy, in ms (default 30 000). */
+  readonly startTimeoutMs?: number;
+}
+
+export interface EtcdCluster {
+  /** Client URLs, one per member, e.g. http://127.0.0.1:43211. */
+  readonly endpoints: string[];
+  /** Stops member i (SIGTERM, then SIGKILL) and waits for its exit. */
+  stopMember(i: number): Promise<void>;
+  /** Stops every member and removes the data directories. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Member {
+  readonly name: string;
+  readonly clientUrl: string;
+  readonly peerUrl: string;
+  readonly dir: string;
+  readonly logFile: string;
+  process: ChildProcess | undefined;
+  exited: Promise<void>;
+}
+
+function checkBinary(): void {
+  const probe = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
+  if (probe.error !== undefined || probe.status !== 0) {
+    throw new Error(
+      'the etcd binary is missing (Debian packages etcd-server and etcd-client): run `bash scripts/install-packages.sh` as root' +
+        (probe.error === undefined ? '' : ` (${probe.error.message})`),
+    );
+  }
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port from the loopback listener'));
+      });
+    });
+  });
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
+  } catch (err) {
+    return `(no log: ${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
+async function healthy(endpoint: string): Promise<boolean> {
+  const client = new Etcd3({ hosts: endpoint, defaultCallOptions: { deadline: Date.now() + 1000 } });
+  try {
+    await client.get('health-probe').string();
+    return true;
+  } finally {
+    client.close();
+  }
+}
+
+function launch(member: Member, cluster: string, token: string, progressInterval: string): void {
+  const log = openSync(member.logFile, 'a');
+  const child = spawn(
+    'etcd',
+    [
+      '--name', member.name,
+      '--data-dir', join(member.dir, 'data'),
+      '--listen-client-urls', member.clientUrl,
+      '--advertise-client-urls', member.clientUrl,
+      '--listen-peer-urls', member.peerUrl,
+      '--initial-advertise-peer-urls', member.peerUrl,
+      '--initial-cluster', cluster,
+      '--initial-cluster-token', token,
+      '--initial-cluster-state', 'new',
+      '--experimental-watch-progress-notify-interval', progressInterval,
+      '--logger', 'zap',
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  closeSync(log);
+  member.process = child;
+  member.exited = new Promise((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
+}
+
+async function stopProcess(member: Member): Promise<void> {
+  const child = member.process;
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await member.exited;
+  clearTimeout(killer);
+}
+
+export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster> {
+  checkBinary();
+  const count = options.members ?? 1;
+  const root = mkdtempSync(join(tmpdir(), 'orch-etcd-'));
+  const members: Member[] = [];
+  for (let i = 0; i < count; i++) {
+    const dir = join(root, `m${i}`);
+    members.push({
+      name: `m${i}`,
+      clientUrl: `http://127.0.0.1:${await freePort()}`,
+      peerUrl: `http://127.0.0.1:${await freePort()}`,
+      dir,
+      logFile: join(root, `m${i}.log`),
+      process: undefined,
+      exited: Promise.resolve(),
+    });
+  }
+  // The test process is exiting without stop(): kill what is left and try to remove the files.
+  const killAll = (): void => {
+    for (const m of members) if (m.process?.exitCode === null && m.process.signalCode === null) m.process.kill('SIGKILL');
+    try {
+      rmSync(root, { recursive: true, force: true, maxRetries: 3 });
+    } catch (err) {
+      process.stderr.write(`etcd helper: could not remove ${root}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  };
+  process.once('exit', killAll);
+  const cluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+  const token = `orch-test-${process.pid}-${Date.now()}`;
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all(members.map(stopProcess));
+    process.removeListener('exit', killAll);
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    for (const m of members) launch(m, cluster, token, options.progressNotifyInterval ?? '200ms');
+    for (const m of members) {
+      await waitFor(
+        `etcd member ${m.name} at ${m.clientUrl} to serve reads`,
+        () => {
+          if (m.process?.exitCode !== null) throw new Error(`etcd ${m.name} exited: ${tail(m.logFile)}`);
+          return healthy(m.clientUrl);
+        },
+        { timeoutMs: options.startTimeoutMs ?? 30_000, intervalMs: 100 },
+      );
+    }
+  } catch (err) {
+    const logs = members.map((m) => `--- ${m.name}\n${tail(m.logFile)}`).join('\n');
+    await stop();
+    throw new Error(`etcd did not start: ${err instanceof Error ? err.message : String(err)}\n${logs}`);
+  }
+  return {
+    endpoints: members.map((m) => m.clientUrl),
+    stopMember: async (i) => {
+      const member = members[i];
+      if (member === undefined) throw new Error(`no etcd member ${i}`);
+      await stopProcess(member);
+    },
+    stop,
+  };
+}

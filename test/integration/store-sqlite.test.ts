@@ -1,0 +1,146 @@
+/**
+ * The SQLite store: the shared conformance suite, plus what only a file-backed store has to
+ * prove: acknowledged writes survive kill -9, the revision and the history survive a reopen,
+ * retention compaction, and one owner per file.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+import { isGone, isUnavailable } from '../../src/api/errors.js';
+import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from '../../src/apiserver/storage/index.js';
+import { runStoreConformance } from '../../src/apiserver/storage/conformance.js';
+import { waitFor } from '../helpers/wait.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-sqlite-store-'));
+  dirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const testOptions = { bookmarkIntervalMs: 100, ttlSweepIntervalMs: 100, compactionIntervalMs: 3_600_000 };
+
+runStoreConformance('sqlite', async () => {
+  const dir = tempDir();
+  const store = await openSqliteStore({ dataDir: dir, ...testOptions });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+async function withSqlite(options: SqliteStoreOptions, body: (store: ManagedStore) => Promise<void>): Promise<void> {
+  const store = await openSqliteStore(options);
+  try {
+    await body(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Creates objects from 16 concurrent writers and prints each key once its create resolved. */
+const WRITER = `
+const [moduleUrl, dataDir] = process.argv.slice(1);
+const { openSqliteStore } = await import(moduleUrl);
+const store = await openSqliteStore({ dataDir });
+let next = 0;
+const writer = async () => {
+  for (;;) {
+    const n = next++;
+    const key = '/things/ns/o' + n;
+    await store.create(key, { metadata: { name: 'o' + n }, payload: 'x'.repeat(700) });
+    process.stdout.write(key + '\\n');
+  }
+};
+await Promise.all(Array.from({ length: 16 }, writer));
+`;
+
+void describe('sqlite store on disk', () => {
+  void it('keeps every acknowledged write after kill -9', async () => {
+    const dir = tempDir();
+    const moduleUrl = new URL('../../src/apiserver/storage/index.js', import.meta.url).href;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER, moduleUrl, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => {
+      resolve(signal);
+    }));
+    const acknowledged: string[] = [];
+    const lines = createInterface({ input: child.stdout });
+    const drained = new Promise((resolve) => lines.once('close', resolve));
+    lines.on('line', (line) => {
+      acknowledged.push(line);
+      if (acknowledged.length === 2000) child.kill('SIGKILL');
+    });
+    assert.equal(await exited, 'SIGKILL', 'the writer was killed mid-stream');
+    await drained;
+    assert.ok(acknowledged.length >= 2000, `acknowledged ${acknowledged.length}`);
+    await withSqlite({ dataDir: dir, ...testOptions }, async (store) => {
+      for (const key of acknowledged) await store.get(key);
+      const list = await store.list('/things/ns/');
+      assert.ok(list.items.length >= acknowledged.length);
+      assert.equal(list.resourceVersion, await store.currentRevision());
+      assert.equal(Number(list.resourceVersion), list.items.length, 'one revision per create, none lost or reused');
+    });
+  });
+
+  void it('keeps the revision and the change history across a reopen', async () => {
+    const dir = tempDir();
+    let firstRv = '';
+    let lastRv = '';
+    await withSqlite({ dataDir: dir, ...testOptions }, async (store) => {
+      await store.create('/things/ns/pre', { metadata: { name: 'pre' } });
+      firstRv = await store.currentRevision();
+      await store.create('/things/ns/a', { metadata: { name: 'a' } });
+      await store.create('/things/ns/b', { metadata: { name: 'b' } });
+      await store.delete('/things/ns/a');
+      lastRv = await store.currentRevision();
+    });
+    await withSqlite({ dataDir: dir, ...testOptions }, async (store) => {
+      assert.equal(await store.currentRevision(), lastRv);
+      const events: WatchEvent[] = [];
+      const watch = await store.watch('/things/ns/', { resourceVersion: firstRv, onEvent: (e) => events.push(e) });
+      await waitFor('the replayed history', () => events.length === 3);
+      assert.deepEqual(events.map((e) => e.type), ['ADDED', 'ADDED', 'DELETED']);
+      await watch.close();
+      const c = await store.create('/things/ns/c', { metadata: { name: 'c' } });
+      assert.equal((c.metadata as { resourceVersion: string }).resourceVersion, String(Number(lastRv) + 1));
+    });
+  });
+
+  void it('compacts the history beyond the retained revisions and age', async () => {
+    const dir = tempDir();
+    await withSqlite({ dataDir: dir, ...testOptions, historyRevisions: 5, historyMs: 0, compactionIntervalMs: 20 }, async (store) => {
+      for (let i = 0; i < 20; i++) await store.create(`/things/ns/o${i}`, { metadata: { name: `o${i}` } });
+      const current = Number(await store.currentRevision());
+      await waitFor('the compaction of old revisions', async () => {
+        try {
+          const watch = await store.watch('/things/ns/', { resourceVersion: '2', onEvent: () => undefined });
+          await watch.close();
+          return false;
+        } catch (err) {
+          if (isGone(err)) return true;
+          throw err;
+        }
+      });
+      const recent = await store.watch('/things/ns/', { resourceVersion: String(current - 5), onEvent: () => undefined });
+      await recent.close();
+    });
+  });
+
+  void it('lets one process own the file at a time', async () => {
+    const dir = tempDir();
+    await withSqlite({ dataDir: dir, ...testOptions }, async (store) => {
+      await store.create('/things/ns/a', { metadata: { name: 'a' } });
+      await assert.rejects(openSqliteStore({ dataDir: dir }), (err: unknown) => isUnavailable(err));
+    });
+  });
+});
