@@ -1,0 +1,184 @@
+/**
+ * The volume manager for volumes that need no API server (hostPath, emptyDir). See types.ts for
+ * the contract of each method and paths.ts for the layout on disk.
+ */
+import { chmod, lstat, mkdir, readdir, realpath, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { OrchError } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+import { checkHostPath } from './host-path.js';
+import { mountTmpfs, unmount } from './mounter.js';
+import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
+import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
+import { VOLUME_CLEANUP_FAILED, VOLUME_MOUNT_FAILED, type PodVolume, type PodVolumes, type VolumeManager } from './types.js';
+import { containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
+
+/** Upstream's emptyDir mode: every user of the pod may write (fsGroup ownership comes later). */
+const EMPTY_DIR_MODE = 0o777;
+const POD_DIR_MODE = 0o750;
+
+export interface VolumeManagerOptions {
+  /** The agent's root directory (--root-dir); pod data lives in `<rootDir>/pods`. */
+  readonly rootDir: string;
+  readonly logger: Logger;
+  /** Where to read the mount table (default /proc/self/mountinfo). */
+  readonly mountInfoPath?: string;
+  /** How long a busy unmount is retried before `umount -l` (default 10 s). */
+  readonly unmountTimeoutMs?: number;
+  /** Pause between unmount attempts (default 100 ms). */
+  readonly retryIntervalMs?: number;
+}
+
+function errnoOf(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+class LocalVolumeManager implements VolumeManager {
+  private readonly rootDir: string;
+  private readonly logger: Logger;
+  private readonly mountInfoPath: string;
+  private readonly unmountTimeoutMs: number;
+  private readonly retryIntervalMs: number;
+  /** The tail of each pod's chain of operations: calls for one pod never overlap. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: VolumeManagerOptions) {
+    this.rootDir = options.rootDir;
+    this.logger = options.logger;
+    this.mountInfoPath = options.mountInfoPath ?? MOUNTINFO_PATH;
+    this.unmountTimeoutMs = options.unmountTimeoutMs ?? 10_000;
+    this.retryIntervalMs = options.retryIntervalMs ?? 100;
+  }
+
+  private serialize<T>(podUID: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(podUID) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined, // the caller of `run` receives the error; the chain only orders calls
+    );
+    this.queues.set(podUID, tail);
+    void tail.then(() => {
+      if (this.queues.get(podUID) === tail) this.queues.delete(podUID);
+    });
+    return run;
+  }
+
+  async preparePodVolumes(pod: Pod): Promise<PodVolumes> {
+    const uid = podUIDOf(pod);
+    const specs = volumeSpecs(pod);
+    const containers = containerNames(pod);
+    return await this.serialize(uid, async () => {
+      const dir = podDir(this.rootDir, uid);
+      await this.makeDir(dir, POD_DIR_MODE, 'pod directory');
+      await this.makeDir(join(dir, 'volumes'), POD_DIR_MODE, 'volumes directory');
+      for (const name of containers) await this.makeDir(containerDir(this.rootDir, uid, name), POD_DIR_MODE, `container ${name}`);
+      const mounts = specs.some((s) => s.kind === 'emptyDir' && s.memory) ? await readMountInfo(this.mountInfoPath) : [];
+      const result = new Map<string, PodVolume>();
+      for (const spec of specs) result.set(spec.name, await this.setUp(uid, spec, mounts));
+      return result;
+    });
+  }
+
+  private async setUp(uid: string, spec: VolumeSpec, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
+    if (spec.kind === 'hostPath') {
+      await checkHostPath(spec.name, spec.source);
+      return { kind: 'hostPath', hostPath: spec.source.path, readOnly: false };
+    }
+    const dir = emptyDirPath(this.rootDir, uid, spec.name);
+    const sized = spec.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: spec.sizeLimitBytes };
+    if (!spec.memory) {
+      // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it (a later issue).
+      await this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
+      return { kind: 'emptyDir', hostPath: dir, readOnly: false, ...sized };
+    }
+    await this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
+    const real = await realpath(dir);
+    if (mounts.some((m) => m.mountPoint === real && m.fsType === 'tmpfs')) {
+      this.logger.v(4, 'tmpfs already mounted for emptyDir', { podUID: uid, volume: spec.name, path: dir });
+    } else {
+      await mountTmpfs(dir, spec.sizeLimitBytes, `volume ${spec.name}`);
+      this.logger.v(2, 'mounted tmpfs for emptyDir', { podUID: uid, volume: spec.name, path: dir, sizeLimitBytes: spec.sizeLimitBytes });
+    }
+    return { kind: 'emptyDir', hostPath: dir, readOnly: false, medium: 'Memory', ...sized };
+  }
+
+  /** mkdir -p, then the exact mode (the umask must not narrow it). */
+  private async makeDir(dir: string, mode: number, subject: string): Promise<void> {
+    try {
+      await mkdir(dir, { recursive: true, mode });
+      if (((await stat(dir)).mode & 0o7777) !== mode) await chmod(dir, mode);
+    } catch (err) {
+      throw new OrchError(VOLUME_MOUNT_FAILED, 'internal', `cannot create ${dir}`, { subject, cause: err });
+    }
+  }
+
+  async cleanupPodVolumes(podUID: string): Promise<void> {
+    checkPathComponent(podUID, 'pod UID');
+    await this.serialize(podUID, async () => {
+      const dir = podDir(this.rootDir, podUID);
+      let isLink: boolean;
+      try {
+        isLink = (await lstat(dir)).isSymbolicLink();
+      } catch (err) {
+        if (errnoOf(err) === 'ENOENT') return;
+        throw new OrchError(VOLUME_CLEANUP_FAILED, 'internal', `cannot inspect ${dir}`, { subject: `pod ${podUID}`, cause: err });
+      }
+      if (isLink) {
+        // Never follow a link out of the pods directory: drop the link itself.
+        this.logger.warn('pod directory is a symlink; removing the link only', { podUID, path: dir });
+        await unlink(dir);
+        return;
+      }
+      const real = await realpath(dir);
+      await this.unmountBelow(real, podUID);
+      try {
+        // rm does not follow symlinks: a link to a hostPath (or anywhere) is unlinked, its target kept.
+        await rm(dir, { recursive: true, force: true });
+      } catch (err) {
+        throw new OrchError(VOLUME_CLEANUP_FAILED, 'internal', `cannot remove ${dir}`, { subject: `pod ${podUID}`, cause: err });
+      }
+      this.logger.v(2, 'removed pod directory', { podUID, path: dir });
+    });
+  }
+
+  /** Unmounts every mount at or below `real`, deepest first, until none is left. */
+  private async unmountBelow(real: string, podUID: string): Promise<void> {
+    const below = async (): Promise<MountInfoEntry[]> =>
+      (await readMountInfo(this.mountInfoPath)).filter((m) => isAtOrBelow(m.mountPoint, real));
+    let remaining = await below();
+    const attempts = remaining.length + 1;
+    for (let i = 0; i < attempts && remaining.length > 0; i++) {
+      const deepest = [...remaining].sort((a, b) => b.mountPoint.split('/').length - a.mountPoint.split('/').length || b.id - a.id)[0];
+      if (deepest === undefined) break;
+      await unmount(deepest.mountPoint, { logger: this.logger, timeoutMs: this.unmountTimeoutMs, retryIntervalMs: this.retryIntervalMs });
+      this.logger.v(2, 'unmounted', { podUID, path: deepest.mountPoint, fsType: deepest.fsType });
+      remaining = await below();
+    }
+    if (remaining.length > 0) {
+      throw new OrchError(
+        VOLUME_CLEANUP_FAILED,
+        'internal',
+        `cannot remove the directory of pod ${podUID}: still mounted below it: ${remaining.map((m) => m.mountPoint).join(', ')}`,
+        { subject: `pod ${podUID}` },
+      );
+    }
+  }
+
+  async listPodDirs(): Promise<string[]> {
+    try {
+      const entries = await readdir(podsDir(this.rootDir), { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return [];
+      throw err;
+    }
+  }
+}
+
+/** A volume manager rooted at `options.rootDir`. Touches nothing until called. */
+export function createVolumeManager(options: VolumeManagerOptions): VolumeManager {
+  return new LocalVolumeManager(options);
+}
