@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { RunningPod } from '../kuberuntime/types.js';
+import { LogRoot } from '../logging/index.js';
+import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
+import { createStatusManager } from '../status/index.js';
+import { createSyncLoop, podCapacity, type PodConfigUpdate } from './index.js';
+
+const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' } });
+
+function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[] } = {}) {
+  const updates: string[] = [];
+  const states = new Map<string, PodWorkerState>();
+  const workers: PodWorkers = {
+    updatePod(u: PodUpdate) {
+      updates.push(`${u.type}:${u.pod.metadata?.uid ?? ''}`);
+      if (u.type === 'create') states.set(u.pod.metadata?.uid ?? '', 'syncing');
+    },
+    stateOf: (uid) => states.get(uid),
+    knownPods: () => [...states.keys()],
+    stop: () => Promise.resolve(),
+  };
+  let listener: (u: PodConfigUpdate) => void = () => undefined;
+  let ready = false;
+  const removed: string[] = [];
+  const status = createStatusManager();
+  const loop = createSyncLoop({
+    podConfig: { subscribe: (l) => { listener = l; return () => undefined; }, sourcesReady: () => ready },
+    workers,
+    runtime: {
+      listPods: () => Promise.resolve(options.running ?? []),
+      killPod: (r) => { removed.push(`kill:${r.uid}`); return Promise.resolve(); },
+      removePod: (uid) => { removed.push(`remove:${uid}`); return Promise.resolve(); },
+    },
+    volumes: { listPodDirs: () => Promise.resolve(options.dirs ?? []), cleanupPodVolumes: (uid) => { removed.push(`volumes:${uid}`); return Promise.resolve(); } },
+    cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
+    status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: 60_000,
+  });
+  loop.start();
+  return { loop, updates, states, removed, status, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+}
+
+const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
+
+void describe('sync loop', () => {
+  void it('turns config updates and PLEG events into pod work', async () => {
+    const h = harness();
+    h.send({ op: 'ADD', pods: [pod('a')] });
+    h.send({ op: 'UPDATE', pods: [pod('a')] });
+    h.loop.podChanged('a');
+    h.loop.podChanged('unknown');
+    h.send({ op: 'RECONCILE', pods: [pod('a')] });
+    h.send({ op: 'REMOVE', pods: [pod('a')] });
+    assert.deepEqual(h.updates, ['create:a', 'update:a', 'sync:a', 'kill:a']);
+    assert.equal(h.loop.isDesired('a'), false);
+    await h.loop.stop();
+  });
+
+  void it('rejects pods beyond the capacity with OutOfpods', async () => {
+    const h = harness({ capacity: 1 });
+    h.send({ op: 'ADD', pods: [pod('a'), pod('b')] });
+    assert.deepEqual(h.updates, ['create:a']);
+    const s = h.status.getPodStatus('b');
+    assert.ok(s);
+    assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"]);
+    h.send({ op: 'REMOVE', pods: [pod('b')] });
+    assert.equal(h.status.getPodStatus('b'), undefined);
+    assert.equal(podCapacity(110, 10, 2), 20);
+    assert.equal(podCapacity(110, 0, 2), 110);
+    await h.loop.stop();
+  });
+
+  void it('never reruns a pod that finished while its source still wants it', async () => {
+    const h = harness();
+    h.send({ op: 'ADD', pods: [pod('a')] });
+    h.states.delete('a');
+    h.loop.podFinished('a');
+    h.send({ op: 'UPDATE', pods: [pod('a')] });
+    h.loop.podChanged('a');
+    assert.deepEqual(h.updates, ['create:a']);
+    await h.loop.stop();
+  });
+
+  void it('cleans up orphans only once the sources are ready', async () => {
+    const h = harness({ running: [running('a'), running('orphan')], dirs: ['a', 'old'], cgroups: ['gone', 'a'] });
+    h.send({ op: 'ADD', pods: [pod('a')] });
+    await h.loop.housekeeping();
+    assert.deepEqual(h.removed, []);
+    h.setReady();
+    await h.loop.housekeeping();
+    assert.deepEqual(h.removed, ['kill:orphan', 'remove:orphan', 'volumes:old', 'cgroup:gone']);
+    assert.ok(h.loop.lastHousekeeping() > 0);
+    await h.loop.stop();
+  });
+});

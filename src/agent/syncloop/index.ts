@@ -1,0 +1,190 @@
+/**
+ * The sync loop: turns pod config updates and PLEG events into work for the pod workers,
+ * admits new pods (max pods), and keeps the node clean (housekeeping: orphaned containers,
+ * sandboxes, pod directories and cgroups of pods no source wants any more).
+ *
+ * Owns: the set of desired pods, admission decisions, and orphan cleanup. Orphans are removed
+ * only once every pod source delivered its first snapshot, so an agent restart adopts what
+ * runs instead of killing it. Must not: sync pods itself (the workers do) or touch runtime
+ * objects without the agent's labels (the runtime manager filters them).
+ */
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { messageOf } from '../../api/errors.js';
+import type { PodRuntimeManager } from '../kuberuntime/types.js';
+import type { Logger } from '../logging/index.js';
+import type { PodWorkers } from '../podworkers/index.js';
+import { podName } from '../podworkers/index.js';
+import type { StatusManager } from '../status/index.js';
+
+export interface PodConfigUpdate {
+  readonly op: 'ADD' | 'UPDATE' | 'REMOVE' | 'RECONCILE';
+  readonly pods: readonly Pod[];
+}
+
+export interface SyncLoopOptions {
+  readonly podConfig: {
+    subscribe(listener: (u: PodConfigUpdate) => void): () => void;
+    sourcesReady(): boolean;
+  };
+  readonly workers: PodWorkers;
+  readonly runtime: Pick<PodRuntimeManager, 'listPods' | 'killPod' | 'removePod'>;
+  readonly volumes: { listPodDirs(): Promise<string[]>; cleanupPodVolumes(uid: string): Promise<void> };
+  readonly cgroups: { listPodUIDs(): Promise<string[]>; remove(uid: string): Promise<void> };
+  readonly status: StatusManager;
+  /** The pod capacity: maxPods, capped by podsPerCore × cores when podsPerCore > 0. */
+  readonly podCapacity: number;
+  readonly logger: Logger;
+  readonly housekeepingPeriodMs?: number;
+  readonly now?: () => Date;
+}
+
+export interface SyncLoop {
+  start(): void;
+  stop(): Promise<void>;
+  /** Tells the loop that the runtime changed for a pod (the PLEG calls it). */
+  podChanged(uid: string): void;
+  /** The pod worker finished the pod (the workers call it). */
+  podFinished(uid: string): void;
+  isDesired(uid: string): boolean;
+  /** The pods the sources want on this node, admitted or rejected. */
+  desiredPods(): Pod[];
+  /** When housekeeping last completed (ms since the epoch; 0: never). */
+  lastHousekeeping(): number;
+  /** Runs one housekeeping pass now (tests and --runonce use it). */
+  housekeeping(): Promise<void>;
+}
+
+export function podCapacity(maxPods: number, podsPerCore: number, cores: number): number {
+  return podsPerCore > 0 ? Math.min(maxPods, podsPerCore * cores) : maxPods;
+}
+
+export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
+  const { workers, logger: log, status } = options;
+  const now = options.now ?? (() => new Date());
+  const desired = new Map<string, Pod>();
+  const rejected = new Set<string>();
+  /** Terminal pods whose worker finished while the source still wants them: never run again. */
+  const finished = new Set<string>();
+  let unsubscribe: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let last = 0;
+
+  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
+
+  function activeCount(): number {
+    let n = 0;
+    for (const uid of desired.keys()) if (!rejected.has(uid) && !finished.has(uid)) n++;
+    return n;
+  }
+
+  function reject(pod: Pod, reason: string, message: string): void {
+    const uid = uidOf(pod);
+    rejected.add(uid);
+    log.warn('Pod rejected at admission', { pod: podName(pod), reason, message });
+    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: now().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+  }
+
+  function add(pod: Pod): void {
+    const uid = uidOf(pod);
+    if (desired.has(uid)) {
+      update(pod);
+      return;
+    }
+    const used = activeCount();
+    desired.set(uid, pod);
+    if (used >= options.podCapacity) {
+      reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${used}, capacity: ${options.podCapacity}`);
+      return;
+    }
+    workers.updatePod({ type: 'create', pod });
+  }
+
+  function update(pod: Pod): void {
+    const uid = uidOf(pod);
+    desired.set(uid, pod);
+    if (rejected.has(uid) || finished.has(uid)) return;
+    workers.updatePod({ type: 'update', pod });
+  }
+
+  function remove(pod: Pod): void {
+    const uid = uidOf(pod);
+    const known = desired.get(uid) ?? pod;
+    desired.delete(uid);
+    finished.delete(uid);
+    if (rejected.delete(uid)) {
+      status.removePod(uid);
+      return;
+    }
+    // A finished pod has no worker; housekeeping removes its stopped containers.
+    if (workers.stateOf(uid) !== undefined) workers.updatePod({ type: 'kill', pod: known });
+  }
+
+  function onUpdate(u: PodConfigUpdate): void {
+    for (const pod of u.pods) {
+      if (u.op === 'ADD') add(pod);
+      else if (u.op === 'UPDATE') update(pod);
+      else if (u.op === 'REMOVE') remove(pod);
+    }
+  }
+
+  async function housekeeping(): Promise<void> {
+    if (!options.podConfig.sourcesReady()) return;
+    const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined;
+    try {
+      for (const running of await options.runtime.listPods()) {
+        if (keep(running.uid)) continue;
+        log.info('Cleaning up orphaned pod', { pod: `${running.namespace}/${running.name}`, uid: running.uid });
+        await options.runtime.killPod(running);
+        await options.runtime.removePod(running.uid);
+      }
+      for (const uid of await options.volumes.listPodDirs()) {
+        if (!keep(uid)) await options.volumes.cleanupPodVolumes(uid);
+      }
+      for (const uid of await options.cgroups.listPodUIDs()) {
+        if (!keep(uid)) await options.cgroups.remove(uid);
+      }
+      last = now().getTime();
+    } catch (err) {
+      log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
+    }
+  }
+
+  function tick(): void {
+    running = housekeeping().finally(() => {
+      running = undefined;
+      if (timer !== undefined || unsubscribe !== undefined) {
+        timer = setTimeout(tick, options.housekeepingPeriodMs ?? 2000);
+        timer.unref();
+      }
+    });
+  }
+
+  return {
+    start() {
+      if (unsubscribe !== undefined) return;
+      unsubscribe = options.podConfig.subscribe(onUpdate);
+      tick();
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await running;
+    },
+    podChanged(uid) {
+      const pod = desired.get(uid);
+      if (pod === undefined || rejected.has(uid) || finished.has(uid)) return;
+      workers.updatePod({ type: 'sync', pod });
+    },
+    podFinished(uid) {
+      if (desired.has(uid)) finished.add(uid);
+      else status.removePod(uid);
+    },
+    isDesired: (uid) => desired.has(uid),
+    desiredPods: () => [...desired.values()],
+    lastHousekeeping: () => last,
+    housekeeping,
+  };
+}
