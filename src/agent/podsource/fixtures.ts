@@ -1,0 +1,112 @@
+/**
+ * Test helpers of the pod sources: a logger that records, a recorder of pod updates,
+ * temporary directories and manifest texts. Used by the tests beside this file only.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import type { PodOperation, PodUpdate, SourceLogger } from './types.js';
+
+export interface LogLine {
+  readonly level: 'info' | 'warn' | 'error';
+  readonly msg: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+export class RecordingLogger implements SourceLogger {
+  readonly lines: LogLine[] = [];
+
+  info(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
+    this.lines.push({ level: 'info', msg, fields });
+  }
+
+  warn(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
+    this.lines.push({ level: 'warn', msg, fields });
+  }
+
+  error(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
+    this.lines.push({ level: 'error', msg, fields });
+  }
+
+  /** Each line as text: message and fields. */
+  texts(): string[] {
+    return this.lines.map((l) => `${l.level} ${l.msg} ${JSON.stringify(l.fields)}`);
+  }
+
+  /** Lines whose text contains every one of `parts`. */
+  matching(...parts: string[]): string[] {
+    return this.texts().filter((t) => parts.every((p) => t.includes(p)));
+  }
+}
+
+/** Keeps every update and the pods each source has, as a listener would. */
+export class UpdateRecorder {
+  readonly updates: PodUpdate[] = [];
+  readonly current = new Map<string, Pod>();
+
+  readonly listener = (update: PodUpdate): void => {
+    this.updates.push(update);
+    for (const pod of update.pods) {
+      const uid = pod.metadata?.uid ?? '';
+      if (update.op === 'REMOVE') this.current.delete(uid);
+      else this.current.set(uid, pod);
+    }
+  };
+
+  /** Names of the pods in updates of `op` (in order). */
+  names(op: PodOperation): string[] {
+    return this.updates.filter((u) => u.op === op).flatMap((u) => u.pods.map((p) => p.metadata?.name ?? ''));
+  }
+
+  /** The current pod named `name`, if any. */
+  byName(name: string): Pod | undefined {
+    return [...this.current.values()].find((p) => p.metadata?.name === name);
+  }
+
+  currentNames(): string[] {
+    return [...this.current.values()].map((p) => p.metadata?.name ?? '').sort();
+  }
+}
+
+export interface TempDir {
+  readonly path: string;
+  remove(): Promise<void>;
+}
+
+export async function makeTempDir(): Promise<TempDir> {
+  const path = await mkdtemp(join(tmpdir(), 'podsource-'));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A YAML manifest of a pod with one busybox container. */
+export function podYAML(name: string, options: { image?: string; namespace?: string; containerName?: string; restartPolicy?: string } = {}): string {
+  return [
+    'apiVersion: v1',
+    'kind: Pod',
+    'metadata:',
+    `  name: ${name}`,
+    ...(options.namespace === undefined ? [] : [`  namespace: ${options.namespace}`]),
+    'spec:',
+    ...(options.restartPolicy === undefined ? [] : [`  restartPolicy: ${options.restartPolicy}`]),
+    '  containers:',
+    `  - name: ${options.containerName ?? 'main'}`,
+    `    image: ${options.image ?? 'busybox:1.36'}`,
+    '',
+  ].join('\n');
+}
+
+/** A pod object with one container, for the merger's tests. */
+export function podObject(name: string, uid: string, extra: Partial<Pod> = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid },
+    spec: { containers: [{ name: 'main', image: 'busybox:1.36' }] },
+    ...extra,
+  };
+}
+
+export const FIXED_NOW = (): Date => new Date('2026-01-02T03:04:05.678Z');

@@ -1,0 +1,171 @@
+/**
+ * The merger of pod sources (upstream's PodConfig storage): each source pushes its full set
+ * of pods; the merger compares it, by UID, with what that source had, and tells listeners
+ * what changed as typed updates, in the order REMOVE, ADD, UPDATE, RECONCILE. A source's
+ * first snapshot with nothing to add or update still gives an empty ADD, so that listeners
+ * learn the source is ready.
+ *
+ * The merger stamps every pod with its source (orch.io/config.source) and keeps the time it
+ * first saw a UID (orch.io/config.seen) across updates; those and orch.io/config.mirror
+ * never make an update on their own.
+ */
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { OrchError, messageOf } from '../../api/errors.js';
+import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, podFullName } from '../../api/pod/index.js';
+import { canonicalJSON } from './canonical-json.js';
+import { formatRFC3339 } from './static.js';
+import type { PodOperation, PodUpdate, PodUpdateListener, SourceLogger } from './types.js';
+
+/** A snapshot pushed for a source the merger was not told about. */
+export const UNKNOWN_SOURCE = 'PODSOURCE_UNKNOWN_SOURCE';
+
+export interface PodMergerOptions {
+  /** Every source that will push; sourcesReady() waits for each one's first snapshot. */
+  readonly sources: readonly string[];
+  readonly logger: SourceLogger;
+  readonly now?: () => Date;
+}
+
+function withoutLocal(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [k, v] of Object.entries(annotations ?? {})) if (!LOCAL_ANNOTATIONS.has(k)) result[k] = v;
+  return result;
+}
+
+/** What makes two versions of a pod differ for the agent (upstream's podsDifferSemantically). */
+function semanticKey(pod: Pod): string {
+  const meta = pod.metadata ?? {};
+  return canonicalJSON({
+    spec: pod.spec ?? {},
+    labels: meta.labels ?? {},
+    annotations: withoutLocal(meta.annotations),
+    deletionTimestamp: meta.deletionTimestamp,
+    deletionGracePeriodSeconds: meta.deletionGracePeriodSeconds,
+  });
+}
+
+function withAnnotations(pod: Pod, annotations: Record<string, string>): Pod {
+  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata?.annotations, ...annotations } } };
+}
+
+export class PodMerger {
+  private readonly pods = new Map<string, Map<string, Pod>>();
+  private readonly seen = new Set<string>();
+  private readonly listeners = new Set<PodUpdateListener>();
+  private readonly sources: ReadonlySet<string>;
+  private readonly now: () => Date;
+  private closed = false;
+
+  constructor(private readonly options: PodMergerOptions) {
+    this.sources = new Set(options.sources);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** True once every declared source has pushed at least once (vacuously true with none). */
+  sourcesReady(): boolean {
+    return [...this.sources].every((s) => this.seen.has(s));
+  }
+
+  /**
+   * Adds a listener, first replaying the current pods to it as one ADD per source that has
+   * any (synchronously, before returning). Listeners are called synchronously, in the order
+   * they subscribed; one that throws is logged and the others still run. Returns the
+   * unsubscribe function (idempotent).
+   */
+  subscribe(listener: PodUpdateListener): () => void {
+    for (const [source, pods] of this.pods) {
+      if (pods.size > 0) this.call(listener, { op: 'ADD', source, pods: [...pods.values()] });
+    }
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Stops emitting: later snapshots are ignored. Idempotent. */
+  close(): void {
+    this.closed = true;
+    this.listeners.clear();
+  }
+
+  /**
+   * Replaces `source`'s pods with `pods` (SET semantics) and emits what changed, before
+   * returning. A pod without a UID, or whose UID or full name (name_namespace) an earlier
+   * pod of the snapshot has, is logged and left out. Throws OrchError
+   * `PODSOURCE_UNKNOWN_SOURCE` for a source not declared at construction.
+   */
+  pushSnapshot(source: string, pods: readonly Pod[]): void {
+    if (!this.sources.has(source)) {
+      throw new OrchError(UNKNOWN_SOURCE, 'invalid', `pod source ${JSON.stringify(source)} was not declared to the pod config (declared: ${[...this.sources].join(', ')})`, { subject: source });
+    }
+    if (this.closed) return;
+    const previous = this.pods.get(source) ?? new Map<string, Pod>();
+    const next = new Map<string, Pod>();
+    const changes: Record<PodOperation, Pod[]> = { ADD: [], UPDATE: [], REMOVE: [], RECONCILE: [] };
+    const names = new Set<string>();
+    for (const incoming of this.accepted(source, pods, names)) {
+      const uid = incoming.metadata?.uid ?? '';
+      const existing = previous.get(uid);
+      const stamped = withAnnotations(incoming, { [CONFIG_SOURCE_ANNOTATION]: source });
+      if (existing === undefined) {
+        const firstSeen = stamped.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(this.now());
+        const added = withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
+        next.set(uid, added);
+        changes.ADD.push(added);
+      } else if (semanticKey(existing) !== semanticKey(stamped)) {
+        const firstSeen = existing.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION];
+        const updated = firstSeen === undefined ? stamped : withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
+        next.set(uid, updated);
+        changes.UPDATE.push(updated);
+      } else if (canonicalJSON(existing.status ?? {}) !== canonicalJSON(stamped.status ?? {})) {
+        const { status: _previousStatus, ...rest } = existing;
+        const reconciled: Pod = stamped.status === undefined ? rest : { ...rest, status: stamped.status };
+        next.set(uid, reconciled);
+        changes.RECONCILE.push(reconciled);
+      } else {
+        next.set(uid, existing);
+      }
+    }
+    for (const [uid, pod] of previous) if (!next.has(uid)) changes.REMOVE.push(pod);
+    this.pods.set(source, next);
+    const first = !this.seen.has(source);
+    this.seen.add(source);
+    if (changes.REMOVE.length > 0) this.emit({ op: 'REMOVE', source, pods: changes.REMOVE });
+    if (changes.ADD.length > 0 || first) this.emit({ op: 'ADD', source, pods: changes.ADD });
+    if (changes.UPDATE.length > 0) this.emit({ op: 'UPDATE', source, pods: changes.UPDATE });
+    if (changes.RECONCILE.length > 0) this.emit({ op: 'RECONCILE', source, pods: changes.RECONCILE });
+  }
+
+  /** The pods of a snapshot that have a UID and a full name not taken by an earlier one. */
+  private *accepted(source: string, pods: readonly Pod[], names: Set<string>): Generator<Pod> {
+    const uids = new Set<string>();
+    for (const pod of pods) {
+      const uid = pod.metadata?.uid ?? '';
+      const name = podFullName(pod);
+      let problem: string | undefined;
+      if (uid === '') problem = 'has no UID';
+      else if (uids.has(uid)) problem = `has the UID ${uid} of an earlier pod of the snapshot`;
+      else if (names.has(name)) problem = 'has the name (name_namespace) of an earlier pod of the snapshot';
+      if (problem !== undefined) {
+        this.options.logger.warn(`ignored pod ${name} from source ${source}: it ${problem}`, { source, pod: name });
+        continue;
+      }
+      uids.add(uid);
+      names.add(name);
+      yield pod;
+    }
+  }
+
+  private emit(update: PodUpdate): void {
+    for (const listener of [...this.listeners]) this.call(listener, update);
+  }
+
+  private call(listener: PodUpdateListener, update: PodUpdate): void {
+    try {
+      listener(update);
+    } catch (err) {
+      this.options.logger.error(`a pod update listener failed on ${update.op} from ${update.source}: ${messageOf(err)}`);
+    }
+  }
+}
