@@ -6,13 +6,15 @@
 import { isInvalid, messageOf, type OrchError } from '../api/errors.js';
 import {
   ConfigurationError, helpText, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
-  toWireObject, type ResolvedConfiguration,
+  type ResolvedConfiguration,
 } from '../agent/config/index.js';
 import { flagDefaults } from '../agent/config/index.js';
 import { formatDuration } from '../api/duration.js';
 import { parseByteSize } from '../api/quantity.js';
 import { LogRoot, type Logger } from '../agent/logging/index.js';
 import { runStartupChecks } from '../agent/startup/index.js';
+import { startAgent } from './agent.js';
+import { runOnce } from './runonce.js';
 import type { FlagSpec } from '../agent/config/flags/table.js';
 import { defaultCommandLineOptions } from '../agent/config/flags/table.js';
 import { getPath } from '../agent/config/schema.js';
@@ -105,6 +107,7 @@ async function main(argv: readonly string[]): Promise<number> {
 async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger): Promise<number> {
   const c = resolved.config;
   const startupLog = log.named('startup');
+  let lock: { release(): Promise<void> } | undefined;
   try {
     const startup = await runStartupChecks({
       lockFile: resolved.options.lockFile,
@@ -120,16 +123,29 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger):
       maxOpenFiles: c.maxOpenFiles,
       log: { warn: (m) => { startupLog.warn(m); }, info: (m) => { startupLog.info(m); } },
     });
-    log.info('Startup checks passed', { configuration: Object.keys(toWireObject(c)).length });
-    await startup.lock?.release();
+    lock = startup.lock;
   } catch (err) {
     log.error(`Startup failed: ${messageOf(err)}`, { code: (err as OrchError).code });
     logs.close();
     return EXIT_INVALID;
   }
-  log.error('This build of nodeagent has no pod lifecycle yet: configuration and startup checks only. See the README.');
-  logs.close();
-  return EXIT_INVALID;
+  try {
+    if (c.runOnce) return await runOnce(resolved, logs);
+    const agent = await startAgent(resolved, logs);
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => { resolve('SIGTERM'); });
+      process.once('SIGINT', () => { resolve('SIGINT'); });
+    });
+    log.info('Stopping nodeagent; containers keep running', { signal });
+    await agent.stop();
+    return 0;
+  } catch (err) {
+    log.error(`nodeagent failed: ${messageOf(err)}`, { code: (err as OrchError).code });
+    return EXIT_INVALID;
+  } finally {
+    await lock?.release();
+    logs.close();
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -50,8 +50,10 @@ export interface SyncLoop {
   desiredPods(): Pod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
-  /** Runs one housekeeping pass now (tests and --runonce use it). */
+  /** Runs one housekeeping pass now (tests use it); orphans are killed in the background. */
   housekeeping(): Promise<void>;
+  /** Waits for the orphan cleanups under way (tests use it). */
+  orphansCleaned(): Promise<void>;
 }
 
 export function podCapacity(maxPods: number, podsPerCore: number, cores: number): number {
@@ -69,6 +71,8 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let last = 0;
+  /** Orphans being killed and removed (in the background: a grace period may be long). */
+  const cleaning = new Map<string, Promise<void>>();
 
   const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
 
@@ -130,13 +134,20 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   async function housekeeping(): Promise<void> {
     if (!options.podConfig.sourcesReady()) return;
-    const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined;
+    const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
     try {
       for (const running of await options.runtime.listPods()) {
         if (keep(running.uid)) continue;
         log.info('Cleaning up orphaned pod', { pod: `${running.namespace}/${running.name}`, uid: running.uid });
-        await options.runtime.killPod(running);
-        await options.runtime.removePod(running.uid);
+        const work = (async () => {
+          await options.runtime.killPod(running);
+          await options.runtime.removePod(running.uid);
+        })()
+          .catch((err: unknown) => {
+            log.warn('Cleaning up an orphaned pod failed; retrying at the next housekeeping', { uid: running.uid, err: messageOf(err) });
+          })
+          .finally(() => cleaning.delete(running.uid));
+        cleaning.set(running.uid, work);
       }
       for (const uid of await options.volumes.listPodDirs()) {
         if (!keep(uid)) await options.volumes.cleanupPodVolumes(uid);
@@ -186,5 +197,8 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     desiredPods: () => [...desired.values()],
     lastHousekeeping: () => last,
     housekeeping,
+    async orphansCleaned() {
+      await Promise.all(cleaning.values());
+    },
   };
 }

@@ -1,0 +1,90 @@
+/**
+ * Runs the real nodeagent binary for integration tests: a child process on a private
+ * containerd (test/helpers/containerd.ts), with its own root dir and manifest directory,
+ * logs kept in memory for assertions, health and read-only ports off unless asked.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.js';
+
+export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
+
+export interface AgentProcess {
+  readonly process: ChildProcess;
+  /** Everything the agent wrote to stdout and stderr so far. */
+  logs(): string;
+  /** Waits until the log contains `text` (a string or pattern). */
+  waitForLog(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL (a crash) and wait. */
+  kill(): Promise<void>;
+  exited(): Promise<number | null>;
+}
+
+export interface AgentOptions {
+  readonly endpoint: string;
+  readonly cgroupRoot: string;
+  readonly manifestDir?: string;
+  readonly rootDir?: string;
+  readonly args?: readonly string[];
+  /** Do not wait for "nodeagent running" (e.g. when the runtime is down or for --runonce). */
+  readonly noWait?: boolean;
+}
+
+export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
+  const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'nodeagent-root-')));
+  const args = [
+    `--container-runtime-endpoint=${options.endpoint}`,
+    `--root-dir=${rootDir}`,
+    `--cert-dir=${join(rootDir, 'pki')}`,
+    `--cgroup-root=${options.cgroupRoot}`,
+    '--healthz-port=0',
+    '--read-only-port=0',
+    '--file-check-frequency=2s',
+    '--sync-frequency=10s',
+    ...(options.manifestDir === undefined ? [] : [`--pod-manifest-path=${options.manifestDir}`]),
+    ...(options.args ?? []),
+  ];
+  const child = spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+  const exit = new Promise<number | null>((resolve) => {
+    child.on('exit', (code) => { resolve(code); });
+  });
+  let exited = false;
+  void exit.then(() => { exited = true; });
+  const agent: AgentProcess = {
+    process: child,
+    logs: () => output,
+    async waitForLog(text, timeoutMs = 20_000) {
+      await waitFor(`agent log ${String(text)}`, () => {
+        if (typeof text === 'string' ? output.includes(text) : text.test(output)) return true;
+        if (exited) throw new Error(`the agent exited; its log:\n${output.slice(-3000)}`);
+        return false;
+      }, { timeoutMs });
+    },
+    async stop() {
+      if (!exited) child.kill('SIGTERM');
+      return exit;
+    },
+    async kill() {
+      if (!exited) child.kill('SIGKILL');
+      await exit;
+    },
+    exited: () => exit,
+  };
+  if (options.noWait !== true) {
+    try {
+      await agent.waitForLog('nodeagent running', 30_000);
+    } catch (err) {
+      await agent.kill();
+      throw err;
+    }
+  }
+  return agent;
+}
