@@ -49,7 +49,7 @@ async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, sig
       last = reason;
     }
     if (signal?.aborted === true) throw new Error('stopped while waiting for the container runtime');
-    await delay(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)), undefined, { ref: false });
+    await delay(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
   }
 }
 
