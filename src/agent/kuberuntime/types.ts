@@ -16,12 +16,19 @@ export type ContainerWaitingReason =
   | 'ErrImagePull'
   | 'ImagePullBackOff'
   | 'ErrImageNeverPull'
+  | 'ImageInspectError'
   | 'InvalidImageName'
   | 'CreateContainerConfigError'
   | 'CreateContainerError'
   | 'RunContainerError'
   | 'PreStartHookError'
   | 'PostStartHookError';
+
+/**
+ * Why a sync pass failed for the pod as a whole (no `container` in the SyncError), as
+ * upstream's kubecontainer errors name them.
+ */
+export type PodSyncFailureReason = 'CreatePodSandboxError' | 'ConfigPodSandboxError' | 'KillPodSandboxError' | 'KillContainerError';
 
 /** Why a container terminated, as shown in its terminated state. */
 export type ContainerTerminatedReason = 'Completed' | 'Error' | 'OOMKilled' | 'ContainerCannotRun' | 'DeadlineExceeded' | 'StartError';
@@ -86,15 +93,25 @@ export interface RunningPod {
   readonly containers: readonly { readonly id: string; readonly name: string; readonly state: RuntimeContainerState; readonly image: string }[];
 }
 
-/** A problem of one sync pass for one container (or the sandbox when `container` is absent). */
+/**
+ * A problem of one sync pass for one container (reason: a ContainerWaitingReason), or for the
+ * pod as a whole when `container` is absent (reason: a PodSyncFailureReason, or a waiting
+ * reason that applies to no single container).
+ */
 export interface SyncError {
   readonly container?: string;
-  readonly reason: ContainerWaitingReason;
+  readonly reason: ContainerWaitingReason | PodSyncFailureReason;
   readonly message: string;
 }
 
 export interface PodSyncResult {
   readonly errors: readonly SyncError[];
+  /**
+   * Sync again after this many milliseconds: the shortest time left of a restart back-off
+   * (CrashLoopBackOff) or an image pull back-off (ErrImagePull, ImagePullBackOff). Absent
+   * when nothing waits on a back-off.
+   */
+  readonly requeueAfterMs?: number;
 }
 
 /**

@@ -1,0 +1,185 @@
+/**
+ * What one sync pass must do to make the runtime match a pod's spec (upstream:
+ * computePodActions), decided from the spec and the runtime's status alone. Pure: the
+ * back-offs and the runtime calls come after, in the manager.
+ *
+ *   | runtime holds                                  | actions                                              |
+ *   |------------------------------------------------|------------------------------------------------------|
+ *   | no sandbox, or none ready, or >1 ready, or the | kill the pod; create a sandbox (attempt + 1); purge   |
+ *   | network mode changed, or a pod network w/o IP   | init containers; start the first init container, or   |
+ *   |                                                | every container (OnFailure: not the succeeded ones)   |
+ *   |   ... but restartPolicy Never and containers ran | kill the pod only (it is done)                       |
+ *   | init containers not all succeeded              | the next init container (none while one runs); a     |
+ *   |                                                | failed one again, or kill the pod with Never          |
+ *   | a container missing or not running             | start it when the restart policy says so              |
+ *   | a running container whose spec hash changed    | kill it and start it again                            |
+ *   | nothing to keep and nothing to start           | kill the pod (stop the sandbox)                       |
+ */
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { RuntimeContainerStatus, RuntimePodStatus } from './types.js';
+import { hashContainer } from './hash.js';
+
+export interface ContainerToKill {
+  readonly id: string;
+  readonly name: string;
+  /** The spec of the container, when the pod still has one of that name. */
+  readonly spec?: Container;
+  readonly message: string;
+}
+
+export interface PodActions {
+  /** Stop every container and the sandbox(es) first. */
+  readonly killPod: boolean;
+  readonly createSandbox: boolean;
+  /** The ready sandbox to create containers in ('' when one is to be created). */
+  readonly sandboxId: string;
+  /** The attempt of the sandbox to create, or of the existing one. */
+  readonly attempt: number;
+  /** Remove every init container instance (a new sandbox runs them all again). */
+  readonly purgeInitContainers: boolean;
+  /** Exited init container instances to remove: all but the newest of each name. */
+  readonly initContainersToPrune: readonly string[];
+  readonly nextInitContainer?: Container;
+  readonly containersToStart: readonly Container[];
+  readonly containersToKill: readonly ContainerToKill[];
+}
+
+/** The newest instance of a container (statuses are newest first). */
+export function findContainer(status: RuntimePodStatus, name: string): RuntimeContainerStatus | undefined {
+  return status.containers.find((c) => c.name === name);
+}
+
+export function shouldRestartOnFailure(pod: Pod): boolean {
+  return pod.spec?.restartPolicy !== 'Never';
+}
+
+function succeeded(status: RuntimePodStatus, c: Container): boolean {
+  const s = findContainer(status, c.name);
+  return s !== undefined && s.state === 'exited' && s.exitCode === 0;
+}
+
+function initFailed(s: RuntimeContainerStatus): boolean {
+  return (s.state === 'exited' && s.exitCode !== 0) || s.state === 'unknown';
+}
+
+/** upstream ShouldContainerBeRestarted. */
+export function shouldContainerBeRestarted(pod: Pod, c: Container, status: RuntimePodStatus): boolean {
+  if (pod.metadata?.deletionTimestamp !== undefined) return false;
+  const s = findContainer(status, c.name);
+  if (s === undefined) return true;
+  if (s.state === 'running') return false;
+  if (s.state === 'unknown' || s.state === 'created') return true;
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure' && s.exitCode === 0) return false;
+  return true;
+}
+
+/** Whether a new sandbox is needed, with its attempt and the current sandbox (upstream podSandboxChanged). */
+export function podSandboxChanged(pod: Pod, status: RuntimePodStatus): { changed: boolean; attempt: number; sandboxId: string } {
+  const newest = status.sandboxes[0];
+  if (newest === undefined) return { changed: true, attempt: 0, sandboxId: '' };
+  const attempt = newest.attempt + 1;
+  const ready = status.sandboxes.filter((s) => s.state === 'ready').length;
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  if (ready > 1 || newest.state !== 'ready') return { changed: true, attempt, sandboxId: newest.id };
+  if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt, sandboxId: '' };
+  if (!hostNetwork && newest.ips.length === 0) return { changed: true, attempt, sandboxId: newest.id };
+  return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
+}
+
+/**
+ * The init container to run next (upstream findNextInitContainerToRun): `done` when all have
+ * succeeded (or a regular container already runs); `failed` is the newest failed instance.
+ */
+export function nextInitContainer(pod: Pod, status: RuntimePodStatus): { done: boolean; next?: Container; failed?: RuntimeContainerStatus } {
+  const inits = pod.spec?.initContainers ?? [];
+  if (inits.length === 0) return { done: true };
+  for (const c of pod.spec?.containers ?? []) {
+    if (findContainer(status, c.name)?.state === 'running') return { done: true };
+  }
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const c = inits[i];
+    const s = c === undefined ? undefined : findContainer(status, c.name);
+    if (c !== undefined && s !== undefined && initFailed(s)) return { done: false, next: c, failed: s };
+  }
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const c = inits[i];
+    const s = c === undefined ? undefined : findContainer(status, c.name);
+    if (s === undefined) continue;
+    if (s.state === 'running') return { done: false };
+    if (s.state === 'exited') {
+      const following = inits[i + 1];
+      return following === undefined ? { done: true } : { done: false, next: following };
+    }
+  }
+  return { done: false, ...(inits[0] === undefined ? {} : { next: inits[0] }) };
+}
+
+/** Exited (or unknown) init container instances other than the newest of each name. */
+function initContainersToPrune(pod: Pod, status: RuntimePodStatus): string[] {
+  const names = new Set((pod.spec?.initContainers ?? []).map((c) => c.name));
+  const seen = new Set<string>();
+  const prune: string[] = [];
+  for (const s of status.containers) {
+    if (!s.init || !names.has(s.name) || (s.state !== 'exited' && s.state !== 'unknown')) continue;
+    if (seen.has(s.name)) prune.push(s.id);
+    else seen.add(s.name);
+  }
+  return prune;
+}
+
+/** The actions of one sync pass. `hashOf` is the spec hash function (injectable for tests). */
+export function computePodActions(pod: Pod, status: RuntimePodStatus, hashOf: (c: Container) => string = hashContainer): PodActions {
+  const sandbox = podSandboxChanged(pod, status);
+  const containers = pod.spec?.containers ?? [];
+  const base = {
+    killPod: sandbox.changed,
+    createSandbox: sandbox.changed,
+    sandboxId: sandbox.changed ? '' : sandbox.sandboxId,
+    attempt: sandbox.attempt,
+    purgeInitContainers: false,
+    initContainersToPrune: [] as string[],
+    containersToStart: [] as Container[],
+    containersToKill: [] as ContainerToKill[],
+  };
+  if (sandbox.changed) {
+    if (!shouldRestartOnFailure(pod) && sandbox.attempt !== 0 && status.containers.length > 0) {
+      return { ...base, createSandbox: false }; // the pod ran and must not restart: only make sure it is stopped
+    }
+    const firstInit = pod.spec?.initContainers?.[0];
+    if (firstInit !== undefined) return { ...base, purgeInitContainers: true, nextInitContainer: firstInit };
+    const toStart = containers.filter((c) => !(pod.spec?.restartPolicy === 'OnFailure' && succeeded(status, c)));
+    if (toStart.length === 0) return { ...base, createSandbox: false };
+    return { ...base, containersToStart: toStart };
+  }
+  const prune = initContainersToPrune(pod, status);
+  const init = nextInitContainer(pod, status);
+  if (!init.done) {
+    if (init.next === undefined) return { ...base, initContainersToPrune: prune };
+    if (init.failed !== undefined && !shouldRestartOnFailure(pod)) return { ...base, killPod: true, initContainersToPrune: prune };
+    const kill: ContainerToKill[] =
+      init.failed?.state === 'unknown' ? [{ id: init.failed.id, name: init.failed.name, spec: init.next, message: 'Init container is in unknown state, try killing it before restart' }] : [];
+    return { ...base, initContainersToPrune: prune, nextInitContainer: init.next, containersToKill: kill };
+  }
+  const toStart: Container[] = [];
+  const toKill: ContainerToKill[] = [];
+  let keep = 0;
+  for (const c of containers) {
+    const s = findContainer(status, c.name);
+    if (s === undefined || s.state !== 'running') {
+      if (shouldContainerBeRestarted(pod, c, status)) {
+        toStart.push(c);
+        if (s?.state === 'unknown') toKill.push({ id: s.id, name: c.name, spec: c, message: 'Container is in unknown state, try killing it before restart' });
+      }
+      continue;
+    }
+    if (s.hash !== hashOf(c)) {
+      toStart.push(c); // restarted whatever the restart policy: the spec changed
+      toKill.push({ id: s.id, name: c.name, spec: c, message: `Container ${c.name} definition changed, will be restarted` });
+      continue;
+    }
+    keep++;
+  }
+  return { ...base, killPod: keep === 0 && toStart.length === 0, initContainersToPrune: prune, containersToStart: toStart, containersToKill: toKill };
+}

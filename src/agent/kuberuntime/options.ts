@@ -1,0 +1,77 @@
+/**
+ * What createRuntimeManager takes: the CRI capabilities it calls, the collaborators injected
+ * from other modules (volumes, pod cgroups, node identity), the agent's settings that shape
+ * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
+ */
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Logger } from '../logging/index.js';
+import type { ContainerService, ImageService, SandboxService } from '../runtime/cri/index.js';
+import type { BackOffSettings } from './backoff.js';
+import type { DnsSettings } from './dns.js';
+import type { NodeCapacity } from './env.js';
+
+/** A mount of a container (the volume manager's Mount has this shape). */
+export interface ContainerMount {
+  readonly containerPath: string;
+  readonly hostPath: string;
+  readonly readonly: boolean;
+  /** Absent: the runtime's default (private). */
+  readonly propagation?: 'None' | 'HostToContainer' | 'Bidirectional';
+}
+
+/** The volume manager as the runtime manager uses it. */
+export interface ContainerVolumes {
+  /**
+   * The mounts of one container (its volume mounts, /etc/hosts, ...), with the pod's volumes
+   * already prepared. Throws when they cannot be made; the container then fails with
+   * CreateContainerConfigError.
+   */
+  mountsFor(pod: Pod, container: Container): Promise<readonly ContainerMount[]>;
+  /**
+   * A directory of this container on the host (upstream: `<root>/pods/<uid>/containers/<name>`)
+   * where the agent creates each instance's termination-message file. Without it no
+   * termination-message file is mounted.
+   */
+  containerDir?(pod: Pod, container: Container): string;
+}
+
+/** The runtime calls the manager makes. */
+export type ManagerRuntime = SandboxService & ContainerService;
+/** The image calls the manager makes. */
+export type ManagerImages = Pick<ImageService, 'imageStatus' | 'pullImage'>;
+
+export interface RuntimeManagerOptions {
+  readonly runtime: ManagerRuntime;
+  readonly images: ManagerImages;
+  readonly logger: Logger;
+  /** Milliseconds since the epoch (default Date.now); drives the back-offs. */
+  readonly now?: () => number;
+  /** Where pods' container logs go (default /var/log/pods). */
+  readonly podLogsRoot?: string;
+  /** Enforce CPU limits with CFS quota (default true). */
+  readonly cpuCFSQuota?: boolean;
+  /** The CFS period in nanoseconds (default 100 ms). */
+  readonly cpuCFSQuotaPeriodNs?: number;
+  readonly dns: DnsSettings;
+  /** The node's IPs, primary first (status.hostIP(s), and the pod IPs of host-network pods). */
+  readonly hostIPs: () => readonly string[] | Promise<readonly string[]>;
+  /** The node's name (spec.nodeName of static pods). */
+  readonly nodeName: string;
+  /** What unset limits mean to the downward API and the memory the OOM score is scaled by (default: this machine's CPUs and memory). */
+  readonly nodeCapacity?: () => NodeCapacity;
+  readonly volumes: ContainerVolumes;
+  /** The pod's cgroup (cgroupfs path), created by the caller; always passed to RunPodSandbox. */
+  readonly cgroupParent: (pod: Pod) => Promise<string>;
+  /** One image pull at a time (default true, as upstream). */
+  readonly serializeImagePulls?: boolean;
+  /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
+  readonly maxParallelImagePulls?: number;
+  /** Pulls per second (default 5; 0: no limit), as upstream a pull above the rate fails. */
+  readonly registryPullQPS?: number;
+  /** Pulls allowed in a burst (default 10). */
+  readonly registryBurst?: number;
+  /** Restart back-off (default 10 s doubling to 5 min, reset after 10 min of clean running). */
+  readonly containerBackOff?: BackOffSettings;
+  /** Image pull back-off (default 10 s doubling to 5 min). */
+  readonly imageBackOff?: BackOffSettings;
+}

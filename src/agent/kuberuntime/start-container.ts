@@ -1,0 +1,170 @@
+/**
+ * Starting one container instance (upstream: the start closure of SyncPod with doBackOff and
+ * startContainer), in upstream's order, each step's failure becoming the container's waiting
+ * reason:
+ *
+ *   | step                                                   | failure                        |
+ *   |--------------------------------------------------------|--------------------------------|
+ *   | restart back-off since the newest exited instance       | CrashLoopBackOff               |
+ *   | image by pull policy                                   | ErrImagePull, ImagePullBackOff, |
+ *   |                                                        | ErrImageNeverPull, InvalidImageName |
+ *   | restart count, runAsNonRoot, mounts, env, config       | CreateContainerConfigError     |
+ *   | CreateContainer                                        | CreateContainerError           |
+ *   | StartContainer                                         | RunContainerError              |
+ *
+ * A container that fails to start is left as the runtime put it (exited, StartError), as
+ * upstream does: its status carries the runtime's message, and the restart back-off counts it.
+ */
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { durationFromMs, formatDuration } from '../../api/duration.js';
+import { messageOf } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+import type { ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
+import type { BackOff } from './backoff.js';
+import { findContainer } from './compute-actions.js';
+import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
+import type { NodeCapacity } from './env.js';
+import { isRuntimeUnreachable } from './errors.js';
+import { hashContainer } from './hash.js';
+import type { ImagePuller } from './images.js';
+import type { ContainerVolumes, ManagerRuntime } from './options.js';
+import type { ResourceSettings } from './resources.js';
+import type { RuntimePodStatus, SyncError } from './types.js';
+
+export interface StartDeps {
+  readonly runtime: ManagerRuntime;
+  readonly logger: Logger;
+  readonly puller: ImagePuller;
+  readonly backOff: BackOff;
+  readonly volumes: ContainerVolumes;
+  readonly nodeName: string;
+  readonly capacity: () => NodeCapacity;
+  readonly resources: Omit<ResourceSettings, 'memoryCapacityBytes'>;
+}
+
+export interface StartContext {
+  readonly pod: Pod;
+  readonly status: RuntimePodStatus;
+  readonly sandboxId: string;
+  readonly sandboxConfig: PodSandboxConfig;
+  readonly podIPs: readonly string[];
+  readonly hostIPs: readonly string[];
+}
+
+export interface StartResult {
+  /** The new container's ID when it started. */
+  readonly id?: string;
+  readonly error?: SyncError;
+  /** When to try again (a back-off's time left). */
+  readonly retryAfterMs?: number;
+}
+
+/** The restart back-off key: pod UID, container name and spec hash (`<uid>_` first, to forget a pod's keys). */
+export function backOffKey(pod: Pod, container: Container): string {
+  return `${pod.metadata?.uid ?? ''}_${container.name}_${hashContainer(container)}`;
+}
+
+/** upstream calcRestartCountByLogDir: one more than the highest `<n>.log` in the container's log directory, 0 when there is none. */
+export async function restartCountFromLogs(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0; // no log directory yet: the first instance
+  }
+  let next = 0;
+  for (const name of names) {
+    const match = /^(\d+)\.log(\..*)?$/.exec(name);
+    if (match !== null) next = Math.max(next, Number(match[1]) + 1);
+  }
+  return next;
+}
+
+/**
+ * The CrashLoopBackOff check (upstream doBackOff): in back-off when the newest exited
+ * instance finished less than the key's delay ago; otherwise the delay grows for next time.
+ */
+export function checkBackOff(backOff: BackOff, pod: Pod, container: Container, status: RuntimePodStatus): StartResult | undefined {
+  const exited = status.containers.find((c) => c.name === container.name && c.state === 'exited');
+  if (exited === undefined) return undefined;
+  const key = backOffKey(pod, container);
+  const finishedAt = exited.finishedAt > 0 ? exited.finishedAt : exited.createdAt;
+  const left = backOff.remainingSince(key, finishedAt);
+  if (left > 0) {
+    const delay = formatDuration(durationFromMs(backOff.get(key)));
+    const message = `back-off ${delay} restarting failed container=${container.name} pod=${formatPod(pod)}`;
+    return { error: { container: container.name, reason: 'CrashLoopBackOff', message }, retryAfterMs: left };
+  }
+  backOff.next(key, finishedAt);
+  return undefined;
+}
+
+/** Makes the termination-message file of a new instance (upstream: in makeMounts), mode 0666. */
+async function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container): Promise<string | undefined> {
+  const dir = deps.volumes.containerDir?.(pod, container);
+  if (dir === undefined || container.terminationMessagePath === '') return undefined;
+  await mkdir(dir, { recursive: true, mode: 0o750 });
+  const file = path.join(dir, randomBytes(4).toString('hex'));
+  await writeFile(file, '', { mode: 0o666 });
+  await chmod(file, 0o666);
+  return file;
+}
+
+/** Starts one container; rejects only when the runtime is unreachable. */
+export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean): Promise<StartResult> {
+  const { pod } = ctx;
+  const name = container.name;
+  const backedOff = checkBackOff(deps.backOff, pod, container, ctx.status);
+  if (backedOff !== undefined) return backedOff;
+  const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig);
+  if (!image.ok) {
+    return { error: { container: name, reason: image.reason, message: image.message }, ...(image.retryAfterMs === undefined ? {} : { retryAfterMs: image.retryAfterMs }) };
+  }
+  const configError = (err: unknown): StartResult => ({ error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } });
+  const logDir = path.join(ctx.sandboxConfig.logDirectory ?? '', name);
+  const previous = findContainer(ctx.status, name);
+  let config: ContainerConfig;
+  try {
+    verifyRunAsNonRoot(pod, container, image);
+    const restartCount = previous === undefined ? await restartCountFromLogs(logDir) : previous.restartCount + 1;
+    const mounts = await deps.volumes.mountsFor(pod, container);
+    const messageFile = await terminationMessageFile(deps, pod, container);
+    await mkdir(logDir, { recursive: true, mode: 0o755 });
+    config = makeContainerConfig({
+      pod,
+      container,
+      init,
+      imageRef: image.imageRef,
+      restartCount,
+      podIPs: ctx.podIPs,
+      hostIPs: ctx.hostIPs,
+      nodeName: deps.nodeName,
+      capacity: deps.capacity(),
+      resources: deps.resources,
+      mounts,
+      ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
+    });
+  } catch (err) {
+    return configError(err);
+  }
+  let id: string;
+  try {
+    id = await deps.runtime.createContainer({ podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig });
+  } catch (err) {
+    if (isRuntimeUnreachable(err)) throw err;
+    deps.logger.warn('failed to create container', { pod: formatPod(pod), container: name, err: messageOf(err) });
+    return { error: { container: name, reason: 'CreateContainerError', message: messageOf(err) } };
+  }
+  try {
+    await deps.runtime.startContainer(id);
+  } catch (err) {
+    if (isRuntimeUnreachable(err)) throw err;
+    deps.logger.warn('failed to start container', { pod: formatPod(pod), container: name, id, err: messageOf(err) });
+    return { error: { container: name, reason: 'RunContainerError', message: messageOf(err) } };
+  }
+  deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, init });
+  return { id };
+}
