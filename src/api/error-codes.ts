@@ -1,0 +1,82 @@
+/**
+ * The registry of error codes: every stable `code` an OrchError carries, with what it means.
+ * Codes are UPPER_SNAKE with the module's prefix; a test (error-codes.test.ts) keeps this list
+ * and the code in sync, both ways. Users and tools may match on these codes; never on messages.
+ */
+
+/** The prefixes of the modules' codes (a literal with one of them is a code). */
+export const ERROR_CODE_PREFIXES = [
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CM', 'CONFIG', 'CREDENTIAL', 'CRI', 'KUBERUNTIME', 'NODE', 'ORCHCLIENT',
+  'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
+] as const;
+
+export const ERROR_CODES: Readonly<Record<string, string>> = {
+  // src/api
+  API_INVALID_DURATION: 'a duration is not in Go form (300ms, 1m30s, 2h45m)',
+  API_INVALID_QUANTITY: 'a resource quantity is malformed (10Mi, 1Gi, 200m, 1e3)',
+  API_QUANTITY_OUT_OF_RANGE: 'a quantity asked for as an integer is outside int64',
+  API_INVALID_KEY_VALUE: 'a key=value list is malformed',
+  API_INVALID_TAINT: 'a taint is not key[=value]:Effect',
+  // src/agent/config
+  CONFIG_INVALID: 'the configuration has problems; each is listed',
+  CONFIG_FILE_UNREADABLE: 'the --config file cannot be read',
+  CONFIG_FILE_MALFORMED: 'a configuration file is not YAML or JSON (file:line:col given)',
+  CONFIG_DROPIN_DIR: 'the drop-in directory cannot be read',
+  CREDENTIAL_PROVIDER_CONFIG_INVALID: 'the credential provider config has problems; each is listed',
+  // src/agent/startup
+  STARTUP_SWAP_ON: 'swap is on and failSwapOn is true',
+  STARTUP_SWAP_UNREADABLE: '/proc/swaps cannot be read',
+  STARTUP_KERNEL_TUNABLES: 'protectKernelDefaults is true and kernel tunables differ',
+  STARTUP_OOM_SCORE_ADJ_INVALID: 'oomScoreAdj is outside [-1000, 1000]',
+  STARTUP_MAX_OPEN_FILES_INVALID: 'maxOpenFiles is not a non-negative integer',
+  STARTUP_LOCK_FILE_REQUIRED: '--exit-on-lock-contention without --lock-file',
+  STARTUP_LOCK_FILE: 'the lock file cannot be created or locked',
+  NODE_NAME_INVALID: 'the node name (hostname or --hostname-override) is not a DNS subdomain',
+  // src/agent/runtime/cri
+  CRI_TIMEOUT: 'a runtime call passed runtimeRequestTimeout (cancelled; retried on a later sync)',
+  CRI_UNAVAILABLE: 'the container runtime does not answer at its endpoint',
+  CRI_NOT_FOUND: 'the runtime does not know the sandbox, container or image',
+  CRI_CANCELLED: 'the caller cancelled the runtime call',
+  CRI_CLOSED: 'a runtime call after the client was closed',
+  CRI_ERROR: 'the runtime refused a call (its message is kept)',
+  CRI_INVALID_ENDPOINT: 'the runtime or image endpoint is not unix:///<path>',
+  CRI_INVALID_TIMEOUT: 'a request timeout is not a positive number',
+  CRI_PROTO_MISSING: 'proto/cri-v1.proto is missing from the installation',
+  // src/agent/kuberuntime
+  KUBERUNTIME_ENV_INVALID: 'a container env value refers to something the agent cannot resolve',
+  KUBERUNTIME_INVALID_IMAGE: 'an image reference is malformed',
+  KUBERUNTIME_SANDBOX_CONFIG_INVALID: 'the pod sandbox configuration cannot be built',
+  KUBERUNTIME_RUN_AS_NON_ROOT: 'runAsNonRoot is set and the container would run as root',
+  KUBERUNTIME_KILL_FAILED: 'containers of a pod could not be stopped',
+  KUBERUNTIME_REMOVE_FAILED: 'containers or sandboxes of a pod could not be removed',
+  // src/agent/podsource
+  PODSOURCE_UNKNOWN_SOURCE: 'a snapshot was pushed for a source that was not declared',
+  // src/agent/volumes
+  VOLUME_HOSTPATH_TYPE: 'a hostPath is not of the type the volume asks for',
+  VOLUME_UNSUPPORTED: 'a volume type needs the API server or is not supported',
+  VOLUME_INVALID: 'a volume or mount is malformed',
+  VOLUME_SUBPATH_INVALID: 'a subPath escapes its volume',
+  VOLUME_MOUNT_FAILED: 'a mount (tmpfs) failed',
+  VOLUME_CLEANUP_FAILED: "a pod's volumes could not be unmounted or removed",
+  VOLUME_MOUNTINFO_INVALID: '/proc/self/mountinfo could not be parsed',
+  // src/agent/cm
+  CM_INVALID: 'a cgroup setting is malformed',
+  CM_NO_CGROUPS: 'no cgroup hierarchy is mounted',
+  CM_CGROUP_BUSY: 'a pod cgroup stayed busy until the deadline',
+  CM_CGROUP_FAILED: 'a cgroup directory could not be created, read or removed',
+  // src/apiserver/storage
+  STORE_NOT_FOUND: 'no object at the key',
+  STORE_ALREADY_EXISTS: 'an object already exists at the key',
+  STORE_CONFLICT: 'the object changed since the resourceVersion given',
+  STORE_PRECONDITION_FAILED: 'the uid or resourceVersion precondition does not hold',
+  STORE_RV_TOO_OLD: 'a watch from a compacted resourceVersion (410 Gone)',
+  STORE_RV_TOO_LARGE: 'a resourceVersion newer than the store has',
+  STORE_CONTINUE_EXPIRED: "a continue token's revision was compacted (410 Expired)",
+  STORE_INVALID_CONTINUE: 'a continue token is malformed',
+  STORE_INVALID_KEY: 'a storage key is malformed',
+  STORE_INVALID_OBJECT: 'an object cannot be stored (not JSON, no metadata)',
+  STORE_INVALID_OPTION: 'a storage option is out of range',
+  STORE_INVALID_RESOURCE_VERSION: 'a resourceVersion is not a decimal revision',
+  STORE_UNAVAILABLE: 'the store (etcd, the SQLite file) cannot be reached',
+  STORE_INTERNAL: 'the store failed unexpectedly',
+};
