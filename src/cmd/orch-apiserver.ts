@@ -1,168 +1,32 @@
 /**
- * The composition root of orch-apiserver: parses the command line, loads the credentials and
- * policy, prepares the PKI, opens the store, builds the registries of every resource, starts the
- * namespace lifecycle and the HTTPS listener, writes the admin orchconfig, and shuts everything
- * down on SIGTERM/SIGINT. This is the only file that knows every concrete module.
- *
- * Exit codes: 0 after --help, --version or a clean shutdown; 1 for invalid flags, unreadable
- * files or a failed start.
+ * The composition root of orch-apiserver. The server itself is built in a later issue; for
+ * now the binary answers --help and --version and refuses to start, saying so.
  */
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { isIP } from 'node:net';
-import { messageOf } from '../api/errors.js';
-import { SECOND } from '../api/duration.js';
-import { createAuthenticator, loadTokenFile } from '../apiserver/authn/index.js';
-import { alwaysAllow, loadPolicyFile, policyAuthorizer } from '../apiserver/authz/index.js';
-import { ResourceRegistry, type ResourceDefinition } from '../apiserver/registry/index.js';
-import { eventDefinitions } from '../apiserver/resources/events/index.js';
-import { NamespaceLifecycle, namespaceDefinition } from '../apiserver/resources/namespaces/index.js';
-import { createRouter, type VersionInfo } from '../apiserver/routing/index.js';
-import {
-  ensureCa, ensureServing, helpText, issueClientCertificate, localServerUrl, parseCommandLine, startHttpsServer, waitForStore, writeKubeconfig,
-  type ApiServerOptions,
-} from '../apiserver/server/index.js';
-import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
 import { VERSION } from '../version.js';
 
-function log(message: string): void {
-  process.stderr.write(`${new Date().toISOString()} orch-apiserver: ${message}\n`);
-}
+const HELP = `orch-apiserver - the cluster API server nodeagent registers with
 
-function versionInfo(): VersionInfo {
-  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
-  return {
-    major: '1',
-    minor: '30',
-    gitVersion: `v1.30.0+orch-${VERSION}`,
-    gitCommit: '',
-    gitTreeState: 'clean',
-    buildDate: '1970-01-01T00:00:00Z',
-    goVersion: `node${process.versions.node}`,
-    compiler: 'tsc',
-    platform: `${process.platform}/${arch}`,
-  };
-}
+Usage:
+  orch-apiserver [flags]
 
-function readPem(file: string, flag: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`${flag}: cannot read ${file}: ${messageOf(err)}`, { cause: err });
-  }
-}
+Flags:
+  -h, --help      Print help
+      --version   Print version and exit
 
-function openStore(o: ApiServerOptions): Promise<ManagedStore> {
-  const bookmarkIntervalMs = Math.max(10, Math.round(o.watchBookmarkInterval / 1e6));
-  if (o.storageBackend === 'etcd3') return openEtcdStore({ endpoints: o.etcdServers, prefix: o.etcdPrefix, bookmarkIntervalMs, log });
-  return openSqliteStore({ dataDir: o.dataDir, bookmarkIntervalMs, log });
-}
+This build does not serve the API yet.
+`;
 
-async function run(o: ApiServerOptions): Promise<() => Promise<void>> {
-  const tokens = o.tokenAuthFile === '' ? undefined : loadTokenFile(o.tokenAuthFile);
-  const authorizer = o.authorizationMode === 'Policy' ? policyAuthorizer(loadPolicyFile(o.authorizationPolicyFile)) : alwaysAllow;
-  const ca = await ensureCa(o.certDir);
-  const clientCaPems = [ca.certPem, ...(o.clientCaFile === '' ? [] : [readPem(o.clientCaFile, '--client-ca-file')])];
-  const hosts = ['localhost', '127.0.0.1', '::1', hostname()];
-  if (isIP(o.bindAddress) !== 0 && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::' && !hosts.includes(o.bindAddress)) hosts.push(o.bindAddress);
-  const serving = o.tlsCertFile === ''
-    ? await ensureServing(o.certDir, ca, hosts)
-    : { certPem: readPem(o.tlsCertFile, '--tls-cert-file'), keyPem: readPem(o.tlsPrivateKeyFile, '--tls-private-key-file') };
-
-  const store = await openStore(o);
-  try {
-    await waitForStore(store, 15_000);
-    const definitions: ResourceDefinition[] = [namespaceDefinition, ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) })];
-    const registries: ResourceRegistry[] = [];
-    const lifecycle = new NamespaceLifecycle({
-      store,
-      namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
-      content: () => registries.filter((r) => r.def.namespaced),
-      log,
-    });
-    for (const def of definitions) registries.push(new ResourceRegistry({ def, store, admission: lifecycle.admission }));
-    await lifecycle.start();
-    const https = await startHttpsServer({
-      bindAddress: o.bindAddress,
-      port: o.securePort,
-      certPem: serving.certPem,
-      keyPem: serving.keyPem,
-      clientCaPems,
-      handler: createRouter({
-        registries,
-        authenticator: createAuthenticator(tokens === undefined ? {} : { tokens }),
-        authorizer,
-        maxRequestBytes: o.maxRequestBytes,
-        version: versionInfo(),
-        ready: async () => {
-          await store.currentRevision();
-        },
-        log,
-        serverAddress: `${o.bindAddress}:${o.securePort}`,
-      }),
-    });
-    if (o.writeAdminOrchconfig !== '') {
-      const client = await issueClientCertificate(ca, 'admin', ['system:masters']);
-      writeKubeconfig(o.writeAdminOrchconfig, {
-        server: localServerUrl(o.bindAddress, https.port),
-        caPem: o.tlsCertFile === '' ? ca.certPem : serving.certPem,
-        client,
-      });
-      log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
-    }
-    log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
-    return async () => {
-      await https.close();
-      await lifecycle.close();
-      await store.close();
-    };
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-}
-
-async function main(argv: readonly string[]): Promise<number> {
-  let command;
-  try {
-    command = parseCommandLine(argv);
-  } catch (err) {
-    process.stderr.write(`orch-apiserver: ${messageOf(err)}\nRun 'orch-apiserver --help' for the list of flags.\n`);
-    return 1;
-  }
-  if (command.action === 'help') {
-    process.stdout.write(helpText());
+function main(argv: readonly string[]): number {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    process.stdout.write(HELP);
     return 0;
   }
-  if (command.action === 'version') {
+  if (argv.includes('--version')) {
     process.stdout.write(`orch-apiserver ${VERSION}\n`);
     return 0;
   }
-  let stop: () => Promise<void>;
-  try {
-    stop = await run(command.options);
-  } catch (err) {
-    process.stderr.write(`orch-apiserver: ${messageOf(err)}\n`);
-    return 1;
-  }
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string): void => {
-      log(`${signal}: shutting down`);
-      resolve();
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  });
-  await stop();
-  return 0;
+  process.stderr.write(`orch-apiserver: this build does not serve the API yet; run with --help\n`);
+  return 1;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`orch-apiserver: ${messageOf(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+process.exitCode = main(process.argv.slice(2));
