@@ -82,6 +82,11 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
   });
   await waitForRuntime(cri, c.containerRuntimeEndpoint, log);
+  if (c.podCIDR !== '' && o.orchconfig === '') {
+    // Standalone mode: the pod CIDR comes from the configuration (upstream's --pod-cidr).
+    await cri.updateRuntimeConfig({ networkConfig: { podCidr: c.podCIDR } });
+    log.info('Pod CIDR handed to the runtime', { podCIDR: c.podCIDR });
+  }
 
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({ ...cgroupConfig, logger: logs.logger('cm') });
