@@ -64,6 +64,15 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CM_NO_CGROUPS: 'no cgroup hierarchy is mounted',
   CM_CGROUP_BUSY: 'a pod cgroup stayed busy until the deadline',
   CM_CGROUP_FAILED: 'a cgroup directory could not be created, read or removed',
+  // src/apiserver
+  APISERVER_INVALID_FLAGS: 'orch-apiserver flags are invalid; each problem is listed',
+  APISERVER_LISTEN: 'the secure port cannot be bound',
+  APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',
+  APISERVER_PKI: 'the serving or CA certificate cannot be read or generated',
+  APISERVER_POLICY_INVALID: 'the authorization policy file is malformed',
+  APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
+  APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
+  APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
   // src/apiserver/storage
   STORE_NOT_FOUND: 'no object at the key',
   STORE_ALREADY_EXISTS: 'an object already exists at the key',

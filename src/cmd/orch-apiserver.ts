@@ -1,32 +1,187 @@
 /**
- * The composition root of orch-apiserver. The server itself is built in a later issue; for
- * now the binary answers --help and --version and refuses to start, saying so.
+ * The composition root of orch-apiserver: parses the command line, loads the credentials and
+ * policy, prepares the PKI, opens the store, builds the registries of every resource, starts the
+ * namespace lifecycle and the HTTPS listener, writes the admin orchconfig, and shuts everything
+ * down on SIGTERM/SIGINT. This is the only file that knows every concrete module.
+ *
+ * Exit codes: 0 after --help, --version or a clean shutdown; 1 for invalid flags, unreadable
+ * files or a failed start.
  */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { messageOf } from '../api/errors.js';
+import { SECOND } from '../api/duration.js';
+import type { ResourceDefinition } from '../apiserver/registry/index.js';
+import type { VersionInfo } from '../apiserver/routing/index.js';
+import {
+  ensureCa, ensureServing, helpText, issueClientCertificate, localServerUrl, parseCommandLine, startHttpsServer, waitForStore, writeKubeconfig,
+  type ApiServerOptions,
+} from '../apiserver/server/index.js';
+import type { ManagedStore } from '../apiserver/storage/index.js';
 import { VERSION } from '../version.js';
 
-const HELP = `orch-apiserver - the cluster API server nodeagent registers with
+/**
+ * The serving modules, loaded only to serve: the storage clients (gRPC for etcd) are slow to
+ * load, and --help, --version and flag errors must answer at once.
+ */
+async function servingModules() {
+  const [authn, authz, registry, events, namespaces, routing, storage] = await Promise.all([
+    import('../apiserver/authn/index.js'),
+    import('../apiserver/authz/index.js'),
+    import('../apiserver/registry/index.js'),
+    import('../apiserver/resources/events/index.js'),
+    import('../apiserver/resources/namespaces/index.js'),
+    import('../apiserver/routing/index.js'),
+    import('../apiserver/storage/index.js'),
+  ]);
+  return { ...authn, ...authz, ...registry, ...events, ...namespaces, ...routing, ...storage };
+}
 
-Usage:
-  orch-apiserver [flags]
+type Modules = Awaited<ReturnType<typeof servingModules>>;
 
-Flags:
-  -h, --help      Print help
-      --version   Print version and exit
+function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString()} orch-apiserver: ${message}\n`);
+}
 
-This build does not serve the API yet.
-`;
+function versionInfo(): VersionInfo {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return {
+    major: '1',
+    minor: '30',
+    gitVersion: `v1.30.0+orch-${VERSION}`,
+    gitCommit: '',
+    gitTreeState: 'clean',
+    buildDate: '1970-01-01T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'tsc',
+    platform: `${process.platform}/${arch}`,
+  };
+}
 
-function main(argv: readonly string[]): number {
-  if (argv.includes('-h') || argv.includes('--help')) {
-    process.stdout.write(HELP);
+function readPem(file: string, flag: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`${flag}: cannot read ${file}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function openStore(m: Modules, o: ApiServerOptions): Promise<ManagedStore> {
+  const bookmarkIntervalMs = Math.max(10, Math.round(o.watchBookmarkInterval / 1e6));
+  const compactionIntervalMs = Math.round(o.etcdCompactionInterval / 1e6);
+  if (o.storageBackend === 'etcd3') return m.openEtcdStore({ endpoints: o.etcdServers, prefix: o.etcdPrefix, bookmarkIntervalMs, compactionIntervalMs, log });
+  // SQLite keeps the change log of the last compaction interval (as etcd keeps one interval of history).
+  const history = compactionIntervalMs === 0 ? { historyRevisions: Number.MAX_SAFE_INTEGER } : { historyRevisions: 0, historyMs: compactionIntervalMs, compactionIntervalMs };
+  return m.openSqliteStore({ dataDir: o.dataDir, bookmarkIntervalMs, log, ...history });
+}
+
+async function run(o: ApiServerOptions): Promise<() => Promise<void>> {
+  const m = await servingModules();
+  const tokens = o.tokenAuthFile === '' ? undefined : m.loadTokenFile(o.tokenAuthFile);
+  const authorizer = o.authorizationMode === 'Policy' ? m.policyAuthorizer(m.loadPolicyFile(o.authorizationPolicyFile)) : m.alwaysAllow;
+  const ca = await ensureCa(o.certDir);
+  const clientCaPems = [ca.certPem, ...(o.clientCaFile === '' ? [] : [readPem(o.clientCaFile, '--client-ca-file')])];
+  const hosts = ['localhost', '127.0.0.1', '::1', hostname()];
+  if (isIP(o.bindAddress) !== 0 && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::' && !hosts.includes(o.bindAddress)) hosts.push(o.bindAddress);
+  const serving = o.tlsCertFile === ''
+    ? await ensureServing(o.certDir, ca, hosts)
+    : { certPem: readPem(o.tlsCertFile, '--tls-cert-file'), keyPem: readPem(o.tlsPrivateKeyFile, '--tls-private-key-file') };
+
+  const store = await openStore(m, o);
+  try {
+    await waitForStore(store, 15_000);
+    const definitions: ResourceDefinition[] = [m.namespaceDefinition, ...m.eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) })];
+    const registries: InstanceType<Modules['ResourceRegistry']>[] = [];
+    const lifecycle = new m.NamespaceLifecycle({
+      store,
+      namespaces: new m.ResourceRegistry({ def: m.namespaceDefinition, store }),
+      content: () => registries.filter((r) => r.def.namespaced),
+      log,
+    });
+    for (const def of definitions) registries.push(new m.ResourceRegistry({ def, store, admission: lifecycle.admission }));
+    await lifecycle.start();
+    const https = await startHttpsServer({
+      bindAddress: o.bindAddress,
+      port: o.securePort,
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      clientCaPems,
+      handler: m.createRouter({
+        registries,
+        authenticator: m.createAuthenticator(tokens === undefined ? {} : { tokens }),
+        authorizer,
+        maxRequestBytes: o.maxRequestBytes,
+        version: versionInfo(),
+        ready: async () => {
+          await store.currentRevision();
+        },
+        log,
+        serverAddress: `${o.bindAddress}:${o.securePort}`,
+      }),
+    });
+    if (o.writeAdminOrchconfig !== '') {
+      const client = await issueClientCertificate(ca, 'admin', ['system:masters']);
+      writeKubeconfig(o.writeAdminOrchconfig, {
+        server: localServerUrl(o.bindAddress, https.port),
+        caPem: o.tlsCertFile === '' ? ca.certPem : serving.certPem,
+        client,
+      });
+      log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
+    }
+    log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
+    return async () => {
+      await https.close();
+      await lifecycle.close();
+      await store.close();
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let command;
+  try {
+    command = parseCommandLine(argv);
+  } catch (err) {
+    process.stderr.write(`orch-apiserver: ${messageOf(err)}\nRun 'orch-apiserver --help' for the list of flags.\n`);
+    return 1;
+  }
+  if (command.action === 'help') {
+    process.stdout.write(helpText());
     return 0;
   }
-  if (argv.includes('--version')) {
+  if (command.action === 'version') {
     process.stdout.write(`orch-apiserver ${VERSION}\n`);
     return 0;
   }
-  process.stderr.write(`orch-apiserver: this build does not serve the API yet; run with --help\n`);
-  return 1;
+  let stop: () => Promise<void>;
+  try {
+    stop = await run(command.options);
+  } catch (err) {
+    process.stderr.write(`orch-apiserver: ${messageOf(err)}\n`);
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string): void => {
+      log(`${signal}: shutting down`);
+      resolve();
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  await stop();
+  return 0;
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`orch-apiserver: ${messageOf(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,88 @@
+/**
+ * Request bodies: read with a size limit (413 beyond it), decoded from JSON or YAML by content
+ * type (415 for anything else, 400 when malformed). Never throws anything but StatusError.
+ */
+import type { IncomingMessage } from 'node:http';
+import { parseAllDocuments } from 'yaml';
+import { badRequest, tooLarge, unsupportedMediaType } from '../status/index.js';
+
+/** The bare media type of a Content-Type header: `application/json; charset=utf-8` -> `application/json`. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Reads the whole body; rejects with 413 as soon as it exceeds `limit` bytes. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (err) => {
+      if (!failed) reject(badRequest(`reading the request body failed: ${err.message}`));
+      failed = true;
+    });
+  });
+}
+
+const JSON_TYPES = new Set(['application/json', '']);
+const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml']);
+
+/** The media types an object body may have. */
+export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'] as const;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Parses YAML the way Kubernetes' YAML-to-JSON conversion does (one document, YAML 1.1 scalars). */
+export function parseYaml(text: string): unknown {
+  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });
+  if (!Array.isArray(docs)) throw badRequest('the request body is not valid YAML');
+  const nonEmpty = docs.filter((d) => d.contents !== null);
+  if (nonEmpty.length > 1) throw badRequest('the request body holds more than one YAML document');
+  const doc = nonEmpty[0] ?? docs[0];
+  if (doc === undefined) return null;
+  const problem = doc.errors[0];
+  if (problem !== undefined) throw badRequest(`the request body is not valid YAML: ${problem.message}`);
+  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+}
+
+/**
+ * The parsed body of `contentType`: JSON (also when no content type is given) or YAML, with
+ * `extraJson` naming more JSON-syntax types accepted (the patch types). Throws 415 or 400.
+ */
+export function decodeBody(body: Buffer, contentType: string | undefined, extraJson: readonly string[] = []): unknown {
+  const type = mediaType(contentType);
+  const text = body.toString('utf8');
+  if (JSON_TYPES.has(type) || extraJson.includes(type)) {
+    if (text.trim() === '') throw badRequest('the request body is empty');
+    return parseJson(text);
+  }
+  if (YAML_TYPES.has(type)) {
+    if (text.trim() === '') throw badRequest('the request body is empty');
+    return parseYaml(text);
+  }
+  throw unsupportedMediaType(type, [...OBJECT_MEDIA_TYPES, ...extraJson]);
+}

@@ -1,0 +1,8 @@
+/**
+ * http: the request and response plumbing shared by the router, the resource handlers and
+ * watches: bodies (size limit, JSON/YAML decoding), content negotiation, JSON/YAML/Status
+ * responses, query parameters. Must not: authenticate, route or know resources.
+ */
+export { decodeBody, mediaType, OBJECT_MEDIA_TYPES, parseYaml, readBody } from './body.js';
+export { negotiate, send, sendError, serialize, type Output, type OutputKind } from './respond.js';
+export { Query } from './query.js';

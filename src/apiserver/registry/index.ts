@@ -1,0 +1,18 @@
+/**
+ * registry: the generic REST storage of orch-apiserver. A resource is a declarative
+ * ResourceDefinition (names, scope, schema, storage segment, strategy, field labels, table
+ * columns, optional conversion between its wire view and the stored form); ResourceRegistry
+ * serves create, get, list (selectors, limit/continue), update, patch, delete and
+ * deletecollection for it over the Store, and the handlers map HTTP requests onto those.
+ *
+ * Owns: object metadata rules (uid, generateName, timestamps, resourceVersion preconditions,
+ * finalizers), strict body decoding, Table printing. Must not: authenticate or authorize,
+ * route URLs, or know any particular resource (resources/ holds those).
+ */
+export * from './resource.js';
+export { ResourceRegistry, type Admission, type DeleteRequest, type RegistryOptions, type WriteOptions } from './registry.js';
+export { decodeObject, type Decoded, type FieldValidation } from './decode.js';
+export { fieldsOf, listObjects, matcher, type ListPage, type ListRequest } from './list.js';
+export { finalizersOf, labelsOf, metaOf, nameOf, namespaceOf, resourceVersionOf, str } from './meta.js';
+export { AGE_COLUMN, age, humanDuration, toTable, type IncludeObject } from './table.js';
+export { listRequest, sendObject, serveResource, type ResourceRequest } from './handlers.js';

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseFieldSelector, parseLabelSelector } from '../selectors/index.js';
+import { openSqliteStore, type ManagedStore } from '../storage/index.js';
+import { StatusError } from '../status/index.js';
+import { object, objectMeta, str } from '../schema/index.js';
+import { listObjects, metaOf, ResourceRegistry, type ResourceDefinition, type StrategyContext } from './index.js';
+
+const def: ResourceDefinition = {
+  group: 'test.orch.io', version: 'v1', kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget', shortNames: [], categories: [],
+  namespaced: true, verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], storage: 'widgets',
+  schema: object({ kind: str(), apiVersion: str(), metadata: objectMeta, color: str(), status: object({ state: str() }) }),
+  statusSubresource: true, fieldLabels: ['color'], fields: (o) => ({ color: typeof o.color === 'string' ? o.color : '' }),
+  columns: [], nameColumn: true, nameRule: 'subdomain', allowCreateOnUpdate: true, returnDeletedObject: false,
+  strategy: {
+    validateCreate: (o, errors) => {
+      if (o.color === 'invalid') errors.invalid('color', o.color, 'is not a color');
+    },
+    validateUpdate: () => undefined,
+  },
+};
+
+const ctx: StrategyContext = { user: { name: 'test', uid: '', groups: [] }, now: new Date('2024-05-01T10:00:00Z') };
+const code = async (p: Promise<unknown>): Promise<number> => p.then(() => 0, (err: unknown) => (err instanceof StatusError ? err.httpCode : -1));
+const everything = { labelSelector: parseLabelSelector(''), fieldSelector: parseFieldSelector('', ['color'], 'widgets') };
+
+void describe('generic registry over SQLite', () => {
+  let dir: string;
+  let store: ManagedStore;
+  let registry: ResourceRegistry;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'orch-registry-'));
+    store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
+    registry = new ResourceRegistry({ def, store });
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('creates with server-owned metadata, rejects duplicates (409) and invalid objects (422)', async () => {
+    const created = await registry.create(ctx, 'ns', { metadata: { name: 'w1', uid: 'mine', labels: { a: 'b' } }, color: 'red' }, { dryRun: false });
+    const meta = metaOf(created);
+    assert.equal(meta.namespace, 'ns');
+    assert.notEqual(meta.uid, 'mine');
+    assert.equal(meta.creationTimestamp, '2024-05-01T10:00:00Z');
+    assert.equal(created.kind, 'Widget');
+    assert.equal(await code(registry.create(ctx, 'ns', { metadata: { name: 'w1' } }, { dryRun: false })), 409);
+    assert.equal(await code(registry.create(ctx, 'ns', { metadata: { name: 'w2' }, color: 'invalid' }, { dryRun: false })), 422);
+    assert.equal(await code(registry.create(ctx, 'ns', { metadata: {} }, { dryRun: false })), 422);
+  });
+
+  void it('keeps status on main updates, changes only status through /status, creates on update where allowed', async () => {
+    const current = await registry.get('ns', 'w1');
+    const updated = await registry.update(ctx, 'ns', 'w1', { ...current, color: 'blue', status: { state: 'ignored' } }, { dryRun: false });
+    assert.equal(updated.object.color, 'blue');
+    assert.equal(updated.object.status, undefined);
+    const status = await registry.update(ctx, 'ns', 'w1', { ...updated.object, color: 'green', status: { state: 'ready' } }, { dryRun: false, subresource: 'status' });
+    assert.deepEqual(status.object.status, { state: 'ready' });
+    assert.equal(status.object.color, 'blue');
+    const created = await registry.update(ctx, 'ns', 'fresh', { metadata: { name: 'fresh' } }, { dryRun: false });
+    assert.equal(created.created, true);
+    assert.equal(await code(registry.update(ctx, 'ns', 'w1', { ...current }, { dryRun: false })), 409, 'stale resourceVersion');
+  });
+
+  void it('pages filtered lists, and answers 410 for a continue token after compaction', async () => {
+    for (let i = 0; i < 12; i++) await registry.create(ctx, 'paged', { metadata: { name: `p${String(i).padStart(2, '0')}` }, color: i % 3 === 0 ? 'red' : 'blue' }, { dryRun: false });
+    const red = { ...everything, fieldSelector: parseFieldSelector('color=red', ['color'], 'widgets') };
+    const first = await listObjects(registry, { ...red, namespace: 'paged', limit: 2 });
+    assert.deepEqual(first.items.map((o) => metaOf(o).name), ['p00', 'p03']);
+    assert.equal(first.remainingItemCount, undefined);
+    const rest = await listObjects(registry, { ...red, namespace: 'paged', limit: 10, continue: first.continue ?? '' });
+    assert.deepEqual(rest.items.map((o) => metaOf(o).name), ['p06', 'p09']);
+    const plain = await listObjects(registry, { ...everything, namespace: 'paged', limit: 5 });
+    assert.equal(plain.remainingItemCount, 7);
+    await registry.create(ctx, 'paged', { metadata: { name: 'later' } }, { dryRun: false });
+    await store.compact();
+    assert.equal(await code(listObjects(registry, { ...everything, namespace: 'paged', limit: 5, continue: plain.continue ?? '' })), 410);
+  });
+
+  void it('deletes through finalizers and checks preconditions', async () => {
+    const held = await registry.create(ctx, 'ns', { metadata: { name: 'held', finalizers: ['x.io/f'] } }, { dryRun: false });
+    assert.equal(await code(registry.delete(ctx, 'ns', 'held', { dryRun: false, uid: 'other' })), 409);
+    const marked = await registry.delete(ctx, 'ns', 'held', { dryRun: false });
+    assert.equal(marked.deleted, false);
+    assert.equal(metaOf(marked.object).deletionTimestamp, '2024-05-01T10:00:00Z');
+    const cleared = await registry.patch(ctx, 'ns', 'held', 'merge', { metadata: { finalizers: null } }, { dryRun: false });
+    assert.equal(metaOf(cleared).uid, metaOf(held).uid);
+    assert.equal(await code(registry.get('ns', 'held')), 404);
+  });
+});

@@ -1,0 +1,270 @@
+/**
+ * The generic registry of one resource view over the Store: create, get, update (optimistic
+ * concurrency on resourceVersion), patch, delete (with finalizers and preconditions) and
+ * deletecollection. Lists live in list.ts and watches in ../watch. Objects enter and leave in the
+ * view's wire form; the store holds the stored form (ViewConversion).
+ *
+ * Every method may throw StatusError (400, 404, 409, 422, ...) and store errors mapped by
+ * category. None of them is idempotent except get.
+ */
+import { isOrchError } from '../../api/errors.js';
+import { StoreErrorCode, type Store, type StoredObject } from '../storage/index.js';
+import { nowTime } from '../schema/index.js';
+import { applyPatch, PatchApplyError, PatchFormatError, cloneJson, type PatchType } from '../patch/index.js';
+import { alreadyExists, badRequest, conflict, FieldErrors, invalid, notFound, StatusError, type GroupResource } from '../status/index.js';
+import { decodeObject, type FieldValidation } from './decode.js';
+import { carryOverMeta, finalizersOf, metaOf, nameOf, prepareCreateMeta, resourceVersionOf, str, validateMeta } from './meta.js';
+import { apiVersionOf, type ResourceDefinition, type StrategyContext, type WireObject } from './resource.js';
+
+/** Checks run before a write (e.g. the namespace exists and is not terminating). */
+export type Admission = (operation: 'create' | 'update' | 'delete', def: ResourceDefinition, namespace: string, name: string) => Promise<void>;
+
+export interface RegistryOptions {
+  readonly def: ResourceDefinition;
+  readonly store: Store;
+  readonly admission?: Admission;
+}
+
+export interface WriteOptions {
+  readonly dryRun: boolean;
+  readonly subresource?: 'status';
+  readonly fieldValidation?: FieldValidation;
+}
+
+export interface DeleteRequest {
+  readonly dryRun: boolean;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+}
+
+const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+export class ResourceRegistry {
+  readonly def: ResourceDefinition;
+  readonly resource: GroupResource;
+  readonly store: Store;
+  private readonly admission: Admission;
+
+  constructor(options: RegistryOptions) {
+    this.def = options.def;
+    this.store = options.store;
+    this.resource = { group: options.def.group, resource: options.def.plural };
+    this.admission = options.admission ?? (() => Promise.resolve());
+  }
+
+  key(namespace: string, name: string): string {
+    return this.def.namespaced ? `/${this.def.storage}/${namespace}/${name}` : `/${this.def.storage}/${name}`;
+  }
+
+  prefix(namespace: string): string {
+    return this.def.namespaced && namespace !== '' ? `/${this.def.storage}/${namespace}/` : `/${this.def.storage}/`;
+  }
+
+  /** The wire form of a stored object, `kind` and `apiVersion` first. */
+  present(stored: StoredObject): WireObject {
+    const wire = this.def.conversion === undefined ? stored : this.def.conversion.fromStorage(stored);
+    const { kind: _k, apiVersion: _a, ...rest } = wire;
+    return { kind: this.def.kind, apiVersion: apiVersionOf(this.def), ...rest };
+  }
+
+  private toStorage(wire: WireObject): StoredObject {
+    return this.def.conversion === undefined ? wire : this.def.conversion.toStorage(wire);
+  }
+
+  async create(ctx: StrategyContext, namespace: string, body: WireObject, options: WriteOptions): Promise<WireObject> {
+    const object = cloneJson(body);
+    prepareCreateMeta(object, this.def, namespace, ctx.now);
+    await this.admission('create', this.def, namespace, nameOf(object));
+    this.def.strategy.prepareForCreate?.(object, ctx);
+    const errors = new FieldErrors();
+    validateMeta(object, this.def, errors);
+    this.def.strategy.validateCreate(object, errors, ctx);
+    errors.throwIfAny(this.def.kind, this.def.group, nameOf(object));
+    if (options.dryRun) return this.present(this.toStorage(object));
+    const ttl = this.def.ttlSeconds?.();
+    try {
+      const stored = await this.store.create(this.key(namespace, nameOf(object)), this.toStorage(object), ttl === undefined ? {} : { ttlSeconds: ttl });
+      return this.present(stored);
+    } catch (err) {
+      throw this.translate(err, nameOf(object));
+    }
+  }
+
+  async get(namespace: string, name: string): Promise<WireObject> {
+    return this.present(await this.getStored(namespace, name));
+  }
+
+  private async getStored(namespace: string, name: string): Promise<StoredObject> {
+    try {
+      return await this.store.get(this.key(namespace, name));
+    } catch (err) {
+      throw this.translate(err, name);
+    }
+  }
+
+  /** PUT: replaces the object (or creates it where allowed). `created` tells 201 from 200. */
+  async update(ctx: StrategyContext, namespace: string, name: string, body: WireObject, options: WriteOptions): Promise<{ object: WireObject; created: boolean }> {
+    const bodyName = nameOf(body);
+    if (bodyName !== '' && bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+    const bodyNs = str(metaOf(body).namespace);
+    if (this.def.namespaced && bodyNs !== '' && bodyNs !== namespace) {
+      throw badRequest(`the namespace of the object (${bodyNs}) does not match the namespace on the URL (${namespace})`);
+    }
+    const incoming = cloneJson(body);
+    metaOf(incoming).name = name;
+    const expected = resourceVersionOf(incoming);
+    await this.admission('update', this.def, namespace, name);
+    return this.write(namespace, name, expected, options, () => cloneJson(incoming), async () => {
+      if (!this.def.allowCreateOnUpdate || options.subresource !== undefined) throw notFound(this.resource, name);
+      delete metaOf(incoming).resourceVersion;
+      return { object: await this.create(ctx, namespace, incoming, options), created: true };
+    }, ctx);
+  }
+
+  /** PATCH in one of the three formats; retried on write races unless the patch sets resourceVersion. */
+  async patch(ctx: StrategyContext, namespace: string, name: string, type: PatchType, patch: unknown, options: WriteOptions): Promise<WireObject> {
+    const fieldValidation = options.fieldValidation ?? 'Strict';
+    const result = await this.write(namespace, name, '', options, (old) => {
+      let patched: WireObject;
+      try {
+        patched = applyPatch(type, old, patch, this.def.schema);
+      } catch (err) {
+        if (err instanceof PatchFormatError) throw badRequest(`the patch is invalid: ${err.message}`);
+        if (err instanceof PatchApplyError) {
+          throw invalid(this.def.kind, this.def.group, name, [{ type: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${err.message}` }]);
+        }
+        throw err;
+      }
+      const decoded = decodeObject(this.def, patched, fieldValidation).object;
+      const rv = resourceVersionOf(decoded);
+      if (rv !== '' && rv !== resourceVersionOf(old)) throw conflict(this.resource, name, MODIFIED);
+      if (nameOf(decoded) !== name) throw badRequest(`the name of the patched object (${nameOf(decoded)}) does not match the name on the URL (${name})`);
+      return decoded;
+    }, () => Promise.reject(notFound(this.resource, name)), ctx);
+    return result.object;
+  }
+
+  /**
+   * The common write path of update and patch: `next(old)` gives the new wire object from the
+   * current one, then metadata is carried over, the strategy runs and the store is compared-and-
+   * swapped. An update that clears the last finalizer of a deleting object removes it.
+   */
+  private async write(
+    namespace: string, name: string, expected: string, options: WriteOptions,
+    next: (old: WireObject) => WireObject, missing: () => Promise<{ object: WireObject; created: boolean }>, ctx: StrategyContext,
+  ): Promise<{ object: WireObject; created: boolean }> {
+    const key = this.key(namespace, name);
+    const mutate = (current: StoredObject): StoredObject => this.toStorage(this.nextState(this.present(current), next, options, ctx, name));
+    if (options.dryRun) {
+      let current: StoredObject;
+      try {
+        current = await this.store.get(key);
+      } catch (err) {
+        if (isOrchError(err) && err.code === StoreErrorCode.notFound) return missing();
+        throw this.translate(err, name);
+      }
+      if (expected !== '' && expected !== resourceVersionOf(current)) throw conflict(this.resource, name, MODIFIED);
+      return { object: this.present(mutate(cloneJson(current))), created: false };
+    }
+    const ttl = this.def.ttlSeconds?.();
+    let stored: StoredObject;
+    try {
+      stored = await this.store.update(key, { ...(expected === '' ? {} : { expectedResourceVersion: expected }), ...(ttl === undefined ? {} : { ttlSeconds: ttl }) }, mutate);
+    } catch (err) {
+      if (isOrchError(err) && err.code === StoreErrorCode.notFound) return missing();
+      throw this.translate(err, name);
+    }
+    const object = this.present(stored);
+    if (str(metaOf(object).deletionTimestamp) !== '' && this.pending(object).length === 0) {
+      await this.store.delete(key, { expectedResourceVersion: resourceVersionOf(object) }).catch((err: unknown) => {
+        if (!(isOrchError(err) && (err.code === StoreErrorCode.notFound || err.code === StoreErrorCode.conflict))) throw this.translate(err, name);
+      });
+    }
+    return { object, created: false };
+  }
+
+  private nextState(old: WireObject, next: (old: WireObject) => WireObject, options: WriteOptions, ctx: StrategyContext, name: string): WireObject {
+    let object = next(old);
+    if (options.subresource === 'status') {
+      object = { ...cloneJson(old), status: cloneJson(object.status) };
+    } else if (this.def.statusSubresource) {
+      object = { ...object, status: cloneJson(old.status) };
+      if (old.status === undefined) delete object.status;
+    }
+    const uid = str(metaOf(object).uid);
+    const oldUid = str(metaOf(old).uid);
+    if (uid !== '' && uid !== oldUid) throw conflict(this.resource, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${oldUid}`);
+    carryOverMeta(object, old);
+    this.def.strategy.prepareForUpdate?.(object, old, ctx);
+    const errors = new FieldErrors();
+    validateMeta(object, this.def, errors);
+    this.def.strategy.validateUpdate(object, old, errors, ctx);
+    errors.throwIfAny(this.def.kind, this.def.group, name);
+    delete metaOf(object).resourceVersion;
+    return object;
+  }
+
+  pending(object: WireObject): readonly string[] {
+    return this.def.pendingFinalizers?.(object) ?? finalizersOf(object);
+  }
+
+  /**
+   * DELETE: removes the object, or, while finalizers remain, marks it (deletionTimestamp) and
+   * keeps it. `deleted` is false in the second case.
+   */
+  async delete(ctx: StrategyContext, namespace: string, name: string, request: DeleteRequest): Promise<{ object: WireObject; deleted: boolean }> {
+    const key = this.key(namespace, name);
+    const current = this.present(await this.getStored(namespace, name));
+    await this.admission('delete', this.def, namespace, name);
+    const uid = str(metaOf(current).uid);
+    if (request.uid !== undefined && request.uid !== uid) {
+      throw conflict(this.resource, name, `Precondition failed: UID in precondition: ${request.uid}, UID in object meta: ${uid}`);
+    }
+    const rv = resourceVersionOf(current);
+    if (request.resourceVersion !== undefined && request.resourceVersion !== rv) {
+      throw conflict(this.resource, name, `Precondition failed: ResourceVersion in precondition: ${request.resourceVersion}, ResourceVersion in object meta: ${rv}`);
+    }
+    if (this.pending(current).length > 0) {
+      if (str(metaOf(current).deletionTimestamp) !== '') return { object: current, deleted: false };
+      const mark = (object: WireObject): WireObject => {
+        metaOf(object).deletionTimestamp = nowTime(ctx.now);
+        metaOf(object).deletionGracePeriodSeconds = 0;
+        this.def.strategy.prepareForDelete?.(object, ctx);
+        return object;
+      };
+      if (request.dryRun) return { object: mark(cloneJson(current)), deleted: false };
+      try {
+        const stored = await this.store.update(key, { expectedResourceVersion: rv }, (s) => this.toStorage(mark(this.present(s))));
+        return { object: this.present(stored), deleted: false };
+      } catch (err) {
+        throw this.translate(err, name);
+      }
+    }
+    if (request.dryRun) return { object: current, deleted: true };
+    try {
+      const gone = await this.store.delete(key, { expectedResourceVersion: rv, ...(uid === '' ? {} : { expectedUid: uid }) });
+      return { object: this.present(gone), deleted: true };
+    } catch (err) {
+      throw this.translate(err, name);
+    }
+  }
+
+  /** Store errors named after this resource: 404, 409 AlreadyExists, 409 Conflict. */
+  translate(err: unknown, name: string): unknown {
+    if (err instanceof StatusError || !isOrchError(err)) return err;
+    switch (err.code) {
+      case StoreErrorCode.notFound:
+        return notFound(this.resource, name);
+      case StoreErrorCode.alreadyExists:
+        return alreadyExists(this.resource, name);
+      case StoreErrorCode.conflict:
+        return conflict(this.resource, name, MODIFIED);
+      case StoreErrorCode.preconditionFailed:
+        return conflict(this.resource, name, `Precondition failed: ${err.message}`);
+      case StoreErrorCode.invalidKey:
+        return notFound(this.resource, name);
+      default:
+        return err;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * What a resource declares to be served by the generic registry: its names and scope for
+ * routing and discovery, its schema, where it is stored, its strategy (defaults and validation)
+ * and its table columns. Adding a resource is writing one such definition (see
+ * resources/events/ for an example with two views of one stored kind).
+ */
+import type { StoredObject } from '../storage/index.js';
+import type { ObjectSchema } from '../schema/index.js';
+import type { FieldErrors } from '../status/index.js';
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** A JSON object as it travels on the wire (one view of a stored object). */
+export type WireObject = Record<string, unknown>;
+
+/** Who is asking, for strategies that record it. */
+export interface RequestUser {
+  readonly name: string;
+  readonly uid: string;
+  readonly groups: readonly string[];
+}
+
+export interface StrategyContext {
+  readonly user: RequestUser;
+  readonly now: Date;
+}
+
+/**
+ * Defaults and validation of one view, on its wire form. The registry has already set and
+ * validated the metadata (name, namespace, uid, timestamps, labels, annotations) before these run.
+ */
+export interface ResourceStrategy {
+  /** Defaults of a new object (mutate in place). */
+  prepareForCreate?(object: WireObject, ctx: StrategyContext): void;
+  validateCreate(object: WireObject, errors: FieldErrors, ctx: StrategyContext): void;
+  /** Carries over what an update must not change (mutate `object` in place). */
+  prepareForUpdate?(object: WireObject, old: WireObject, ctx: StrategyContext): void;
+  validateUpdate(object: WireObject, old: WireObject, errors: FieldErrors, ctx: StrategyContext): void;
+  /** Called when deletion is requested and finalizers keep the object (e.g. phase Terminating). */
+  prepareForDelete?(object: WireObject, ctx: StrategyContext): void;
+}
+
+export interface TableColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'date';
+  readonly format?: 'name' | '';
+  readonly description: string;
+  /** 0: shown by default; 1: with `-o wide`. */
+  readonly priority: 0 | 1;
+  cell(object: WireObject, now: Date): string | number;
+}
+
+/** Converts between the stored form and this view's wire form. */
+export interface ViewConversion {
+  toStorage(object: WireObject): StoredObject;
+  fromStorage(object: StoredObject): WireObject;
+}
+
+export interface ResourceDefinition {
+  /** API group ('' for core v1) and version. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly listKind: string;
+  /** Lowercase plural (the URL segment), singular, short names (`ev`), categories (`all`). */
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly namespaced: boolean;
+  readonly verbs: readonly Verb[];
+  /** Key segment in the store: objects live at `/<storage>/<namespace>/<name>` (or `/<storage>/<name>`). */
+  readonly storage: string;
+  /** The wire schema of the kind (strict decoding, strategic merge, OpenAPI). */
+  readonly schema: ObjectSchema;
+  /** Serves `/status`: updates of the main resource keep `.status`, updates of /status change only it. */
+  readonly statusSubresource: boolean;
+  /** Field labels for fieldSelector besides metadata.name and metadata.namespace. */
+  readonly fieldLabels: readonly string[];
+  /** The values of every field label of an object (wire form). */
+  fields(object: WireObject): Record<string, string>;
+  /** Columns after NAME (NAME is added first unless `nameColumn` is false). */
+  readonly columns: readonly TableColumn[];
+  readonly nameColumn: boolean;
+  /** Absent: the wire form is the stored form. */
+  readonly conversion?: ViewConversion;
+  readonly strategy: ResourceStrategy;
+  /** Names must be DNS-1123 subdomains (default) or labels. */
+  readonly nameRule: 'subdomain' | 'label';
+  /** Seconds to live for every write (events: --event-ttl); absent means forever. */
+  ttlSeconds?(): number | undefined;
+  /** PUT of a missing object creates it. */
+  readonly allowCreateOnUpdate: boolean;
+  /** DELETE answers the deleted object instead of a Status. */
+  readonly returnDeletedObject: boolean;
+  /** Finalizers that keep a deleted object (default metadata.finalizers). */
+  pendingFinalizers?(object: WireObject): readonly string[];
+}
+
+/** `apiVersion` of a definition: `v1` or `events.orch.io/v1`. */
+export function apiVersionOf(def: Pick<ResourceDefinition, 'group' | 'version'>): string {
+  return def.group === '' ? def.version : `${def.group}/${def.version}`;
+}

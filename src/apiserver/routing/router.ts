@@ -1,0 +1,177 @@
+/**
+ * The request pipeline: authenticate -> parse the request info -> authorize -> dispatch to the
+ * health, version, discovery and OpenAPI documents or to a resource's handlers. Every failure
+ * is answered with a Status; nothing a client sends can throw out of here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { messageOf } from '../../api/errors.js';
+import type { Authenticator, UserInfo } from '../authn/index.js';
+import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
+import { negotiate, send, sendError, Query, type Output } from '../http/index.js';
+import { serveResource, type ResourceRegistry, type Verb } from '../registry/index.js';
+import { forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
+import { serveWatch } from '../watch/index.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { openApiDocuments, openApiRoot } from './openapi.js';
+import { parseRequestInfo, type ResourceInfo } from './request-info.js';
+
+export interface VersionInfo {
+  readonly major: string;
+  readonly minor: string;
+  readonly gitVersion: string;
+  readonly gitCommit: string;
+  readonly gitTreeState: string;
+  readonly buildDate: string;
+  readonly goVersion: string;
+  readonly compiler: string;
+  readonly platform: string;
+}
+
+export interface RouterOptions {
+  readonly registries: readonly ResourceRegistry[];
+  readonly authenticator: Authenticator;
+  readonly authorizer: Authorizer;
+  readonly maxRequestBytes: number;
+  readonly version: VersionInfo;
+  /** Resolves when the storage answers; rejects otherwise (readyz). */
+  readonly ready: () => Promise<void>;
+  readonly log: (message: string) => void;
+  readonly now?: () => Date;
+  /** The address advertised in `/api` (host:port). */
+  readonly serverAddress: string;
+}
+
+/** Paths anonymous requests may read (everything else needs credentials). */
+const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
+
+export function createRouter(options: RouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const defs = options.registries.map((r) => r.def);
+  const openapi = openApiDocuments(defs, 'Orch', options.version.gitVersion);
+  const now = options.now ?? (() => new Date());
+
+  async function health(path: string, query: Query, res: ServerResponse): Promise<void> {
+    const checks: [string, () => Promise<void>][] = [['ping', () => Promise.resolve()]];
+    if (path !== '/livez') checks.push(['storage', options.ready]);
+    const lines: string[] = [];
+    let ok = true;
+    for (const [name, check] of checks) {
+      try {
+        await check();
+        lines.push(`[+]${name} ok`);
+      } catch (err) {
+        ok = false;
+        lines.push(`[-]${name} failed: ${messageOf(err)}`);
+      }
+    }
+    const verbose = query.has('verbose');
+    const name = path.slice(1);
+    const text = ok ? (verbose ? `${lines.join('\n')}\n${name} check passed\n` : 'ok') : `${lines.join('\n')}\n${name} check failed\n`;
+    res.writeHead(ok ? 200 : 500, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache, private' });
+    res.end(text);
+  }
+
+  /** The discovery, version or OpenAPI document at `path`, or undefined. */
+  function documentAt(path: string): unknown {
+    const parts = path.split('/').filter((s) => s !== '');
+    if (path === '/version' || path === '/version/') return options.version;
+    if (parts[0] === 'api' && parts.length === 2) return apiResourceList(defs, '', parts[1] ?? '');
+    if (parts[0] === 'apis' && parts.length === 2) return apiGroup(defs, parts[1] ?? '');
+    if (parts[0] === 'apis' && parts.length === 3) return apiResourceList(defs, parts[1] ?? '', parts[2] ?? '');
+    if (path === '/openapi/v3' || path === '/openapi/v3/') return openApiRoot(openapi);
+    return undefined;
+  }
+
+  async function nonResource(req: IncomingMessage, res: ServerResponse, path: string, query: Query, pretty: boolean): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, path);
+    if (path === '/healthz' || path === '/livez' || path === '/readyz') {
+      await health(path, query, res);
+      return;
+    }
+    if (path === '/api' || path === '/apis') {
+      const output = negotiate(req.headers.accept, ['discovery-v2'], pretty);
+      const body = output.kind === 'discovery-v2' ? aggregatedDiscovery(defs, path === '/api') : path === '/api' ? apiVersions(options.serverAddress) : apiGroupList(defs);
+      send(res, 200, body, output, { Vary: 'Accept' });
+      return;
+    }
+    const doc = path.startsWith('/openapi/v3/') ? openapi.get(path.slice('/openapi/v3/'.length)) : undefined;
+    if (doc !== undefined) {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc.text), 'Cache-Control': 'public, immutable', Etag: `"${doc.hash}"` });
+      res.end(doc.text);
+      return;
+    }
+    const body = documentAt(path);
+    if (body === undefined) throw pathNotFound(path);
+    send(res, 200, body, negotiate(req.headers.accept, [], pretty));
+  }
+
+  function authorize(user: UserInfo, attrs: Omit<Attributes, 'user'>): void {
+    const full: Attributes = { ...attrs, user };
+    const decision = options.authorizer.authorize(full);
+    if (decision.allowed) return;
+    const why = describeDenial(full) + (decision.reason === '' ? '' : `: ${decision.reason}`);
+    if (!attrs.resourceRequest) throw forbiddenPath(user.name, attrs.verb, attrs.path);
+    throw forbidden({ group: attrs.apiGroup, resource: attrs.subresource === '' ? attrs.resource : `${attrs.resource}/${attrs.subresource}` }, attrs.name, why);
+  }
+
+  async function resource(req: IncomingMessage, res: ServerResponse, info: ResourceInfo, query: Query, user: UserInfo, pretty: boolean): Promise<void> {
+    const registry = options.registries.find((r) => r.def.group === info.apiGroup && r.def.version === info.apiVersion && r.def.plural === info.resource);
+    if (registry === undefined) throw pathNotFound(info.path);
+    const def = registry.def;
+    const verb = info.verb as Verb;
+    const subresource = info.subresource;
+    if (subresource !== '' && !(subresource === 'status' && def.statusSubresource)) throw pathNotFound(info.path);
+    if (subresource === 'status' && !['get', 'update', 'patch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
+    if (!def.verbs.includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
+    // Collections take POST, GET and DELETE; objects GET, PUT, PATCH and DELETE.
+    const objectVerb = verb === 'update' || verb === 'patch';
+    if ((objectVerb && info.name === '') || (verb === 'create' && info.name !== '')) throw methodNotAllowed(req.method ?? '', info.path);
+    const isNamespaceItself = def.storage === 'namespaces';
+    if (!def.namespaced && info.namespace !== '' && !isNamespaceItself) throw pathNotFound(info.path);
+    const namespace = def.namespaced ? info.namespace : '';
+    if (def.namespaced && namespace === '' && !['list', 'watch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
+    const output: Output = negotiate(req.headers.accept, ['yaml', 'table', 'partial'], pretty);
+    const request = {
+      req, res, registry, verb, namespace, name: info.name, subresource: subresource === 'status' ? ('status' as const) : ('' as const),
+      query, user, output, maxRequestBytes: options.maxRequestBytes, now,
+    };
+    if (verb === 'watch') return serveWatch(request, { log: options.log });
+    return serveResource(request);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://orch-apiserver.invalid');
+    const query = new Query(url.searchParams);
+    let pretty = false;
+    try {
+      pretty = query.bool('pretty');
+      const auth = options.authenticator.authenticate(req);
+      if (auth.kind === 'invalid') throw unauthorized();
+      const path = url.pathname;
+      if (auth.kind === 'anonymous' && !ANONYMOUS_PATHS.has(path)) throw unauthorized();
+      const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
+      if (auth.kind === 'user') {
+        if (info.kind === 'resource') {
+          authorize(auth.user, { verb: info.verb, resourceRequest: true, path, apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name });
+        } else {
+          authorize(auth.user, { verb: info.verb, resourceRequest: false, path, apiGroup: '', resource: '', subresource: '', namespace: '', name: '' });
+        }
+      }
+      if (info.kind === 'nonResource') await nonResource(req, res, path, query, pretty);
+      else await resource(req, res, info, query, auth.user, pretty);
+    } catch (err) {
+      const status = sendError(res, err, { kind: 'json', pretty });
+      if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${req.url ?? ''}: ${status.httpCode} ${messageOf(err)}`);
+    }
+  }
+
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // handle() answers every error itself; this is the last guard against a bug in it.
+      options.log(`unexpected failure serving ${req.method ?? ''} ${req.url ?? ''}: ${messageOf(err)}`);
+      if (!res.headersSent) sendError(res, err instanceof StatusError ? err : unavailable(messageOf(err)), { kind: 'json', pretty: false });
+      else res.destroy();
+    });
+  };
+}
+

@@ -1,0 +1,12 @@
+/**
+ * schema: the declarative description of each kind's fields, used for strict decoding of bodies
+ * (unknown fields, types, canonical timestamps), strategic merge patch metadata (merge keys) and
+ * the published OpenAPI v3 documents.
+ *
+ * Must not: validate values beyond their JSON type (that is each resource's strategy), or know
+ * HTTP.
+ */
+export * from './types.js';
+export { canonicalTime, decodeStrict, nowMicroTime, nowTime, type DecodeResult } from './decode.js';
+export { toOpenApi, type JsonObject } from './openapi.js';
+export { deleteOptions, listMeta, objectMeta, objectReference, ownerReference } from './meta.js';

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isOrchError } from '../../api/errors.js';
+import { SECOND } from '../../api/duration.js';
+import { DEFAULTS, helpText, parseCommandLine } from './flags.js';
+
+function options(...argv: string[]): typeof DEFAULTS {
+  const parsed = parseCommandLine(argv);
+  if (parsed.action !== 'run') throw new Error(`${argv.join(' ')} is not a run`);
+  return parsed.options;
+}
+
+function problems(...argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (err) {
+    assert.ok(isOrchError(err));
+    return err.message;
+  }
+  throw new Error(`no error for ${argv.join(' ')}`);
+}
+
+void describe('orch-apiserver flags', () => {
+  void it('has kube-apiserver defaults', () => {
+    const o = options();
+    assert.equal(o.bindAddress, '0.0.0.0');
+    assert.equal(o.securePort, 6443);
+    assert.equal(o.eventTtl, 3600 * SECOND);
+    assert.equal(o.maxRequestBytes, 3 * 1024 * 1024);
+    assert.equal(o.storageBackend, 'sqlite');
+    assert.equal(o.certDir, '/var/lib/orch-apiserver/pki');
+  });
+  void it('reads --flag=value and --flag value, lists and durations', () => {
+    const o = options('--secure-port=7443', '--bind-address', '127.0.0.1', '--storage-backend=etcd3', '--etcd-servers', 'http://a:1, http://b:2', '--event-ttl=90s');
+    assert.equal(o.securePort, 7443);
+    assert.equal(o.bindAddress, '127.0.0.1');
+    assert.deepEqual(o.etcdServers, ['http://a:1', 'http://b:2']);
+    assert.equal(o.eventTtl, 90 * SECOND);
+    assert.equal(options('--secure_port=1').securePort, 1, 'underscores read as dashes');
+  });
+  void it('answers help and version before anything else', () => {
+    assert.deepEqual(parseCommandLine(['--secure-port=1', '-h']), { action: 'help' });
+    assert.deepEqual(parseCommandLine(['--version']), { action: 'version' });
+    assert.match(helpText(), /--event-ttl duration\n.*\(default "1h0m0s"\)/);
+  });
+  void it('reports every problem at once, naming the flags', () => {
+    const text = problems('--secure-port=x', '--nope', '--event-ttl=0s', '--max-request-bytes=10');
+    assert.match(text, /invalid argument "x" for --secure-port/);
+    assert.match(text, /unknown flag: --nope/);
+    assert.match(problems('--event-ttl=0s'), /--event-ttl 0s must be at least 1s/);
+    assert.match(problems('--max-request-bytes=10'), /--max-request-bytes 10 must be at least 1024/);
+    assert.match(problems('--etcd-servers=ftp://x', '--storage-backend=etcd3'), /is not an http\(s\):\/\/host:port URL/);
+    assert.match(problems('--etcd-prefix=registry/'), /--etcd-prefix/);
+    assert.match(problems('--write-admin-orchconfig'), /flag needs an argument: --write-admin-orchconfig/);
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * The command line of orch-apiserver, with kube-apiserver's flag names and pflag's rules:
+ * `--flag=value` or `--flag value`; booleans bare or `--flag=true|false`; `-h`/`--help`;
+ * `--version`; `--` ends the flags. Every problem is collected and reported at once, naming the
+ * flag; the caller exits 1.
+ */
+import { formatDuration, parseDurationField, SECOND } from '../../api/duration.js';
+import { OrchError } from '../../api/errors.js';
+
+export type AuthorizationMode = 'AlwaysAllow' | 'Policy';
+export type StorageBackend = 'sqlite' | 'etcd3';
+
+export interface ApiServerOptions {
+  readonly bindAddress: string;
+  readonly securePort: number;
+  readonly tlsCertFile: string;
+  readonly tlsPrivateKeyFile: string;
+  readonly certDir: string;
+  readonly clientCaFile: string;
+  readonly tokenAuthFile: string;
+  readonly authorizationMode: AuthorizationMode;
+  readonly authorizationPolicyFile: string;
+  readonly storageBackend: StorageBackend;
+  readonly dataDir: string;
+  readonly etcdServers: readonly string[];
+  readonly etcdPrefix: string;
+  /** Nanoseconds; 0 disables compaction. */
+  readonly etcdCompactionInterval: number;
+  /** Nanoseconds. */
+  readonly eventTtl: number;
+  readonly maxRequestBytes: number;
+  /** Nanoseconds. */
+  readonly watchBookmarkInterval: number;
+  /** Kept for the node proxy a later issue adds. */
+  readonly nodeagentClientCertificate: string;
+  readonly nodeagentClientKey: string;
+  readonly nodeagentCertificateAuthority: string;
+  readonly writeAdminOrchconfig: string;
+}
+
+export type CommandLine =
+  | { readonly action: 'help' }
+  | { readonly action: 'version' }
+  | { readonly action: 'run'; readonly options: ApiServerOptions };
+
+type Kind = 'string' | 'int' | 'duration' | 'list' | 'bool';
+
+interface Flag {
+  readonly name: string;
+  readonly kind: Kind;
+  readonly option: keyof ApiServerOptions;
+  readonly help: string;
+}
+
+export const DEFAULTS: ApiServerOptions = {
+  bindAddress: '0.0.0.0',
+  securePort: 6443,
+  tlsCertFile: '',
+  tlsPrivateKeyFile: '',
+  certDir: '/var/lib/orch-apiserver/pki',
+  clientCaFile: '',
+  tokenAuthFile: '',
+  authorizationMode: 'AlwaysAllow',
+  authorizationPolicyFile: '',
+  storageBackend: 'sqlite',
+  dataDir: '/var/lib/orch-apiserver',
+  etcdServers: [],
+  etcdPrefix: '/registry',
+  etcdCompactionInterval: 300 * SECOND,
+  eventTtl: 3600 * SECOND,
+  maxRequestBytes: 3 * 1024 * 1024,
+  watchBookmarkInterval: 60 * SECOND,
+  nodeagentClientCertificate: '',
+  nodeagentClientKey: '',
+  nodeagentCertificateAuthority: '',
+  writeAdminOrchconfig: '',
+};
+
+export const FLAGS: readonly Flag[] = [
+  { name: 'bind-address', kind: 'string', option: 'bindAddress', help: 'The IP address on which to listen for the --secure-port port.' },
+  { name: 'secure-port', kind: 'int', option: 'securePort', help: 'The port on which to serve HTTPS with authentication and authorization (1-65535).' },
+  { name: 'tls-cert-file', kind: 'string', option: 'tlsCertFile', help: 'File with the default x509 serving certificate (with intermediates after it). If empty, a self-signed CA and a serving pair are generated once in --cert-dir.' },
+  { name: 'tls-private-key-file', kind: 'string', option: 'tlsPrivateKeyFile', help: 'File with the x509 private key matching --tls-cert-file.' },
+  { name: 'cert-dir', kind: 'string', option: 'certDir', help: 'The directory of the generated CA (ca.crt, ca.key) and serving pair (apiserver.crt, apiserver.key; SANs localhost, 127.0.0.1, ::1 and the hostname). Ignored for serving when --tls-cert-file is given; the CA still signs the admin orchconfig and is trusted for client certificates.' },
+  { name: 'client-ca-file', kind: 'string', option: 'clientCaFile', help: 'PEM bundle of CAs that sign client certificates: such a request is authenticated as the certificate\'s CommonName, with its Organizations as groups. The server\'s own CA is always trusted as well.' },
+  { name: 'token-auth-file', kind: 'string', option: 'tokenAuthFile', help: 'CSV file of bearer tokens: token,user,uid,"group1,group2" per line.' },
+  { name: 'authorization-mode', kind: 'string', option: 'authorizationMode', help: 'AlwaysAllow, or Policy (rules from --authorization-policy-file; the group system:masters may do everything, authenticated users may read discovery, OpenAPI, version and health).' },
+  { name: 'authorization-policy-file', kind: 'string', option: 'authorizationPolicyFile', help: 'With --authorization-mode=Policy: a YAML or JSON list of rules {user?, group?, verbs, resources?, apiGroups?, namespaces?, nonResourcePaths?}; see docs/apiserver.md.' },
+  { name: 'storage-backend', kind: 'string', option: 'storageBackend', help: 'sqlite (one file in --data-dir) or etcd3 (--etcd-servers).' },
+  { name: 'data-dir', kind: 'string', option: 'dataDir', help: 'The directory of the SQLite database (--storage-backend=sqlite).' },
+  { name: 'etcd-servers', kind: 'list', option: 'etcdServers', help: 'Comma-separated etcd client URLs (--storage-backend=etcd3), e.g. http://127.0.0.1:2379.' },
+  { name: 'etcd-prefix', kind: 'string', option: 'etcdPrefix', help: 'The prefix of every etcd key.' },
+  { name: 'etcd-compaction-interval', kind: 'duration', option: 'etcdCompactionInterval', help: 'The interval of storage compaction; history (for watches and continue tokens) of at least one interval is kept. Applies to both backends (SQLite: its change log). 0 disables compaction.' },
+  { name: 'event-ttl', kind: 'duration', option: 'eventTtl', help: 'Amount of time to retain events (every write of an event restarts it).' },
+  { name: 'max-request-bytes', kind: 'int', option: 'maxRequestBytes', help: 'The largest accepted request body, in bytes; larger ones are answered 413.' },
+  { name: 'watch-bookmark-interval', kind: 'duration', option: 'watchBookmarkInterval', help: 'How often watches that allow bookmarks receive a BOOKMARK event.' },
+  { name: 'nodeagent-client-certificate', kind: 'string', option: 'nodeagentClientCertificate', help: 'Client certificate the server presents to nodeagents (node proxy).' },
+  { name: 'nodeagent-client-key', kind: 'string', option: 'nodeagentClientKey', help: 'Private key of --nodeagent-client-certificate.' },
+  { name: 'nodeagent-certificate-authority', kind: 'string', option: 'nodeagentCertificateAuthority', help: 'CA bundle that verifies the serving certificates of nodeagents.' },
+  { name: 'write-admin-orchconfig', kind: 'string', option: 'writeAdminOrchconfig', help: 'Write a kubeconfig-format file here at start: the CA, the server https://127.0.0.1:<secure-port> and an admin client certificate (CN admin, O system:masters) signed by the server\'s CA.' },
+];
+
+function defaultText(flag: Flag): string {
+  const value = DEFAULTS[flag.option];
+  if (flag.kind === 'duration') return formatDuration(value as number);
+  if (Array.isArray(value)) return value.length === 0 ? '' : value.join(',');
+  return String(value);
+}
+
+export function helpText(): string {
+  const lines = FLAGS.map((f) => {
+    const type = f.kind === 'list' ? 'strings' : f.kind;
+    const def = defaultText(f);
+    return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${JSON.stringify(def)})`}`;
+  });
+  return [
+    'orch-apiserver - the cluster API server (kube-apiserver compatible) nodeagent registers with',
+    '',
+    'Usage:',
+    '  orch-apiserver [flags]',
+    '',
+    'Flags:',
+    ...lines,
+    '  -h, --help\n            Print this help and exit',
+    '      --version\n            Print the version and exit',
+    '',
+  ].join('\n');
+}
+
+function setValue(flag: Flag, text: string, out: Record<string, unknown>, problems: string[]): void {
+  const where = `--${flag.name}`;
+  switch (flag.kind) {
+    case 'string':
+      out[flag.option] = text;
+      return;
+    case 'list':
+      out[flag.option] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return;
+    case 'int':
+      if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: not an integer`);
+      else out[flag.option] = Number(text);
+      return;
+    case 'duration':
+      try {
+        out[flag.option] = parseDurationField(text, where);
+      } catch (err) {
+        problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      return;
+    case 'bool':
+      out[flag.option] = text === 'true';
+      return;
+  }
+}
+
+function check(o: ApiServerOptions, problems: string[]): void {
+  if (o.securePort < 1 || o.securePort > 65535) problems.push(`--secure-port ${o.securePort} must be between 1 and 65535`);
+  if (!['AlwaysAllow', 'Policy'].includes(o.authorizationMode)) problems.push(`--authorization-mode ${JSON.stringify(o.authorizationMode)}: supported values are AlwaysAllow and Policy`);
+  if (o.authorizationMode === 'Policy' && o.authorizationPolicyFile === '') problems.push('--authorization-policy-file is required with --authorization-mode=Policy');
+  if (!['sqlite', 'etcd3'].includes(o.storageBackend)) problems.push(`--storage-backend ${JSON.stringify(o.storageBackend)}: supported values are sqlite and etcd3`);
+  if (o.storageBackend === 'etcd3' && o.etcdServers.length === 0) problems.push('--etcd-servers is required with --storage-backend=etcd3');
+  for (const url of o.etcdServers) if (!/^https?:\/\/[^/]+\/?$/.test(url)) problems.push(`--etcd-servers: ${JSON.stringify(url)} is not an http(s)://host:port URL`);
+  if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) problems.push('--tls-cert-file and --tls-private-key-file must be given together');
+  if (o.etcdCompactionInterval !== 0 && o.etcdCompactionInterval < 100_000_000) problems.push(`--etcd-compaction-interval ${formatDuration(o.etcdCompactionInterval)} must be 0 or at least 100ms`);
+  if (o.eventTtl < SECOND) problems.push(`--event-ttl ${formatDuration(o.eventTtl)} must be at least 1s`);
+  if (o.watchBookmarkInterval < 10_000_000) problems.push(`--watch-bookmark-interval ${formatDuration(o.watchBookmarkInterval)} must be at least 10ms`);
+  if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
+  if (o.bindAddress === '') problems.push('--bind-address must not be empty');
+  if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${JSON.stringify(o.etcdPrefix)} must start with / and not end with /`);
+}
+
+/** Parses argv (without the program name). Throws OrchError APISERVER_INVALID_FLAGS listing every problem. */
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  const out: Record<string, unknown> = { ...DEFAULTS };
+  const problems: string[] = [];
+  let action: 'help' | 'version' | 'run' = 'run';
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') {
+      if (i + 1 < argv.length) problems.push(`unexpected arguments: ${argv.slice(i + 1).join(' ')}`);
+      break;
+    }
+    if (arg === '-h' || arg === '--help') {
+      action = 'help';
+      continue;
+    }
+    if (arg === '--version' || arg === '--version=true') {
+      if (action !== 'help') action = 'version';
+      continue;
+    }
+    if (!arg.startsWith('--')) {
+      problems.push(arg.startsWith('-') ? `unknown shorthand flag: ${arg}` : `unexpected argument ${JSON.stringify(arg)}: orch-apiserver takes flags only`);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = (eq < 0 ? arg.slice(2) : arg.slice(2, eq)).replaceAll('_', '-');
+    const flag = FLAGS.find((f) => f.name === name);
+    if (flag === undefined) {
+      problems.push(`unknown flag: --${name}`);
+      continue;
+    }
+    let text: string;
+    if (eq >= 0) {
+      text = arg.slice(eq + 1);
+    } else if (flag.kind === 'bool') {
+      text = 'true';
+    } else if (i + 1 < argv.length) {
+      i += 1;
+      text = argv[i] ?? '';
+    } else {
+      problems.push(`flag needs an argument: --${name}`);
+      continue;
+    }
+    setValue(flag, text, out, problems);
+  }
+  if (action !== 'run' && problems.length === 0) return { action };
+  const options = out as unknown as ApiServerOptions;
+  if (problems.length === 0) check(options, problems);
+  if (problems.length > 0) {
+    throw new OrchError('APISERVER_INVALID_FLAGS', 'invalid', problems.join('\n'), { subject: problems[0]?.match(/--[a-z-]+/)?.[0] ?? 'flags' });
+  }
+  return { action: 'run', options };
+}

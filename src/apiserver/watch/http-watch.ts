@@ -1,0 +1,172 @@
+/** The watch stream of one HTTP request (see index.ts for the behaviour). */
+import { randomInt } from 'node:crypto';
+import { isGone, messageOf } from '../../api/errors.js';
+import { parseFieldSelector } from '../selectors/index.js';
+import type { WatchEvent } from '../storage/index.js';
+import { badRequest, expired, toStatusError, type Status } from '../status/index.js';
+import {
+  apiVersionOf, listObjects, listRequest, matcher, metaOf, str, toTable, type ListRequest, type ResourceRequest, type WireObject,
+} from '../registry/index.js';
+
+export interface WatchServeOptions {
+  /** Default timeout when the client gives no timeoutSeconds, in seconds (default random in [1800, 3600)). */
+  readonly defaultTimeoutSeconds?: () => number;
+  readonly log: (message: string) => void;
+}
+
+const MAX_BUFFERED = 16 * 1024 * 1024;
+
+/**
+ * The store hands the same decoded object to every watcher of a change: the JSON line of each
+ * (view, event type) is made once and shared by all of them (plain JSON output only).
+ */
+const lines = new WeakMap<object, Map<string, string>>();
+
+function sharedLine(stored: object, key: string, make: () => string): string {
+  let byKey = lines.get(stored);
+  if (byKey === undefined) {
+    byKey = new Map();
+    lines.set(stored, byKey);
+  }
+  let line = byKey.get(key);
+  if (line === undefined) {
+    line = make();
+    byKey.set(key, line);
+  }
+  return line;
+}
+
+type Frame = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: unknown };
+
+function keyOf(object: WireObject): string {
+  const meta = metaOf(object);
+  return `${str(meta.namespace)}/${str(meta.name)}`;
+}
+
+function errorStatus(err: unknown, rv: string): Status {
+  if (isGone(err)) return expired(`too old resource version: ${rv} (${messageOf(err)})`).toStatus();
+  return toStatusError(err).toStatus();
+}
+
+/** Serves a watch request until the client leaves, the timeout passes or the watch fails. */
+export async function serveWatch(r: ResourceRequest, options: WatchServeOptions): Promise<void> {
+  const base = listRequest(r);
+  // A watch on one named object is a watch of the list with metadata.name=<name>.
+  const request: ListRequest = r.name === '' ? base : { ...base, fieldSelector: parseFieldSelector(
+    [r.query.string('fieldSelector') ?? '', `metadata.name=${r.name}`].filter((s) => s !== '').join(','), r.registry.def.fieldLabels, r.registry.def.plural) };
+  const bookmarks = r.query.bool('allowWatchBookmarks');
+  const sendInitial = r.query.has('sendInitialEvents') ? r.query.bool('sendInitialEvents') : undefined;
+  if (sendInitial !== undefined && (!bookmarks || request.resourceVersionMatch !== 'NotOlderThan')) {
+    throw badRequest('sendInitialEvents requires allowWatchBookmarks=true and resourceVersionMatch=NotOlderThan');
+  }
+  const timeout = r.query.int('timeoutSeconds') ?? (options.defaultTimeoutSeconds ?? (() => 1800 + randomInt(1800)))();
+  const rv = request.resourceVersion ?? '';
+  const def = r.registry.def;
+  const table = r.output.kind === 'table';
+  const include = r.query.oneOf('includeObject', ['None', 'Metadata', 'Object'], 'Metadata');
+  const filtered = !request.labelSelector.empty || !request.fieldSelector.empty;
+  const matches = matcher(r.registry, request.labelSelector, request.fieldSelector);
+  const res = r.res;
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+
+  let finished = false;
+  const abort = new AbortController();
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    abort.abort();
+    if (!res.writableEnded) res.end();
+  };
+  const timer = setTimeout(finish, timeout * 1000);
+  res.on('close', finish);
+
+  const emit = (text: string): void => {
+    if (finished) return;
+    res.write(text);
+    if (res.writableLength > MAX_BUFFERED) {
+      options.log(`watch: ending the watch of ${def.plural} for ${r.user.name}: the client reads too slowly`);
+      finish();
+    }
+  };
+  const write = (frame: Frame): void => {
+    if (finished) return;
+    let object = frame.object;
+    if (table && (frame.type === 'ADDED' || frame.type === 'MODIFIED' || frame.type === 'DELETED')) {
+      object = toTable(def, [object as WireObject], {}, { version: r.output.version, include, now: r.now(), headers: true });
+    }
+    emit(`${JSON.stringify({ type: frame.type, object }, null, r.output.pretty ? 2 : undefined)}\n`);
+  };
+  const bookmark = (resourceVersion: string, annotations?: Record<string, string>): Frame => ({
+    type: 'BOOKMARK',
+    object: { kind: def.kind, apiVersion: apiVersionOf(def), metadata: { resourceVersion, ...(annotations === undefined ? {} : { annotations }) } },
+  });
+
+  const matched = new Set<string>();
+  try {
+    let start = rv;
+    if (sendInitial === false && (rv === '' || rv === '0')) {
+      start = await r.registry.store.list(r.registry.prefix(request.namespace), { limit: 1 }).then((l) => l.resourceVersion);
+      if (filtered) {
+        const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: start, resourceVersionMatch: 'Exact' });
+        for (const object of seed.items) matched.add(keyOf(object));
+      }
+    } else if (rv === '' || rv === '0' || sendInitial === true) {
+      const { resourceVersionMatch: _match, ...unmatched } = request;
+      const initial = await listObjects(r.registry, { ...(rv === '' ? unmatched : request), limit: 0, ...(sendInitial === true ? {} : { resourceVersion: '' }) });
+      for (const object of initial.items) {
+        matched.add(keyOf(object));
+        write({ type: 'ADDED', object });
+      }
+      start = initial.resourceVersion;
+      if (sendInitial === true) write(bookmark(start, { 'k8s.io/initial-events-end': 'true' }));
+    } else if (filtered) {
+      const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: rv, resourceVersionMatch: 'Exact' });
+      for (const object of seed.items) matched.add(keyOf(object));
+    }
+    const onEvent = (event: WatchEvent): void => {
+      if (event.type === 'BOOKMARK') {
+        if (bookmarks) write(bookmark(event.resourceVersion));
+        return;
+      }
+      if (event.type === 'ERROR') {
+        write({ type: 'ERROR', object: errorStatus(event.error, start) });
+        finish();
+        return;
+      }
+      if (!filtered && !table && !r.output.pretty) {
+        emit(sharedLine(event.object, `${def.group}/${def.plural}/${event.type}`, () => `${JSON.stringify({ type: event.type, object: r.registry.present(event.object) })}\n`));
+        return;
+      }
+      const object = r.registry.present(event.object);
+      if (!filtered) {
+        write({ type: event.type, object });
+        return;
+      }
+      const key = keyOf(object);
+      const was = matched.has(key);
+      const now = event.type !== 'DELETED' && matches(object);
+      if (now) matched.add(key);
+      else matched.delete(key);
+      if (event.type === 'DELETED') {
+        if (was) write({ type: 'DELETED', object });
+      } else if (now) {
+        write({ type: was ? 'MODIFIED' : 'ADDED', object });
+      } else if (was) {
+        write({ type: 'DELETED', object });
+      }
+    };
+    if (abort.signal.aborted) return;
+    const watch = await r.registry.store.watch(r.registry.prefix(request.namespace !== '' ? request.namespace : (def.namespaced ? request.fieldSelector.exact('metadata.namespace') ?? '' : '')), {
+      resourceVersion: start,
+      bookmarks,
+      signal: abort.signal,
+      onEvent,
+    });
+    void watch.done.then(finish);
+  } catch (err) {
+    write({ type: 'ERROR', object: errorStatus(err, rv) });
+    finish();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * watch: `?watch=true` on a list (or the legacy `/watch/` paths): a chunked stream of JSON lines
+ * `{"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}` over the store's watch.
+ *
+ * - resourceVersion unset or "0": ADDED for every current object first, then changes after
+ *   the list's revision; "N": changes after N only;
+ * - sendInitialEvents=true (with allowWatchBookmarks and resourceVersionMatch=NotOlderThan):
+ *   the initial ADDED events end with a BOOKMARK annotated `k8s.io/initial-events-end: "true"`;
+ *   sendInitialEvents=false starts from now without them;
+ * - selectors: an object that stops matching is sent as DELETED, one that starts as ADDED (the
+ *   set of matching objects is seeded from a list at the start revision);
+ * - allowWatchBookmarks: BOOKMARK events carry only metadata.resourceVersion;
+ * - history gone (compacted): HTTP 200 then one ERROR event with a 410 Expired Status;
+ * - timeoutSeconds ends the stream (default: random between 30 and 60 minutes), so does a
+ *   client that disconnects or reads too slowly (more than 16 MiB waiting).
+ *
+ * Must not: write to the store or know particular resources.
+ */
+export { serveWatch, type WatchServeOptions } from './http-watch.js';

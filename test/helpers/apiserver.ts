@@ -1,0 +1,278 @@
+/**
+ * A real orch-apiserver process for integration tests and benchmarks: the built binary on a free
+ * loopback port with temporary cert, data and config directories, SQLite or etcd storage (its
+ * own etcd unless endpoints are given), an admin token and an admin orchconfig. stop() kills the
+ * process (and the etcd it started) and removes the directories. Also an HTTPS client that
+ * trusts the server's CA, and a reader of watch streams.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startEtcd, type EtcdCluster } from './etcd.js';
+import { waitFor } from './wait.js';
+
+export interface TokenSpec {
+  readonly token: string;
+  readonly user: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+}
+
+export interface StartApiServerOptions {
+  readonly storage: 'sqlite' | 'etcd';
+  /** Use this etcd instead of starting one. */
+  readonly etcdEndpoints?: readonly string[];
+  /** Tokens besides the admin token (user admin, group system:masters). */
+  readonly tokens?: readonly TokenSpec[];
+  /** More flags, e.g. ['--event-ttl=2s']. */
+  readonly args?: readonly string[];
+  /** A policy file's text: turns on --authorization-mode=Policy. */
+  readonly policy?: string;
+}
+
+export interface ApiServer {
+  /** https://127.0.0.1:<port> */
+  readonly url: string;
+  readonly port: number;
+  readonly caFile: string;
+  readonly adminKubeconfig: string;
+  /** The admin bearer token (group system:masters). */
+  readonly token: string;
+  readonly dir: string;
+  readonly etcdEndpoints: readonly string[];
+  readonly client: ApiClient;
+  /** The process's stderr so far. */
+  logs(): string;
+  /** SIGTERM (then SIGKILL), waits for the exit, stops its etcd, removes the files. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const BINARY = fileURLToPath(new URL('../../../bin/orch-apiserver', import.meta.url));
+
+export interface Response {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+  /** The body parsed as JSON (undefined when it is not JSON). */
+  readonly body: Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  readonly body?: unknown;
+  /** Default application/json (the body is sent as is when it is a string or Buffer). */
+  readonly contentType?: string;
+  /** Default: the admin token; null sends no Authorization header. */
+  readonly token?: string | null;
+  readonly headers?: Record<string, string>;
+}
+
+export interface WatchEventLine {
+  readonly type: string;
+  readonly object: Record<string, unknown>;
+}
+
+export interface WatchStream {
+  readonly status: number;
+  /** Resolves with the next event (waits up to timeoutMs, default 10 s). */
+  next(timeoutMs?: number): Promise<WatchEventLine>;
+  /** Resolves when the server ended the stream. */
+  readonly ended: Promise<void>;
+  close(): void;
+}
+
+export class ApiClient {
+  readonly agent: Agent;
+  constructor(readonly url: string, readonly ca: string, readonly token: string) {
+    this.agent = new Agent({ ca, keepAlive: true, maxSockets: 256 });
+  }
+
+  request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    const payload = options.body === undefined ? undefined
+      : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
+    const headers: Record<string, string> = { Accept: 'application/json', ...(options.headers ?? {}) };
+    const token = options.token === undefined ? this.token : options.token;
+    if (token !== null) headers.Authorization = `Bearer ${token}`;
+    if (payload !== undefined) {
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      // Node sends DELETE bodies without chunked encoding: the length must be given.
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(`${this.url}${path}`, { method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: Record<string, unknown> = {};
+          try {
+            body = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            // Not JSON (health endpoints, YAML): callers read `text`.
+            body = {};
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** Opens a watch (GET with the path's query) and reads its events line by line. */
+  watch(path: string, token?: string): Promise<WatchStream> {
+    return new Promise((resolve, reject) => {
+      const headers = { Authorization: `Bearer ${token ?? this.token}`, Accept: 'application/json' };
+      const req = httpsRequest(`${this.url}${path}`, { method: 'GET', headers, agent: false, ca: this.ca }, (res) => {
+        const queue: WatchEventLine[] = [];
+        const waiters: ((e: WatchEventLine) => void)[] = [];
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl).trim();
+            buffer = buffer.slice(nl + 1);
+            if (line === '') continue;
+            const event = JSON.parse(line) as WatchEventLine;
+            const waiter = waiters.shift();
+            if (waiter !== undefined) waiter(event);
+            else queue.push(event);
+          }
+        });
+        const ended = new Promise<void>((done) => {
+          res.on('end', done);
+          res.on('close', done);
+        });
+        resolve({
+          status: res.statusCode ?? 0,
+          ended,
+          next: (timeoutMs = 10_000) => {
+            const queued = queue.shift();
+            if (queued !== undefined) return Promise.resolve(queued);
+            return new Promise<WatchEventLine>((ok, fail) => {
+              const timer = setTimeout(() => {
+                waiters.splice(waiters.indexOf(waiter), 1);
+                fail(new Error(`no watch event on ${path} within ${timeoutMs} ms`));
+              }, timeoutMs);
+              const waiter = (e: WatchEventLine): void => {
+                clearTimeout(timer);
+                ok(e);
+              };
+              waiters.push(waiter);
+            });
+          },
+          close: () => {
+            req.destroy();
+          },
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function tokenLine(t: TokenSpec): string {
+  return `${t.token},${t.user},${t.uid ?? t.user},"${(t.groups ?? []).join(',')}"`;
+}
+
+export async function startApiServer(options: StartApiServerOptions): Promise<ApiServer> {
+  if (!existsSync(BINARY)) throw new Error(`the orch-apiserver launcher is missing at ${BINARY}`);
+  const dir = mkdtempSync(join(tmpdir(), 'orch-apiserver-'));
+  const token = randomBytes(16).toString('hex');
+  writeFileSync(join(dir, 'tokens.csv'), [tokenLine({ token, user: 'admin', groups: ['system:masters'] }), ...(options.tokens ?? []).map(tokenLine)].join('\n') + '\n');
+  let etcd: EtcdCluster | undefined;
+  let etcdEndpoints = options.etcdEndpoints ?? [];
+  if (options.storage === 'etcd' && etcdEndpoints.length === 0) {
+    etcd = await startEtcd();
+    etcdEndpoints = etcd.endpoints;
+  }
+  const port = await freePort();
+  const kubeconfig = join(dir, 'admin.orchconfig');
+  const args = [
+    BINARY, '--bind-address=127.0.0.1', `--secure-port=${port}`, `--cert-dir=${join(dir, 'pki')}`, `--data-dir=${join(dir, 'data')}`,
+    `--token-auth-file=${join(dir, 'tokens.csv')}`, `--write-admin-orchconfig=${kubeconfig}`,
+    ...(options.storage === 'etcd' ? ['--storage-backend=etcd3', `--etcd-servers=${etcdEndpoints.join(',')}`, `--etcd-prefix=/orch-${randomBytes(4).toString('hex')}`] : []),
+    ...(options.policy === undefined ? [] : ['--authorization-mode=Policy', `--authorization-policy-file=${join(dir, 'policy.yaml')}`]),
+    ...(options.args ?? []),
+  ];
+  if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);
+  let stderr = '';
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => {
+    resolve();
+  }));
+  const killOnExit = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    client.close();
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+    process.removeListener('exit', killOnExit);
+    await etcd?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const url = `https://127.0.0.1:${port}`;
+  const caFile = join(dir, 'pki', 'ca.crt');
+  let client = new ApiClient(url, '', token);
+  try {
+    await waitFor(`orch-apiserver on ${url} to be ready`, async () => {
+      if (child.exitCode !== null) throw new Error(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
+      if (!existsSync(kubeconfig) || !existsSync(caFile)) return false;
+      if (client.ca === '') client = new ApiClient(url, readFileSync(caFile, 'utf8'), token);
+      const res = await client.request('GET', '/readyz', { token: null });
+      return res.status === 200;
+    }, { timeoutMs: 30_000, intervalMs: 50 });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, port, caFile, adminKubeconfig: kubeconfig, token, dir, etcdEndpoints, client, logs: () => stderr, stop };
+}
+
+/** A valid events.orch.io/v1 Event body (name, namespace default), with `extra` fields merged over it. */
+export function v1Event(name: string, extra: Record<string, unknown> = {}, namespace = 'default'): Record<string, unknown> {
+  return {
+    apiVersion: 'events.orch.io/v1',
+    kind: 'Event',
+    metadata: { name, namespace },
+    eventTime: '2024-05-01T10:00:00.123456Z',
+    reportingController: 'orch.io/test',
+    reportingInstance: 'test-1',
+    action: 'Testing',
+    reason: 'Tested',
+    note: `note of ${name}`,
+    type: 'Normal',
+    regarding: { kind: 'Pod', name: 'web-1', namespace, uid: 'u-1' },
+    ...extra,
+  };
+}
+
+/** The path of events in a namespace: events.orch.io/v1 (default) or the core v1 view. */
+export function eventsPath(namespace = 'default', view: 'v1' | 'core' = 'v1'): string {
+  return view === 'v1' ? `/apis/events.orch.io/v1/namespaces/${namespace}/events` : `/api/v1/namespaces/${namespace}/events`;
+}
