@@ -8,11 +8,14 @@
  * starts its own containerd (test/helpers/containerd.ts) and prints a table.
  */
 import { randomUUID } from 'node:crypto';
-import { readdir, rmdir } from 'node:fs/promises';
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import {
+  CONTAINER_NAME_LABEL, CONTAINER_TYPE_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, podLogsDirectory,
+} from '../src/agent/kuberuntime/index.js';
 import { connectCri, type CriClient, type PodSandboxConfig } from '../src/agent/runtime/cri/index.js';
 import { localImages, startContainerd } from '../test/helpers/containerd.js';
 
@@ -28,6 +31,14 @@ export interface CriFloorOptions {
   readonly image?: string;
   /** cgroupfs parent of the pods' cgroups (default /nodeagent-bench); emptied afterwards. */
   readonly cgroupRoot?: string;
+  /**
+   * Where the pods' log directories go, as the agent lays them out: `<logRoot>/<namespace>_<name>_<uid>`
+   * made before RunPodSandbox, `sleep/` in it before CreateContainer, log path `sleep/0.log`;
+   * removed afterwards. Default '': no log directory (containerd then keeps no log).
+   */
+  readonly logRoot?: string;
+  /** Puts the agent's identity labels (io.orch.pod.*, io.orch.container.*) on sandboxes and containers, as the agent does (default false). */
+  readonly agentLabels?: boolean;
 }
 
 export interface Percentiles {
@@ -70,16 +81,22 @@ async function startOnePod(cri: CriClient, options: Required<CriFloorOptions>, n
   const uid = randomUUID();
   const host = options.network === 'host';
   const namespaceOptions = { network: host ? 'NODE' : 'POD', pid: 'CONTAINER', ipc: 'POD' } as const;
+  const id = { uid, name: `floor-${n}`, namespace: 'bench' };
+  const identity = options.agentLabels ? { [POD_UID_LABEL]: uid, [POD_NAME_LABEL]: id.name, [POD_NAMESPACE_LABEL]: id.namespace } : {};
+  const logDirectory = options.logRoot === '' ? undefined : podLogsDirectory(options.logRoot, id);
   const config: PodSandboxConfig = {
-    metadata: { name: `floor-${n}`, uid, namespace: 'bench', attempt: 0 },
-    hostname: host ? '' : `floor-${n}`,
-    labels: { bench: 'cri-floor' },
+    metadata: { name: id.name, uid, namespace: id.namespace, attempt: 0 },
+    hostname: host ? '' : id.name,
+    ...(logDirectory === undefined ? {} : { logDirectory }),
+    labels: { bench: 'cri-floor', ...identity },
     linux: { cgroupParent: `${options.cgroupRoot}/pod${uid}`, securityContext: { namespaceOptions } },
   };
   made.push(config.linux?.cgroupParent ?? '');
   const t0 = performance.now();
+  if (logDirectory !== undefined) await mkdir(logDirectory, { recursive: true, mode: 0o755 });
   const podSandboxId = await cri.runPodSandbox({ config });
   const t1 = performance.now();
+  if (logDirectory !== undefined) await mkdir(path.join(logDirectory, 'sleep'), { recursive: true, mode: 0o755 });
   const containerId = await cri.createContainer({
     podSandboxId,
     sandboxConfig: config,
@@ -87,6 +104,8 @@ async function startOnePod(cri: CriClient, options: Required<CriFloorOptions>, n
       metadata: { name: 'sleep', attempt: 0 },
       image: { image: options.image },
       command: ['sleep', '3600'],
+      ...(logDirectory === undefined ? {} : { logPath: 'sleep/0.log' }),
+      labels: options.agentLabels ? { ...identity, [CONTAINER_NAME_LABEL]: 'sleep', [CONTAINER_TYPE_LABEL]: 'regular' } : {},
       linux: { securityContext: { namespaceOptions } },
     },
   });
@@ -128,6 +147,8 @@ export async function measureCriFloor(options: CriFloorOptions): Promise<CriFloo
     concurrency: 1,
     image: options.image ?? (await localImages()).busybox,
     cgroupRoot: '/nodeagent-bench',
+    logRoot: '',
+    agentLabels: false,
     ...options,
   };
   const cri = connectCri({ runtimeEndpoint: full.endpoint });
@@ -166,6 +187,9 @@ export async function measureCriFloor(options: CriFloorOptions): Promise<CriFloo
     }
     cri.close();
     await removePodCgroups(made, full.cgroupRoot);
+    if (full.logRoot !== '') {
+      for (const entry of await readdir(full.logRoot)) if (entry.startsWith('bench_floor-')) await rm(path.join(full.logRoot, entry), { recursive: true, force: true });
+    }
   }
 }
 

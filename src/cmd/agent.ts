@@ -10,7 +10,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
 import { messageOf } from '../api/errors.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createPodCgroups, qosClass } from '../agent/cm/index.js';
+import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
 import { POD_UID_LABEL, createRuntimeManager, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
@@ -129,7 +129,8 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
       },
       containerDir: (pod: Pod, container: Container) => containerDir(o.rootDir, pod.metadata?.uid ?? '', container.name),
     },
-    cgroupParent: (pod) => cgroups.ensure(pod),
+    // The sync made the cgroup already (podsync); here only its name is needed.
+    cgroupParent: (pod) => Promise.resolve(podCgroupParent(pod, cgroupConfig)),
     serializeImagePulls: c.serializeImagePulls,
     ...(c.maxParallelImagePulls === null ? {} : { maxParallelImagePulls: c.maxParallelImagePulls }),
     registryPullQPS: c.registryPullQPS,

@@ -25,7 +25,7 @@ import { messageOf } from '../../api/errors.js';
 import { scanManifestPath, type RejectedManifest, type ScanResult } from './file-scan.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
 
-export const DEFAULT_DEBOUNCE_MS = 100;
+export const DEFAULT_DEBOUNCE_MS = 10;
 
 export interface FileSourceOptions {
   /** A manifest file or a directory of manifests. */

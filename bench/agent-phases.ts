@@ -1,0 +1,182 @@
+/**
+ * The phases of the agent-pods benchmark that drive a running nodeagent through its manifest
+ * directory, observing the result through CRI only (never through the agent):
+ *
+ * - `startSequential`: one manifest at a time, each waited for until its container runs;
+ * - `startBurst`: many manifests at once, until all their containers run;
+ * - `removeAll`: every manifest deleted, until the agent has removed the pods from the runtime,
+ *   the pods' directories under --root-dir and their cgroups (falls back to removing them over
+ *   CRI, with a warning, if the agent does not within the deadline).
+ *
+ * How running is observed without distorting the agent: ListContainers with a label selector
+ * on io.orch.pod.name and state RUNNING (containerd answers it from memory in about 1 ms). For
+ * a single pod the poll holds off for `holdOffMs` (the caller passes half the raw p50 of the
+ * same run: the agent cannot be faster than the runtime calls it makes itself) and then polls
+ * every `intervalMs` (2 ms): (latency - hold-off) / 2 ms calls per pod instead of one every
+ * 2 ms from the write, and none while the agent scans and dispatches. The time taken is the
+ * arrival of the first answer that lists the container: at most one interval plus one round
+ * trip late. A burst polls every 20 ms (under 0.2 % of its total).
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { POD_NAME_LABEL, POD_NAMESPACE_LABEL } from '../src/agent/kuberuntime/index.js';
+import type { CriClient } from '../src/agent/runtime/cri/index.js';
+import { waitFor } from '../test/helpers/wait.js';
+import { podManifest, removeManifests, writeManifests, type AgentProcess } from './agent-process.js';
+
+export interface PhaseContext {
+  readonly cri: CriClient;
+  readonly agent: AgentProcess;
+  /** --hostname-override of the agent (static pod names end in `-<nodeName>`). */
+  readonly nodeName: string;
+  readonly namespace: string;
+  readonly image: string;
+  readonly hostNetwork: boolean;
+  /** The containerd instance's CGROUP_ROOT (the agent's --cgroup-root). */
+  readonly cgroupRoot: string;
+}
+
+export interface StartTimes {
+  /** Manifest file -> pod name the agent gives it. */
+  readonly podNames: readonly string[];
+  /** Per pod name: epoch ms of the manifest's rename into the directory (for the agent's log). */
+  readonly writtenAt: ReadonlyMap<string, number>;
+  /** Per pod name: epoch ms at which the bench saw the container RUNNING. */
+  readonly seenAt: ReadonlyMap<string, number>;
+}
+
+export interface SequentialResult extends StartTimes {
+  /** Write -> seen RUNNING, per pod, ms. */
+  readonly latenciesMs: readonly number[];
+  /** ListContainers calls made per pod, on average. */
+  readonly pollsPerPod: number;
+}
+
+export interface BurstResult extends StartTimes {
+  /** Start of the writes -> all containers seen RUNNING, ms. */
+  readonly totalMs: number;
+}
+
+function manifestFor(ctx: PhaseContext, name: string): { file: string; text: string } {
+  return { file: `${name}.yaml`, text: podManifest({ name, namespace: ctx.namespace, image: ctx.image, hostNetwork: ctx.hostNetwork }) };
+}
+
+async function runningNames(ctx: PhaseContext, selector: Record<string, string>): Promise<string[]> {
+  const containers = await ctx.cri.listContainers({ labelSelector: selector, state: { state: 'CONTAINER_RUNNING' } });
+  return containers.map((c) => c.labels[POD_NAME_LABEL] ?? '');
+}
+
+/** Starts `count` pods one after another (`<prefix>-<i>`), each waited for until its container runs. */
+export async function startSequential(
+  ctx: PhaseContext,
+  prefix: string,
+  count: number,
+  poll: { readonly holdOffMs: number; readonly intervalMs: number; readonly timeoutMs?: number },
+): Promise<SequentialResult> {
+  const latenciesMs: number[] = [];
+  const podNames: string[] = [];
+  const writtenAt = new Map<string, number>();
+  const seenAt = new Map<string, number>();
+  let polls = 0;
+  for (let i = 0; i < count; i++) {
+    const name = `${prefix}-${i}`;
+    const podName = `${name}-${ctx.nodeName}`;
+    podNames.push(podName);
+    const manifest = manifestFor(ctx, name);
+    const t0 = performance.now();
+    const epoch0 = Date.now();
+    await writeManifests(ctx.agent.manifestDir, [manifest]);
+    writtenAt.set(podName, epoch0);
+    await delay(Math.max(0, poll.holdOffMs - (performance.now() - t0)));
+    const deadline = t0 + (poll.timeoutMs ?? 60_000);
+    for (;;) {
+      polls++;
+      const found = (await runningNames(ctx, { [POD_NAME_LABEL]: podName })).length > 0;
+      const now = performance.now();
+      if (found) {
+        latenciesMs.push(now - t0);
+        seenAt.set(podName, epoch0 + (now - t0));
+        break;
+      }
+      if (now > deadline) throw new Error(`pod ${podName} not running ${Math.round(now - t0)} ms after its manifest was written; see ${ctx.agent.logFile}`);
+      await delay(poll.intervalMs);
+    }
+  }
+  return { podNames, writtenAt, seenAt, latenciesMs, pollsPerPod: polls / Math.max(1, count) };
+}
+
+/** Writes `count` manifests (`<prefix>-<i>`) at once and waits until every container runs (polled every `intervalMs`). */
+export async function startBurst(ctx: PhaseContext, prefix: string, count: number, intervalMs: number, timeoutMs = 600_000): Promise<BurstResult> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const podNames = names.map((n) => `${n}-${ctx.nodeName}`);
+  const manifests = names.map((n) => manifestFor(ctx, n));
+  const seenAt = new Map<string, number>();
+  const t0 = performance.now();
+  const epoch0 = Date.now();
+  await writeManifests(ctx.agent.manifestDir, manifests);
+  const writtenAt = new Map(podNames.map((p) => [p, epoch0]));
+  const wanted = new Set(podNames);
+  for (;;) {
+    const running = await runningNames(ctx, { [POD_NAMESPACE_LABEL]: ctx.namespace });
+    const now = performance.now();
+    for (const name of running) if (wanted.has(name) && !seenAt.has(name)) seenAt.set(name, epoch0 + (now - t0));
+    if (seenAt.size >= wanted.size) return { podNames, writtenAt, seenAt, totalMs: now - t0 };
+    if (now - t0 > timeoutMs) throw new Error(`${seenAt.size} of ${count} pods running ${Math.round(now - t0)} ms after their manifests were written; see ${ctx.agent.logFile}`);
+    await delay(intervalMs);
+  }
+}
+
+/** Pod cgroup directories (`pod<uid>`) below the agent's QoS cgroups, in any hierarchy. */
+export async function agentPodCgroups(cgroupRoot: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const hierarchy of await readdir('/sys/fs/cgroup')) {
+    const top = path.join('/sys/fs/cgroup', hierarchy, cgroupRoot, 'orchpods');
+    for (const dir of [top, path.join(top, 'burstable'), path.join(top, 'besteffort')]) {
+      const entries = await readdir(dir).catch(() => []); // hierarchy without the agent's cgroups
+      found.push(...entries.filter((e) => e.startsWith('pod')).map((e) => path.join(dir, e)));
+    }
+  }
+  return found;
+}
+
+/** Whatever of the agent's pods is still on the node: sandboxes, pod directories, cgroups. */
+async function leftovers(ctx: PhaseContext): Promise<string | undefined> {
+  const sandboxes = await ctx.cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: ctx.namespace } });
+  const podDirs = await readdir(path.join(ctx.agent.rootDir, 'pods')).catch(() => []); // not made yet: no pods
+  const cgroups = await agentPodCgroups(ctx.cgroupRoot);
+  const parts = [
+    sandboxes.length > 0 ? `${sandboxes.length} sandboxes` : '',
+    podDirs.length > 0 ? `${podDirs.length} pod directories` : '',
+    cgroups.length > 0 ? `${cgroups.length} pod cgroups` : '',
+  ].filter((p) => p !== '');
+  return parts.length === 0 ? undefined : parts.join(', ');
+}
+
+/**
+ * Deletes every manifest and waits until the agent has removed its pods entirely. Returns how
+ * long that took (ms). If the deadline passes, warns and removes the sandboxes over CRI.
+ */
+export async function removeAll(ctx: PhaseContext, timeoutMs = 180_000): Promise<number> {
+  const t0 = performance.now();
+  const files = (await readdir(ctx.agent.manifestDir)).filter((f) => f.endsWith('.yaml'));
+  await removeManifests(ctx.agent.manifestDir, files);
+  let last: string | undefined;
+  try {
+    await waitFor(
+      `nodeagent to remove its pods (${files.length} manifests deleted)`,
+      async () => {
+        last = await leftovers(ctx);
+        return last === undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+  } catch (err) {
+    process.stderr.write(`agent-pods: ${err instanceof Error ? err.message : String(err)}: left ${last ?? '?'}; removing the sandboxes over CRI\n`);
+    for (const sandbox of await ctx.cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: ctx.namespace } })) {
+      await ctx.cri.stopPodSandbox(sandbox.id);
+      await ctx.cri.removePodSandbox(sandbox.id);
+    }
+  }
+  return performance.now() - t0;
+}

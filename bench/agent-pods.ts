@@ -1,0 +1,219 @@
+/**
+ * Pod start-up and idle cost of nodeagent next to the runtime's floor, measured in one run on
+ * one private containerd (test/helpers/containerd.ts), for the host network and for CNI:
+ *
+ *   (a) raw floor: RunPodSandbox + CreateContainer + StartContainer straight over CRI
+ *       (bench/cri-floor.ts) with the agent's kind of config — cgroup parent under the
+ *       instance's cgroup root, a log directory laid out as the agent does, the agent's
+ *       labels — 20 pods one after another: p50, p99;
+ *   (b) nodeagent: manifest written -> container RUNNING as seen through CRI, 20 pods one
+ *       after another (see bench/agent-phases.ts for how it is observed): p50, p99;
+ *   (c) 110 pods at once: all manifests written -> all containers RUNNING, next to the raw
+ *       calls at the best of 2, 4 and 8 in flight: total seconds and the ratio;
+ *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
+ *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window.
+ *
+ * Each network gets its own agent (started as a child process, -v=4, log in the bench's temp
+ * directory, which is kept); all pods are removed between phases; the agent and containerd
+ * are stopped at the end, also on failure. Differences left between (a) and (b) configs: the
+ * agent also mounts a termination-message file (and /etc/hosts on CNI), passes DNS settings
+ * and resources, and makes the pod cgroup itself before RunPodSandbox.
+ *
+ * Not a test: prints a table per network with the targets next to the numbers, fails on nothing.
+ *   node dist/bench/agent-pods.js [--quick]
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { connectCri } from '../src/agent/runtime/cri/index.js';
+import { startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
+import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
+import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type UsageWindow } from './agent-process.js';
+import { removeAll, startBurst, startSequential, type PhaseContext } from './agent-phases.js';
+import { measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
+import { formatAgentPodsTable } from './agent-pods-table.js';
+
+export { formatAgentPodsTable } from './agent-pods-table.js';
+
+export type Network = 'host' | 'cni';
+
+export interface AgentPodsOptions {
+  /** Shorter idle window (15 s instead of 60 s). */
+  readonly quick?: boolean;
+  readonly networks?: readonly Network[];
+  /** Pods started one after another in (a) and (b) (default 20). */
+  readonly sequentialPods?: number;
+  /** Pods started at once in (c) and kept for (d) (default 110, the agent's default max pods). */
+  readonly burstPods?: number;
+  /** Raw concurrencies tried for (c) (default 2, 4, 8). */
+  readonly concurrencies?: readonly number[];
+  /** Idle window of (d), seconds (default 60, or 15 with quick). */
+  readonly idleSeconds?: number;
+  /** Pause between the last container running and the idle window (default 5 s). */
+  readonly settleSeconds?: number;
+  /** -v of the agent (default 4). */
+  readonly verbosity?: number;
+  /** Where progress lines go (default: stderr; the tables are returned, not printed). */
+  readonly print?: (line: string) => void;
+}
+
+export interface AgentPodsResult {
+  readonly network: Network;
+  /** (a) */
+  readonly raw: CriFloorResult;
+  /** (b) */
+  readonly agent: Percentiles & { readonly pods: number; readonly pollsPerPod: number; readonly steps: StepBreakdown };
+  /** (c): every concurrency tried, and the best. */
+  readonly rawBurst: readonly CriFloorResult[];
+  readonly rawBurstBest: CriFloorResult;
+  readonly agentBurst: {
+    readonly pods: number;
+    readonly totalMs: number;
+    readonly steps: StepBreakdown;
+    /** CPU time of the agent and of containerd over the burst / its wall time, % of one core. */
+    readonly agentPercent: number;
+    readonly containerdPercent: number;
+  };
+  /** (d) */
+  readonly agentIdle: UsageWindow;
+  readonly containerdIdle: UsageWindow;
+  /** Where the agent's log is. */
+  readonly agentLog: string;
+}
+
+const NODE_NAME = 'bench-node';
+const NAMESPACE = 'bench-agent';
+
+function say(options: AgentPodsOptions, line: string): void {
+  (options.print ?? ((l: string) => void process.stderr.write(`${l}\n`)))(line);
+}
+
+/** Runs (a) to (d) for one network on a running containerd. */
+async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Network, options: AgentPodsOptions): Promise<AgentPodsResult> {
+  const sequential = options.sequentialPods ?? 20;
+  const burst = options.burstPods ?? 110;
+  const raw = {
+    endpoint: ctrd.endpoint,
+    network,
+    image: ctrd.images.busybox,
+    cgroupRoot: `${ctrd.cgroupRoot}/bench-raw`,
+    logRoot: ctrd.logDir,
+    agentLabels: true,
+  };
+  await measureCriFloor({ ...raw, pods: 2 }); // warm-up: first CNI setup, page cache
+  const rawBurst: CriFloorResult[] = [];
+  for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
+    say(options, `[${network}] (c) raw CRI, ${burst} pods, ${concurrency} in flight`);
+    const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
+    say(options, `[${network}] (c) raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
+    rawBurst.push(result);
+  }
+  // (a) right before (b), so that both see about the same load from the rest of the machine.
+  say(options, `[${network}] (a) raw CRI floor, ${sequential} pods one after another`);
+  const floor = await measureCriFloor({ ...raw, pods: sequential });
+  say(options, `[${network}] (a) p50 ${floor.p50Ms} ms, p99 ${floor.p99Ms} ms`);
+  const rawBurstBest = rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
+
+  const agentDir = path.join(dir, network);
+  const agent = await startAgentProcess({
+    endpoint: ctrd.endpoint,
+    cgroupRoot: ctrd.cgroupRoot,
+    dir: agentDir,
+    nodeName: NODE_NAME,
+    ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
+  });
+  const cri = connectCri({ runtimeEndpoint: ctrd.endpoint });
+  const ctx: PhaseContext = { cri, agent, nodeName: NODE_NAME, namespace: NAMESPACE, image: ctrd.images.busybox, hostNetwork: network === 'host', cgroupRoot: ctrd.cgroupRoot };
+  try {
+    say(options, `[${network}] nodeagent pid ${agent.pid}, log ${agent.logFile}`);
+    const poll = { holdOffMs: Math.floor(floor.p50Ms / 2), intervalMs: 2 };
+    await startSequential(ctx, 'warm', 2, poll); // warm-up: the agent's code paths, as the raw warm-up
+    await removeAll(ctx);
+
+    say(options, `[${network}] (b) nodeagent, ${sequential} pods one after another (poll: hold-off ${poll.holdOffMs} ms, then every ${poll.intervalMs} ms)`);
+    const seq = await startSequential(ctx, 'seq', sequential, poll);
+    const seqSteps = breakdown(await readCompleteLog(agent.logFile, seq.writtenAt), seq.writtenAt, seq.seenAt);
+    say(options, `[${network}] (b) p50 ${percentile(seq.latenciesMs, 50)} ms, p99 ${percentile(seq.latenciesMs, 99)} ms; ${formatBreakdown(seqSteps)}`);
+    say(options, `[${network}] removing the ${sequential} pods`);
+    await removeAll(ctx);
+
+    say(options, `[${network}] (c) nodeagent, ${burst} manifests at once`);
+    const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
+    const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
+    const burstRun = await startBurst(ctx, 'burst', burst, 20);
+    const after = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
+    const burstCpu = { agentPercent: cpuPercentBetween(before[0], after[0]), containerdPercent: cpuPercentBetween(before[1], after[1]) };
+    const burstSteps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
+    say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; ${formatBreakdown(burstSteps)}`);
+    const idleSeconds = options.idleSeconds ?? (options.quick === true ? 15 : 60);
+    const settleSeconds = options.settleSeconds ?? 5;
+    say(options, `[${network}] (d) ${burst} pods running: settling ${settleSeconds} s, then measuring ${idleSeconds} s`);
+    await delay(settleSeconds * 1000);
+    const [agentIdle, containerdIdle] = await measureUsage([agent.pid, containerdPid], idleSeconds);
+    if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
+    say(options, `[${network}] removing the ${burst} pods`);
+    const removalMs = await removeAll(ctx);
+    say(options, `[${network}] the agent removed ${burst} pods in ${(removalMs / 1000).toFixed(1)} s`);
+    return {
+      network,
+      raw: floor,
+      agent: { pods: seq.latenciesMs.length, p50Ms: percentile(seq.latenciesMs, 50), p99Ms: percentile(seq.latenciesMs, 99), pollsPerPod: seq.pollsPerPod, steps: seqSteps },
+      rawBurst,
+      rawBurstBest,
+      agentBurst: { pods: burst, totalMs: burstRun.totalMs, steps: burstSteps, ...burstCpu },
+      agentIdle,
+      containerdIdle,
+      agentLog: agent.logFile,
+    };
+  } catch (err) {
+    say(options, `[${network}] failed; the end of ${agent.logFile}:\n${await tailOf(agent.logFile)}`);
+    throw err;
+  } finally {
+    await agent.stop();
+    cri.close();
+    await rm(path.join(agentDir, 'manifests'), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Starts a containerd, measures each network in turn, stops containerd (also on failure) and
+ * returns the results. The agents' logs stay in a temporary directory (named in the progress lines).
+ */
+export async function runAgentPodsBench(options: AgentPodsOptions = {}): Promise<AgentPodsResult[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'na-bench-agent-pods-'));
+  const ctrd = await startContainerd();
+  say(options, `containerd ${ctrd.endpoint} (cgroup root ${ctrd.cgroupRoot}); agent logs under ${dir}`);
+  const results: AgentPodsResult[] = [];
+  try {
+    for (const network of options.networks ?? ['host', 'cni']) results.push(await measureNetwork(ctrd, dir, network, options));
+    return results;
+  } finally {
+    await ctrd.stop();
+  }
+}
+
+/**
+ * Makes SIGINT and SIGTERM end the process through process.exit, so that the exit hooks run:
+ * the agent is killed (agent-process.ts) and containerd stopped with its pods (test/helpers).
+ */
+export function exitOnSignals(): void {
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+}
+
+async function main(): Promise<void> {
+  exitOnSignals();
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+  const results = await runAgentPodsBench({ quick: values.quick });
+  for (const r of results) process.stdout.write(`${formatAgentPodsTable(r).join('\n')}\n\n`);
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`agent-pods: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
