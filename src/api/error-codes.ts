@@ -42,6 +42,13 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CRI_INVALID_ENDPOINT: 'the runtime or image endpoint is not unix:///<path>',
   CRI_INVALID_TIMEOUT: 'a request timeout is not a positive number',
   CRI_PROTO_MISSING: 'proto/cri-v1.proto is missing from the installation',
+  // src/agent/server, src/agent/orchclient
+  SERVER_TLS_INVALID: "the serving certificate or key cannot be read, parsed or generated",
+  SERVER_CONFIG_INVALID: 'a server setting cannot be applied (address, TLS version, cipher suites)',
+  ORCHCLIENT_CONFIG_INVALID: 'the --orchconfig file is malformed or names missing files',
+  ORCHCLIENT_REQUEST_FAILED: 'the API server refused a request (its Status message is kept)',
+  ORCHCLIENT_TIMEOUT: 'a request to the API server timed out',
+  ORCHCLIENT_UNAVAILABLE: 'the API server cannot be reached',
   // src/agent/kuberuntime
   KUBERUNTIME_ENV_INVALID: 'a container env value refers to something the agent cannot resolve',
   KUBERUNTIME_INVALID_IMAGE: 'an image reference is malformed',

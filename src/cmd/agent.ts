@@ -19,7 +19,10 @@ import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
 import { createPodSyncer } from '../agent/podsync/index.js';
 import { createPodWorkers, type PodWorkers } from '../agent/podworkers/index.js';
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
-import { startHealthServer, type HealthCheck, type HealthServer } from '../agent/server/healthz.js';
+import { createOrchClient, loadOrchconfig, type OrchClient } from '../agent/orchclient/index.js';
+import {
+  createAgentMetrics, criRuntimeCounts, recordPodStarts, startServers, type AgentMetrics, type HealthCheck, type Servers,
+} from '../agent/server/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
 import { createSyncLoop, podCapacity, type SyncLoop } from '../agent/syncloop/index.js';
 import { createVolumeManager, mountsFor, writeEtcHosts, containerDir, type PodVolumes } from '../agent/volumes/index.js';
@@ -32,6 +35,10 @@ export interface Agent {
   readonly runtime: PodRuntimeManager;
   readonly pleg: Pleg;
   readonly healthChecks: readonly HealthCheck[];
+  /** The secure, read-only and health listeners. */
+  readonly servers: Servers;
+  /** The agent's metrics (the prober registers in metrics.probeRegistry). */
+  readonly metrics: AgentMetrics;
   stop(): Promise<void>;
 }
 
@@ -218,21 +225,54 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   syncLoop.start();
   pleg.start();
   await podConfig.start();
-  let health: HealthServer | undefined;
-  if (c.healthzPort !== 0) {
-    health = await startHealthServer({ address: c.healthzBindAddress, port: c.healthzPort, checks: healthChecks });
-    log.info('Health server listening', { address: `${c.healthzBindAddress}:${health.port}` });
+
+  // ---- The servers (src/agent/server): secure (TLS, authn, authz), read-only and health ----
+  const metrics = createAgentMetrics({ nodeName: name, runtimeCounts: () => criRuntimeCounts(cri) });
+  const stopPodStarts = recordPodStarts(status, syncLoop, (seconds) => { metrics.observePodStartDuration(seconds); });
+  let orchClient: OrchClient | undefined;
+  let servers: Servers;
+  try {
+    // The API server client of --orchconfig (for now only the servers' token and access reviews use it).
+    orchClient = resolved.options.orchconfig === '' ? undefined : createOrchClient({ connection: await loadOrchconfig(resolved.options.orchconfig) });
+    servers = await startServers({
+      config: c,
+      certDir: resolved.options.certDir,
+      rootDir: resolved.options.rootDir,
+      nodeName: name,
+      nodeIPs: await nodeIPs({ nodeIP: resolved.options.nodeIP }),
+      ...(orchClient === undefined ? {} : { orchClient }),
+      pods: { desiredPods: () => syncLoop.desiredPods(), podStatus: (uid) => status.getPodStatus(uid) },
+      cri,
+      healthChecks,
+      logs,
+      gates: resolved.gates,
+      metrics,
+      logger: logs.logger('server'),
+    });
+  } catch (err) {
+    stopPodStarts();
+    orchClient?.close();
+    await podConfig.stop();
+    await syncLoop.stop();
+    await pleg.stop();
+    await workers.stop();
+    cri.close();
+    throw err;
   }
+  // ---- end of the servers ----
+
   log.info('nodeagent running', { node: name, pods: c.staticPodPath === '' ? undefined : c.staticPodPath, url: c.staticPodURL === '' ? undefined : c.staticPodURL });
 
   return {
-    nodeName: name, status, syncLoop, podConfig, runtime, pleg, healthChecks,
+    nodeName: name, status, syncLoop, podConfig, runtime, pleg, healthChecks, servers, metrics,
     async stop() {
       await podConfig.stop();
       await syncLoop.stop();
       await pleg.stop();
       await workers.stop();
-      await health?.close();
+      stopPodStarts();
+      await servers.close();
+      orchClient?.close();
       cri.close();
     },
   };

@@ -1,10 +1,10 @@
 /**
- * The health checks of the agent and the health listener (healthzBindAddress:healthzPort),
- * answering as upstream's healthz does: `/healthz` runs every check ("ok", or 500 listing
- * each check with [+]/[-]; `?verbose` lists them on success too), `/healthz/<name>` runs one.
+ * The health checks of the agent, answered as upstream's healthz does on every server:
+ * `/healthz` runs every check ("ok", or 500 listing each check with [+]/[-]; `?verbose` lists
+ * them on success too), `/healthz/<name>` runs one. (The health listener itself is
+ * startHealthListener in servers.ts.)
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface HealthCheck {
   readonly name: string;
@@ -33,23 +33,4 @@ export function serveHealthz(checks: readonly HealthCheck[], req: IncomingMessag
   const lines = results.map((r) => (r.failure === undefined ? `[+]${r.name} ok` : `[-]${r.name} failed: ${r.failure}`));
   res.writeHead(failed ? 500 : 200).end(`${lines.join('\n')}\n${failed ? 'healthz check failed' : 'healthz check passed'}\n`);
   return true;
-}
-
-export interface HealthServer {
-  readonly port: number;
-  close(): Promise<void>;
-}
-
-/** Listens on address:port (port 0 picks a free one) serving only the health checks. */
-export async function startHealthServer(options: { address: string; port: number; checks: readonly HealthCheck[] }): Promise<HealthServer> {
-  const server: Server = createServer((req, res) => {
-    if (!serveHealthz(options.checks, req, res)) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
-  });
-  server.listen(options.port, options.address);
-  await once(server, 'listening');
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address !== null ? address.port : options.port,
-    close: () => new Promise((resolve) => { server.close(() => { resolve(); }); server.closeAllConnections(); }),
-  };
 }
