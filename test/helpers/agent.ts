@@ -8,6 +8,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './containerd.js';
 import { waitFor } from './wait.js';
 
 export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
@@ -37,7 +38,11 @@ export interface AgentOptions {
 
 export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
   const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'nodeagent-root-')));
+  // The secure port defaults to 10250 on all interfaces: give each agent its own free port
+  // unless the test chooses one (agents of test files running in parallel must not collide).
+  const choosesPort = (options.args ?? []).some((a) => /^--(port|config|enable-server)(=|$)/.test(a));
   const args = [
+    ...(choosesPort ? [] : [`--port=${await freePort()}`]),
     `--container-runtime-endpoint=${options.endpoint}`,
     `--root-dir=${rootDir}`,
     `--cert-dir=${join(rootDir, 'pki')}`,
