@@ -8,11 +8,17 @@
  * cgroup v1 cpuset hierarchy a new cgroup starts with empty cpuset.cpus and cpuset.mems and
  * cannot take tasks, so `ensure` copies them from the parent (as runc does for the parents it makes).
  *
+ * `ensure` also writes the pod's limits (pod-resources.ts: cpu.shares, CFS quota and period,
+ * memory limit, pids.max; cgroup v2's cpu.weight, cpu.max, memory.max where that hierarchy has
+ * the controllers) into every hierarchy that has the control file, when they changed, and
+ * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds.
+ *
  * With the systemd driver the directories are the expanded slices (`orchpods.slice/...`), made
  * directly on the file system: upstream asks systemd to create the slice units instead (there is
  * no systemd on these hosts; a later issue may add the D-Bus path).
  */
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Pod } from 'kubernetes-types/core/v1.js';
@@ -26,9 +32,11 @@ import {
   podCgroupNameFor,
   podContainerNames,
   podUIDFromDir,
+  qosCgroupName,
   type CgroupConfig,
 } from './cgroup-name.js';
 import { discoverCgroupHierarchies } from './hierarchies.js';
+import { cgroupFiles, podResourceConfig, qosCpuShares, type PodResourceSettings, type ResourceConfig } from './pod-resources.js';
 import { qosClass, type QOSClass } from './qos.js';
 
 /** A pod cgroup stayed busy (tasks or children left) until the deadline. */
@@ -52,7 +60,7 @@ export interface PodCgroups {
   listPodUIDs(): Promise<string[]>;
 }
 
-export interface PodCgroupsOptions extends CgroupConfig {
+export interface PodCgroupsOptions extends CgroupConfig, PodResourceSettings {
   readonly logger: Logger;
   /** Mount points of the hierarchies to use; default: every cgroup and cgroup2 mount in mountinfo. */
   readonly hierarchies?: readonly string[];
@@ -79,6 +87,10 @@ class FsPodCgroups implements PodCgroups {
   private readonly options: PodCgroupsOptions;
   private readonly now: () => number;
   private hierarchies: Promise<readonly string[]> | undefined;
+  /** The pods ensured and not removed, by UID (the QoS cgroups' shares follow them). */
+  private readonly active = new Map<string, Pod>();
+  /** What was last written, by relative cgroup path. */
+  private readonly written = new Map<string, string>();
 
   constructor(options: PodCgroupsOptions) {
     this.options = options;
@@ -106,9 +118,50 @@ class FsPodCgroups implements PodCgroups {
         await this.makeCgroup(dir);
       }
     }
+    await this.apply(components.join('/'), podResourceConfig(pod, this.options));
+    this.active.set(pod.metadata?.uid ?? '', pod);
+    await this.applyQos();
     const parent = driverName(name, this.options.cgroupDriver);
     this.options.logger.v(3, 'pod cgroup ensured', { podUID: pod.metadata?.uid, cgroupParent: parent });
     return parent;
+  }
+
+  /** Writes the settings of a cgroup (relative path) in every hierarchy that has the files, when they changed. */
+  private async apply(relative: string, config: ResourceConfig): Promise<void> {
+    const key = JSON.stringify(config);
+    if (this.written.get(relative) === key) return;
+    const files = [...cgroupFiles(config, 1), ...cgroupFiles(config, 2)];
+    for (const root of await this.roots()) {
+      for (const [file, value] of files) await this.writeControl(join(root, relative, file), value);
+    }
+    this.written.set(relative, key);
+  }
+
+  /** Writes a control file that exists (a hierarchy without that controller has none). */
+  private async writeControl(path: string, value: string): Promise<void> {
+    let handle;
+    try {
+      handle = await open(path, constants.O_WRONLY | constants.O_TRUNC); // never O_CREAT: a missing file means no such controller
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return;
+      throw failed(`cannot open ${path}`, path, err);
+    }
+    try {
+      await handle.writeFile(value);
+    } catch (err) {
+      throw failed(`cannot write ${value} to ${path}`, path, err);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The burstable and besteffort QoS cgroups' cpu.shares (with cgroupsPerQOS). */
+  private async applyQos(): Promise<void> {
+    if (!this.options.cgroupsPerQOS) return;
+    const shares = qosCpuShares(this.active.values());
+    for (const qos of ['Burstable', 'BestEffort'] as const) {
+      await this.apply(fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver).join('/'), { cpuShares: shares[qos] });
+    }
   }
 
   private async makeCgroup(dir: string): Promise<void> {
@@ -147,6 +200,8 @@ class FsPodCgroups implements PodCgroups {
     for (const root of await this.roots()) {
       for (const relative of candidates) await this.removeTree(join(root, relative), deadline);
     }
+    for (const relative of candidates) this.written.delete(relative);
+    if (this.active.delete(podUID)) await this.applyQos();
     this.options.logger.v(3, 'pod cgroup removed', { podUID });
   }
 

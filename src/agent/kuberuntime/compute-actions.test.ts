@@ -40,7 +40,7 @@ function status(sandboxes: RuntimeSandboxStatus[], containers: RuntimeContainerS
 function summary(a: PodActions): Record<string, unknown> {
   return {
     killPod: a.killPod, createSandbox: a.createSandbox, attempt: a.attempt, purge: a.purgeInitContainers,
-    init: a.nextInitContainer?.name, start: a.containersToStart.map((c) => c.name), kill: a.containersToKill.map((k) => k.name),
+    init: a.initContainersToStart[0]?.name, start: a.containersToStart.map((c) => c.name), kill: a.containersToKill.map((k) => k.name),
   };
 }
 
@@ -190,7 +190,7 @@ void describe('computePodActions', () => {
     const newest = i(init1, 'exited', { exitCode: 0 });
     const a = computePodActions(pod({ initContainers: [init1, init2] }), status([sandbox()], [old1, old2, newest]));
     assert.deepEqual([...a.initContainersToPrune].sort(), [old1.id, old2.id].sort());
-    assert.equal(a.nextInitContainer?.name, 'init2');
+    assert.equal(a.initContainersToStart[0]?.name, 'init2');
   });
 
   void it('a deleted pod starts nothing and stops once nothing runs', () => {
@@ -200,7 +200,7 @@ void describe('computePodActions', () => {
 
   void it('uses the injected hash function', () => {
     const st = status([sandbox()], [ctr(app, 'running', { hash: 'h-app' }), ctr(side, 'running', { hash: 'h-side' })]);
-    assert.deepEqual(summary(computePodActions(pod(), st, (c) => `h-${c.name}`)), { ...none, attempt: 0 });
-    assert.deepEqual(computePodActions(pod(), st, (c) => (c.name === 'side' ? 'other' : `h-${c.name}`)).containersToStart.map((c) => c.name), ['side']);
+    assert.deepEqual(summary(computePodActions(pod(), st, { hashOf: (c) => `h-${c.name}` })), { ...none, attempt: 0 });
+    assert.deepEqual(computePodActions(pod(), st, { hashOf: (c) => (c.name === 'side' ? 'other' : `h-${c.name}`) }).containersToStart.map((c) => c.name), ['side']);
   });
 });

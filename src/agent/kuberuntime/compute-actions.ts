@@ -13,11 +13,18 @@
  *   |                                                | failed one again, or kill the pod with Never          |
  *   | a container missing or not running             | start it when the restart policy says so              |
  *   | a running container whose spec hash changed    | kill it and start it again                            |
+ *   | a running container that failed its liveness   | kill it; start it again unless restartPolicy Never    |
+ *   | or startup probe                               |                                                      |
  *   | nothing to keep and nothing to start           | kill the pod (stop the sandbox)                       |
+ *
+ * With the SidecarContainers gate, init containers follow init-actions.ts (sidecars start
+ * before the next init container and keep running beside the containers).
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { ContainerProbeResults } from '../prober/index.js';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './types.js';
 import { hashContainer } from './hash.js';
+import { sidecarInitActions } from './init-actions.js';
 
 export interface ContainerToKill {
   readonly id: string;
@@ -25,6 +32,8 @@ export interface ContainerToKill {
   /** The spec of the container, when the pod still has one of that name. */
   readonly spec?: Container;
   readonly message: string;
+  /** Killed because this probe failed (its terminationGracePeriodSeconds applies). */
+  readonly probe?: 'liveness' | 'startup';
 }
 
 export interface PodActions {
@@ -39,7 +48,10 @@ export interface PodActions {
   readonly purgeInitContainers: boolean;
   /** Exited init container instances to remove: all but the newest of each name. */
   readonly initContainersToPrune: readonly string[];
-  readonly nextInitContainer?: Container;
+  /** Init containers to start, in order (without sidecars: at most the next one). */
+  readonly initContainersToStart: readonly Container[];
+  /** False while init containers must finish first: nothing of containersToStart then. */
+  readonly initDone: boolean;
   readonly containersToStart: readonly Container[];
   readonly containersToKill: readonly ContainerToKill[];
 }
@@ -129,8 +141,18 @@ function initContainersToPrune(pod: Pod, status: RuntimePodStatus): string[] {
   return prune;
 }
 
-/** The actions of one sync pass. `hashOf` is the spec hash function (injectable for tests). */
-export function computePodActions(pod: Pod, status: RuntimePodStatus, hashOf: (c: Container) => string = hashContainer): PodActions {
+export interface ComputeOptions {
+  /** The spec hash function (injectable for tests). */
+  readonly hashOf?: (c: Container) => string;
+  /** Liveness and startup failures to act on. */
+  readonly probes?: ContainerProbeResults | undefined;
+  /** The SidecarContainers gate. */
+  readonly sidecarContainers?: boolean | undefined;
+}
+
+/** The actions of one sync pass. */
+export function computePodActions(pod: Pod, status: RuntimePodStatus, options: ComputeOptions = {}): PodActions {
+  const hashOf = options.hashOf ?? hashContainer;
   const sandbox = podSandboxChanged(pod, status);
   const containers = pod.spec?.containers ?? [];
   const base = {
@@ -140,6 +162,8 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, hashOf: (c
     attempt: sandbox.attempt,
     purgeInitContainers: false,
     initContainersToPrune: [] as string[],
+    initContainersToStart: [] as Container[],
+    initDone: true,
     containersToStart: [] as Container[],
     containersToKill: [] as ContainerToKill[],
   };
@@ -148,22 +172,32 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, hashOf: (c
       return { ...base, createSandbox: false }; // the pod ran and must not restart: only make sure it is stopped
     }
     const firstInit = pod.spec?.initContainers?.[0];
-    if (firstInit !== undefined) return { ...base, purgeInitContainers: true, nextInitContainer: firstInit };
+    if (firstInit !== undefined) return { ...base, purgeInitContainers: true, initContainersToStart: [firstInit], initDone: false };
     const toStart = containers.filter((c) => !(pod.spec?.restartPolicy === 'OnFailure' && succeeded(status, c)));
     if (toStart.length === 0) return { ...base, createSandbox: false };
     return { ...base, containersToStart: toStart };
   }
   const prune = initContainersToPrune(pod, status);
-  const init = nextInitContainer(pod, status);
-  if (!init.done) {
-    if (init.next === undefined) return { ...base, initContainersToPrune: prune };
-    if (init.failed !== undefined && !shouldRestartOnFailure(pod)) return { ...base, killPod: true, initContainersToPrune: prune };
-    const kill: ContainerToKill[] =
-      init.failed?.state === 'unknown' ? [{ id: init.failed.id, name: init.failed.name, spec: init.next, message: 'Init container is in unknown state, try killing it before restart' }] : [];
-    return { ...base, initContainersToPrune: prune, nextInitContainer: init.next, containersToKill: kill };
+  const initStart: Container[] = [];
+  const toKill: ContainerToKill[] = [];
+  if (options.sidecarContainers === true) {
+    const init = sidecarInitActions(pod, status, options.probes);
+    if (init.failed) return { ...base, killPod: true, initContainersToPrune: prune };
+    initStart.push(...init.start);
+    toKill.push(...init.kill);
+    if (!init.done) return { ...base, initContainersToPrune: prune, initContainersToStart: initStart, initDone: false, containersToKill: toKill };
+  } else {
+    const init = nextInitContainer(pod, status);
+    if (!init.done) {
+      if (init.next === undefined) return { ...base, initContainersToPrune: prune, initDone: false };
+      if (init.failed !== undefined && !shouldRestartOnFailure(pod)) return { ...base, killPod: true, initContainersToPrune: prune };
+      const kill: ContainerToKill[] =
+        init.failed?.state === 'unknown' ? [{ id: init.failed.id, name: init.failed.name, spec: init.next, message: 'Init container is in unknown state, try killing it before restart' }] : [];
+      return { ...base, initContainersToPrune: prune, initContainersToStart: [init.next], initDone: false, containersToKill: kill };
+    }
   }
   const toStart: Container[] = [];
-  const toKill: ContainerToKill[] = [];
+  const restart = shouldRestartOnFailure(pod);
   let keep = 0;
   for (const c of containers) {
     const s = findContainer(status, c.name);
@@ -179,7 +213,17 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, hashOf: (c
       toKill.push({ id: s.id, name: c.name, spec: c, message: `Container ${c.name} definition changed, will be restarted` });
       continue;
     }
+    const failed = options.probes?.failedProbe(s.id);
+    if (failed !== undefined) {
+      const message = `Container ${c.name} failed ${failed.probe} probe`;
+      if (restart) toStart.push(c);
+      toKill.push({ id: s.id, name: c.name, spec: c, probe: failed.probe, message: restart ? `${message}, will be restarted` : message });
+      continue;
+    }
     keep++;
   }
-  return { ...base, killPod: keep === 0 && toStart.length === 0, initContainersToPrune: prune, containersToStart: toStart, containersToKill: toKill };
+  return {
+    ...base, killPod: keep === 0 && toStart.length === 0, initContainersToPrune: prune, initContainersToStart: initStart,
+    containersToStart: toStart, containersToKill: toKill,
+  };
 }

@@ -38,7 +38,7 @@ void describe('sandbox config', () => {
       linux: {
         cgroupParent: '/na/podu-1',
         sysctls: { 'net.ipv4.ip_unprivileged_port_start': '0', 'kernel.shm_rmid_forced': '1' },
-        securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' }, privileged: false, runAsUser: { value: 1000 }, supplementalGroups: [2000] },
+        securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' }, privileged: false, runAsUser: { value: 1000 }, supplementalGroups: [2000], seccomp: { profileType: 'Unconfined' } },
       },
     });
   });

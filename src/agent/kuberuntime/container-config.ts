@@ -9,7 +9,7 @@
  */
 import type { Container, Pod, SecurityContext } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
-import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation, SecurityProfile } from '../runtime/cri/index.js';
+import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation } from '../runtime/cri/index.js';
 import { expandCommand, makeEnvironment, type NodeCapacity } from './env.js';
 import { hashContainer } from './hash.js';
 import {
@@ -24,12 +24,12 @@ import {
 } from './labels.js';
 import type { ContainerMount } from './options.js';
 import { containerResources, type ResourceSettings } from './resources.js';
+import { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';
 import { namespaceOptions, podGracePeriodSeconds, podIdentity, podLabels, podSupplementalGroups } from './sandbox-config.js';
 
 /** The container runs as root although runAsNonRoot is set, or that cannot be verified (CreateContainerConfigError). */
 export const KUBERUNTIME_RUN_AS_NON_ROOT = 'KUBERUNTIME_RUN_AS_NON_ROOT';
 export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
-
 /** upstream's default masked and read-only paths for unprivileged containers. */
 export const DEFAULT_MASKED_PATHS: readonly string[] = [
   '/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
@@ -52,6 +52,8 @@ export interface ContainerConfigInput {
   readonly mounts: readonly ContainerMount[];
   /** Where the termination message file of this instance is on the host, if one was made. */
   readonly terminationMessageFile?: string;
+  /** Default: no RuntimeDefault fallback, profiles under DEFAULT_SECCOMP_PROFILE_ROOT. */
+  readonly seccomp?: SeccompSettings;
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -91,23 +93,12 @@ export function effectiveSecurityContext(pod: Pod, container: Container): Securi
   };
 }
 
-function seccomp(sc: SecurityContext): SecurityProfile | undefined {
-  switch (sc.seccompProfile?.type) {
-    case 'RuntimeDefault':
-      return { profileType: 'RuntimeDefault' };
-    case 'Unconfined':
-      return { profileType: 'Unconfined' };
-    default:
-      return undefined; // unset (unconfined, as upstream without SeccompDefault); Localhost profiles need the agent's seccomp root: not yet
-  }
-}
-
-function securityContext(pod: Pod, container: Container): LinuxContainerSecurityContext {
+function securityContext(pod: Pod, container: Container, settings: SeccompSettings): LinuxContainerSecurityContext {
   const sc = effectiveSecurityContext(pod, container);
   const privileged = sc.privileged === true;
   const unmasked = privileged || sc.procMount === 'Unmasked';
   const groups = podSupplementalGroups(pod);
-  const profile = seccomp(sc);
+  const profile = seccompProfile(pod, container.securityContext?.seccompProfile, settings);
   return {
     namespaceOptions: namespaceOptions(pod),
     privileged,
@@ -121,7 +112,7 @@ function securityContext(pod: Pod, container: Container): LinuxContainerSecurity
     noNewPrivs: sc.allowPrivilegeEscalation === false,
     maskedPaths: unmasked ? [] : DEFAULT_MASKED_PATHS,
     readonlyPaths: unmasked ? [] : DEFAULT_READONLY_PATHS,
-    ...(profile === undefined ? {} : { seccomp: profile }),
+    seccomp: profile,
   };
 }
 
@@ -184,7 +175,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     tty: container.tty === true,
     linux: {
       resources: containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
-      securityContext: securityContext(pod, container),
+      securityContext: securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }),
     },
   };
 }

@@ -12,6 +12,8 @@ import type {
   ContainerState,
   ContainerStatusResponse,
   CreateContainerRequest,
+  ExecSyncRequest,
+  ExecSyncResponse,
   Image,
   ImageStatusRequest,
   ImageStatusResponse,
@@ -65,6 +67,8 @@ export class FakeRuntime implements ManagerRuntime, ManagerImages {
   /** References that PullImage can fetch, mapped to their IDs. */
   readonly registry = new Map<string, string>();
   readonly calls: FakeCall[] = [];
+  /** ExecSync results by the command joined with spaces (default: exit code 0, no output). */
+  readonly execResults = new Map<string, { readonly exitCode: number; readonly stdout?: string; readonly stderr?: string }>();
   private readonly failures = new Map<string, Error[]>();
   private clockNs = 1_700_000_000_000_000_000n;
   private seq = 0;
@@ -231,6 +235,18 @@ export class FakeRuntime implements ManagerRuntime, ManagerImages {
         },
         info: {},
       };
+    });
+  }
+
+  // ---- exec ----
+
+  execSync(request: ExecSyncRequest): Promise<ExecSyncResponse> {
+    return Promise.resolve().then(() => {
+      this.record('execSync', request);
+      const c = this.mustContainer(request.containerId);
+      if (c.state !== 'CONTAINER_RUNNING') throw new OrchError('CRI_ERROR', 'internal', `container ${c.id} is not running`);
+      const r = this.execResults.get(request.cmd.join(' ')) ?? { exitCode: 0 };
+      return { exitCode: r.exitCode, stdout: Buffer.from(r.stdout ?? ''), stderr: Buffer.from(r.stderr ?? '') };
     });
   }
 

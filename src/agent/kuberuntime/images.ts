@@ -44,9 +44,10 @@ export interface ImagePullerOptions {
   readonly backOff: BackOffSettings;
 }
 
+/** The image's user (upstream getImageUser): its UID, else its user name, else root (UID 0). */
 function userOf(image: Image): { uid?: number; username: string } {
-  const uid = image.uid === null ? undefined : Number(image.uid.value);
-  return { ...(uid === undefined ? {} : { uid }), username: image.username };
+  if (image.uid !== null) return { uid: Number(image.uid.value), username: '' };
+  return image.username === '' ? { uid: 0, username: '' } : { username: image.username };
 }
 
 export class ImagePuller {

@@ -5,15 +5,19 @@
  * pods, and reads back what the runtime holds, by the agent's labels.
  *
  * Owns: the sandbox and container configurations (DNS, ports, env and downward API,
- * resources, OOM score, security context basics, labels and annotations), the pull policy,
- * pull serialization, QPS and back-off, the restart back-off, the pod log directory layout
- * (`<podLogsRoot>/<ns>_<name>_<uid>/<container>/<restartCount>.log`).
+ * resources, OOM score, security context with seccomp profiles, sysctls, labels and
+ * annotations), the pull policy, pull serialization, QPS and back-off, the restart back-off,
+ * lifecycle hooks (postStart, preStop), killing containers that failed a liveness or startup
+ * probe, sidecars (restartable init containers, behind the SidecarContainers gate), the pod log
+ * directory layout (`<podLogsRoot>/<ns>_<name>_<uid>/<container>/<restartCount>.log`), and the
+ * sysctl admission check (`sysctlAdmission`) the sync loop calls.
  * Must not: touch runtime objects without POD_UID_LABEL, prepare volumes or cgroups (they are
  * injected: `volumes`, `cgroupParent`), compute the pod's API status (the status module does,
- * from getPodStatus and the sync errors), or retry on its own (the pod workers sync again,
- * after `requeueAfterMs` when a back-off holds).
+ * from getPodStatus and the sync errors), run probes (the prober does; `probeResults` says
+ * which instances failed), or retry on its own (the pod workers sync again, after
+ * `requeueAfterMs` when a back-off holds).
  */
-export { createRuntimeManager, runningPodOf } from './manager.js';
+export { createRuntimeManager, hasSysResourceCapability, runningPodOf } from './manager.js';
 export type { ContainerMount, ContainerVolumes, ManagerImages, ManagerRuntime, RuntimeManagerOptions } from './options.js';
 export type * from './types.js';
 export * from './labels.js';
@@ -22,8 +26,12 @@ export type { DnsSettings } from './dns.js';
 export { KUBERUNTIME_ENV_INVALID, type NodeCapacity } from './env.js';
 export { hashContainer } from './hash.js';
 export { KUBERUNTIME_INVALID_IMAGE } from './image-reference.js';
-export { KUBERUNTIME_KILL_FAILED, KUBERUNTIME_REMOVE_FAILED } from './kill.js';
+export { KUBERUNTIME_KILL_FAILED, KUBERUNTIME_REMOVE_FAILED, MIN_GRACE_PERIOD_SECONDS, terminationGracePeriod } from './kill.js';
 export { KUBERUNTIME_RUN_AS_NON_ROOT } from './container-config.js';
 export { podQosClass, type QosClass } from './resources.js';
 export { DEFAULT_POD_LOGS_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, podLogsDirectory } from './sandbox-config.js';
 export { isRuntimeUnreachable } from './errors.js';
+export { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';
+export { SAFE_SYSCTLS, sysctlAdmission, sysctlNamespace, type SysctlAdmitResult, type SysctlNamespace } from './sysctls.js';
+export { isSidecar } from './init-actions.js';
+export { runHandler, type HookDeps, type HookRun } from './lifecycle.js';

@@ -7,13 +7,18 @@
  *   2. remove init container instances: all of them before a new sandbox, else the older
  *      exited ones;
  *   3. create the sandbox (its log directory first), reading its IPs;
- *   4. start the next init container, and stop there;
+ *   4. start the init containers to start (without sidecars: the next one), and stop there
+ *      while init containers are not done;
  *   5. start the containers to start, each on its own (one's failure does not stop another).
+ *
+ * Containers are killed with their preStop hook and Killing event (kill.ts); containers that
+ * failed a liveness or startup probe (the prober's results) are killed and restarted.
  *
  * Back-offs live here (restart: per pod, container and spec hash; image pulls: per pod and
  * image) and tell the worker when to sync again.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import { messageOf } from '../../api/errors.js';
@@ -24,10 +29,11 @@ import { podDnsConfig, readHostDns } from './dns.js';
 import type { NodeCapacity } from './env.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { ImagePuller } from './images.js';
-import { killContainer, killPod, removePod, gracePeriodFor } from './kill.js';
+import { killContainer, killPod, removePod } from './kill.js';
 import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
+import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { startContainer, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, toRuntimeSandboxStatus } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
@@ -35,6 +41,12 @@ import type { PodSandboxConfig } from '../runtime/cri/index.js';
 
 function machineCapacity(): NodeCapacity {
   return { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
+}
+
+/** CAP_SYS_RESOURCE in this process's effective set: needed to lower an OOM score adjustment. */
+export function hasSysResourceCapability(statusFile = '/proc/self/status'): boolean {
+  const line = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync(statusFile, 'utf8'));
+  return line?.[1] !== undefined && (BigInt(`0x${line[1]}`) & (1n << 24n)) !== 0n;
 }
 
 /** The running pod of a status (upstream: ConvertPodStatusToRunningPod, with every container). */
@@ -54,6 +66,9 @@ class RuntimeManager implements PodRuntimeManager {
   private readonly puller: ImagePuller;
   private readonly backOff: BackOff;
   private readonly startDeps: StartDeps;
+  private readonly seccomp: SeccompSettings;
+  private oomWarned = false;
+  private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
     this.now = options.now ?? Date.now;
@@ -69,9 +84,17 @@ class RuntimeManager implements PodRuntimeManager {
       burst: options.registryBurst ?? 10,
       backOff: options.imageBackOff ?? DEFAULT_IMAGE_BACKOFF,
     });
+    this.seccomp = { runtimeDefault: options.seccompDefault ?? false, profileRoot: options.seccompProfileRoot ?? DEFAULT_SECCOMP_PROFILE_ROOT };
     this.startDeps = {
       runtime: options.runtime,
       logger: options.logger,
+      onEvent: options.onEvent,
+      podIP: (pod) => this.podIP(pod),
+      sidecarContainers: options.sidecarContainers ?? false,
+      seccomp: this.seccomp,
+      checkOomScore: (adjust) => {
+        this.checkOomScore(adjust);
+      },
       puller: this.puller,
       backOff: this.backOff,
       volumes: options.volumes,
@@ -85,7 +108,7 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   async syncPod(pod: Pod, status: RuntimePodStatus): Promise<PodSyncResult> {
-    const actions = computePodActions(pod, status);
+    const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
     const errors: SyncError[] = [];
     const retries: number[] = [];
     const result = (): PodSyncResult => (retries.length === 0 ? { errors } : { errors, requeueAfterMs: Math.min(...retries) });
@@ -98,14 +121,13 @@ class RuntimeManager implements PodRuntimeManager {
     this.options.logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
     if (actions.killPod) {
       try {
-        await killPod({ runtime: this.options.runtime, logger: this.options.logger }, runningPodOf(status), { pod });
+        await killPod(this.startDeps, runningPodOf(status), { pod });
       } catch (err) {
         return fail(err, { reason: 'KillPodSandboxError', message: messageOf(err) });
       }
       if (!actions.createSandbox) return result();
     } else if (actions.containersToKill.length > 0) {
-      const grace = gracePeriodFor(pod, undefined, undefined);
-      const killed = await Promise.allSettled(actions.containersToKill.map((k) => killContainer(this.startDeps, k.id, k.name, grace, k.message)));
+      const killed = await Promise.allSettled(actions.containersToKill.map((k) => killContainer(this.startDeps, { ...k, pod })));
       const failed = killed.flatMap((r, i) => (r.status === 'rejected' ? [{ reason: r.reason as unknown, name: actions.containersToKill[i]?.name ?? '' }] : []));
       const unreachable = failed.find((f) => isRuntimeUnreachable(f.reason));
       if (unreachable !== undefined) throw unreachable.reason;
@@ -137,13 +159,12 @@ class RuntimeManager implements PodRuntimeManager {
     }
     const hostIPs = await this.options.hostIPs();
     const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: pod.spec?.hostNetwork === true ? hostIPs : podIPs, hostIPs };
-    const init = actions.nextInitContainer;
-    if (init !== undefined) {
+    for (const init of actions.initContainersToStart) {
       const r = await startContainer(this.startDeps, ctx, init, true);
       if (r.error !== undefined) errors.push(r.error);
       if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
-      return result();
     }
+    if (!actions.initDone) return result();
     for (const container of actions.containersToStart) {
       const r = await startContainer(this.startDeps, ctx, container, false);
       if (r.error !== undefined) errors.push(r.error);
@@ -153,7 +174,26 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
-    return killPod({ runtime: this.options.runtime, logger: this.options.logger }, running, options);
+    return killPod(this.startDeps, running, options);
+  }
+
+  /** The pod's first IP (the node's on the host network), for httpGet hooks without a host. */
+  private async podIP(pod: Pod): Promise<string> {
+    if (pod.spec?.hostNetwork === true) return (await this.options.hostIPs())[0] ?? '';
+    const id = { uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default' };
+    return (await this.getPodStatus(id.uid, id.name, id.namespace)).ips[0] ?? '';
+  }
+
+  /** Warns once when a container asks for a lower OOM score than the runtime may give it. */
+  private checkOomScore(adjust: number): void {
+    if (adjust >= 0 || this.oomWarned) return;
+    this.oomCapable ??= (this.options.canLowerOomScore ?? hasSysResourceCapability)();
+    if (this.oomCapable) return;
+    this.oomWarned = true;
+    this.options.logger.warn(
+      'OOM score adjustments below 0 cannot be applied here (no CAP_SYS_RESOURCE; the runtime restricts them to its own score): Guaranteed and critical pods keep the runtime\'s score',
+      { requested: adjust },
+    );
   }
 
   async removePod(uid: string): Promise<void> {
@@ -176,7 +216,7 @@ class RuntimeManager implements PodRuntimeManager {
     const [hostDns, nodeIPs, cgroupParent] = await Promise.all([readHostDns(settings.resolvConf), this.options.hostIPs(), this.options.cgroupParent(pod)]);
     const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
     if (creating) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
-    return makeSandboxConfig({ pod, attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain });
+    return makeSandboxConfig({ pod, attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });
   }
 
   /** Removes init container instances: all before a new sandbox, else the older exited ones. Failures are logged (the GC retries). */
@@ -198,7 +238,7 @@ function describe(actions: PodActions): Record<string, unknown> {
     killPod: actions.killPod,
     createSandbox: actions.createSandbox,
     attempt: actions.attempt,
-    nextInit: actions.nextInitContainer?.name,
+    init: actions.initContainersToStart.map((c) => c.name),
     start: actions.containersToStart.map((c) => c.name),
     kill: actions.containersToKill.map((k) => k.name),
   };

@@ -5,7 +5,8 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../logging/index.js';
-import type { ContainerService, ImageService, SandboxService } from '../runtime/cri/index.js';
+import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
+import type { ContainerService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
@@ -35,8 +36,8 @@ export interface ContainerVolumes {
   containerDir?(pod: Pod, container: Container): string;
 }
 
-/** The runtime calls the manager makes. */
-export type ManagerRuntime = SandboxService & ContainerService;
+/** The runtime calls the manager makes (ExecSync: exec lifecycle hooks). */
+export type ManagerRuntime = SandboxService & ContainerService & Pick<StreamingService, 'execSync'>;
 /** The image calls the manager makes. */
 export type ManagerImages = Pick<ImageService, 'imageStatus' | 'pullImage'>;
 
@@ -74,4 +75,20 @@ export interface RuntimeManagerOptions {
   readonly containerBackOff?: BackOffSettings;
   /** Image pull back-off (default 10 s doubling to 5 min). */
   readonly imageBackOff?: BackOffSettings;
+  /** The prober's results: containers that failed a liveness or startup probe are killed and restarted. */
+  readonly probeResults?: ContainerProbeResults;
+  /** Every event (Killing, FailedPostStartHook, FailedPreStopHook), after it was logged. */
+  readonly onEvent?: (event: PodEvent) => void;
+  /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
+  readonly sidecarContainers?: boolean;
+  /** RuntimeDefault seccomp for containers that set no profile (--seccomp-default; default false: Unconfined). */
+  readonly seccompDefault?: boolean;
+  /** Where Localhost seccomp profiles are (upstream: `<rootDir>/seccomp`; default /var/lib/nodeagent/seccomp). */
+  readonly seccompProfileRoot?: string;
+  /**
+   * Whether the runtime may lower a container's OOM score adjustment (below the agent's own);
+   * default: whether this process has CAP_SYS_RESOURCE. When it may not, Guaranteed and critical
+   * pods keep the runtime's score, and one warning says so.
+   */
+  readonly canLowerOomScore?: () => boolean;
 }

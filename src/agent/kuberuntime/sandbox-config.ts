@@ -11,9 +11,9 @@ import { OrchError } from '../../api/errors.js';
 import { validateDNS1123Label } from '../../api/labels.js';
 import type { DnsConfig, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../runtime/cri/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL } from './labels.js';
+import { DEFAULT_SECCOMP_PROFILE_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, seccompProfile, type SeccompSettings } from './seccomp.js';
 
-/** The pod's hostname, subdomain or FQDN cannot be used (reported as ConfigPodSandboxError). */
-export const KUBERUNTIME_SANDBOX_CONFIG_INVALID = 'KUBERUNTIME_SANDBOX_CONFIG_INVALID';
+export { KUBERUNTIME_SANDBOX_CONFIG_INVALID };
 export const DEFAULT_POD_LOGS_ROOT = '/var/log/pods';
 const HOSTNAME_MAX_LENGTH = 63;
 const FQDN_MAX_LENGTH = 64;
@@ -146,6 +146,8 @@ export interface SandboxConfigInput {
   readonly cgroupParent: string;
   readonly dns: DnsConfig;
   readonly clusterDomain: string;
+  /** Default: no RuntimeDefault fallback, profiles under DEFAULT_SECCOMP_PROFILE_ROOT. */
+  readonly seccomp?: SeccompSettings;
 }
 
 /** The whole sandbox configuration. Throws KUBERUNTIME_SANDBOX_CONFIG_INVALID for an unusable hostname. */
@@ -171,6 +173,7 @@ export function makeSandboxConfig(input: SandboxConfigInput): PodSandboxConfig {
         ...(security?.runAsUser === undefined ? {} : { runAsUser: { value: security.runAsUser } }),
         ...(security?.runAsGroup === undefined ? {} : { runAsGroup: { value: security.runAsGroup } }),
         ...(podSupplementalGroups(pod).length === 0 ? {} : { supplementalGroups: podSupplementalGroups(pod) }),
+        seccomp: seccompProfile(pod, undefined, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }),
       },
     },
   };

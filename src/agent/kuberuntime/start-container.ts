@@ -11,6 +11,8 @@
  *   | restart count, runAsNonRoot, mounts, env, config       | CreateContainerConfigError     |
  *   | CreateContainer                                        | CreateContainerError           |
  *   | StartContainer                                         | RunContainerError              |
+ *   | the postStart hook (the container is then killed with  | PostStartHookError             |
+ *   | FailedPostStartHook)                                   |                                |
  *
  * A container that fails to start is left as the runtime put it (exited, StartError), as
  * upstream does: its status carries the runtime's message, and the restart back-off counts it.
@@ -30,11 +32,14 @@ import type { NodeCapacity } from './env.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { hashContainer } from './hash.js';
 import type { ImagePuller } from './images.js';
+import { killContainer, type KillDeps } from './kill.js';
+import { emitEvent, runHandler } from './lifecycle.js';
 import type { ContainerVolumes, ManagerRuntime } from './options.js';
 import type { ResourceSettings } from './resources.js';
+import type { SeccompSettings } from './seccomp.js';
 import type { RuntimePodStatus, SyncError } from './types.js';
 
-export interface StartDeps {
+export interface StartDeps extends KillDeps {
   readonly runtime: ManagerRuntime;
   readonly logger: Logger;
   readonly puller: ImagePuller;
@@ -43,6 +48,9 @@ export interface StartDeps {
   readonly nodeName: string;
   readonly capacity: () => NodeCapacity;
   readonly resources: Omit<ResourceSettings, 'memoryCapacityBytes'>;
+  readonly seccomp: SeccompSettings;
+  /** Told the OOM score adjustment of each container created (warns once when it cannot apply). */
+  readonly checkOomScore: (adjust: number) => void;
 }
 
 export interface StartContext {
@@ -145,11 +153,14 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
       capacity: deps.capacity(),
       resources: deps.resources,
       mounts,
+      seccomp: deps.seccomp,
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
     });
   } catch (err) {
     return configError(err);
   }
+  const oomScoreAdj = config.linux?.resources?.oomScoreAdj;
+  if (oomScoreAdj !== undefined) deps.checkOomScore(oomScoreAdj);
   let id: string;
   try {
     id = await deps.runtime.createContainer({ podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig });
@@ -166,5 +177,23 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
     return { error: { container: name, reason: 'RunContainerError', message: messageOf(err) } };
   }
   deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, init });
-  return { id };
+  const failure = await postStart(deps, ctx, container, id);
+  return failure === undefined ? { id } : { id, error: { container: name, reason: 'PostStartHookError', message: failure } };
+}
+
+/** Runs the postStart hook; on failure records FailedPostStartHook and kills the container. Resolves to the failure message. */
+async function postStart(deps: StartDeps, ctx: StartContext, container: Container, id: string): Promise<string | undefined> {
+  const handler = container.lifecycle?.postStart;
+  if (handler === undefined) return undefined;
+  const { pod } = ctx;
+  const failure = await runHandler(deps, { pod, container, containerId: id, handler, podIP: () => Promise.resolve(ctx.podIPs[0] ?? '') });
+  if (failure === undefined) return undefined;
+  emitEvent(deps, { type: 'Warning', reason: 'FailedPostStartHook', message: failure, pod, container: container.name });
+  try {
+    await killContainer(deps, { id, name: container.name, pod, spec: container, message: 'FailedPostStartHook' });
+  } catch (err) {
+    if (isRuntimeUnreachable(err)) throw err;
+    deps.logger.warn('failed to kill a container whose postStart hook failed', { pod: formatPod(pod), container: container.name, id, err: messageOf(err) });
+  }
+  return failure;
 }

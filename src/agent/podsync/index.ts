@@ -5,16 +5,27 @@
  * manager make the runtime match the spec; termination kills the containers with the grace
  * period, then releases everything the pod held on the node.
  *
- * Owns: the order of those steps and the last sync errors of each pod (for its status).
- * Must not: decide admission or orphans (the sync loop does) or talk to CRI directly.
+ * It also hands the prober each pod's runtime state (its workers follow the containers) and
+ * reads readiness back into the status, fails pods past activeDeadlineSeconds
+ * (DeadlineExceeded), and gives emptyDir volumes the pod's fsGroup.
+ *
+ * Owns: the order of those steps, the last sync errors of each pod (for its status) and the
+ * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
+ * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
 import type { PodRuntimeManager, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
+import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
 import { podName } from '../podworkers/index.js';
 import { computePodStatus, type StatusManager } from '../status/index.js';
+import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
+import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
+
+export { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
+export { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
 /** The pod's cgroup, as the sync needs it. */
 export interface PodCgroupHandle {
@@ -22,10 +33,24 @@ export interface PodCgroupHandle {
   remove(podUID: string): Promise<void>;
 }
 
+/** A prepared volume, as the sync needs it (the volume manager's PodVolume has this shape). */
+export interface PreparedVolume {
+  readonly kind: string;
+  readonly hostPath: string;
+}
+
 /** The pod's volumes, as the sync needs them. */
 export interface PodVolumeHandle {
-  preparePodVolumes(pod: Pod): Promise<unknown>;
+  /** Prepares the volumes; resolves to them by name (emptyDirs get the pod's fsGroup). */
+  preparePodVolumes(pod: Pod): Promise<ReadonlyMap<string, PreparedVolume>>;
   cleanupPodVolumes(podUID: string): Promise<void>;
+}
+
+/** The prober, as the sync needs it. */
+export interface PodProbesHandle extends PodProbeView {
+  updatePod(pod: Pod, state: ProbedPodState): void;
+  stopLivenessAndStartup(podUID: string): void;
+  removePod(podUID: string): void;
 }
 
 export interface PodSyncOptions {
@@ -45,6 +70,12 @@ export interface PodSyncOptions {
   readonly now?: () => Date;
   /** Called with each problem of a sync pass (for events later). */
   readonly onSyncError?: (pod: Pod, error: SyncError) => void;
+  /** The prober; without it every running container is ready. */
+  readonly probes?: PodProbesHandle;
+  /** Restartable init containers are sidecars (the SidecarContainers gate). */
+  readonly sidecarContainers?: boolean;
+  /** Events the sync decides (DeadlineExceeded), after they were logged. */
+  readonly onEvent?: (event: PodEvent) => void;
 }
 
 function ids(pod: Pod): { uid: string; name: string; namespace: string } {
@@ -56,15 +87,55 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
   const now = options.now ?? (() => new Date());
   const errors = new Map<string, readonly SyncError[]>();
 
+  /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
+  const failures = new Map<string, { reason: string; message: string }>();
+  /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
+  const owned = new Set<string>();
+
   async function publish(pod: Pod): Promise<ReturnType<typeof computePodStatus>> {
     const { uid, name, namespace } = ids(pod);
     const held = await runtime.getPodStatus(uid, name, namespace);
+    const probes = options.probes;
+    probes?.updatePod(pod, { podIPs: pod.spec?.hostNetwork === true ? options.hostIPs() : held.ips, containers: held.containers });
+    const failure = failures.get(uid);
     const computed = computePodStatus({
       pod, runtime: held, syncErrors: errors.get(uid) ?? [], hostIPs: options.hostIPs(),
       previous: status.getPodStatus(uid), qosClass: options.qosClass(pod), now: now(),
+      ...(probes === undefined ? {} : { readiness: probes.readiness(uid), started: probes.startedContainers(uid) }),
+      ...(options.sidecarContainers === true ? { sidecarContainers: true } : {}),
+      ...(failure === undefined ? {} : { failure }),
     });
     status.setPodStatus(uid, computed);
     return computed;
+  }
+
+  async function applyFsGroup(pod: Pod, volumes: ReadonlyMap<string, PreparedVolume>): Promise<void> {
+    const fsGroup = pod.spec?.securityContext?.fsGroup;
+    if (fsGroup === undefined) return;
+    const { uid } = ids(pod);
+    for (const [name, volume] of volumes) {
+      if (volume.kind !== 'emptyDir') continue;
+      if (owned.has(`${uid}/${name}`)) {
+        // The volume manager resets the directory's mode when it prepares the volume again.
+        if (await ensureVolumeRootOwnership(volume.hostPath, fsGroup)) logger.v(4, 'Volume root ownership restored', { pod: podName(pod), volume: name });
+        continue;
+      }
+      await setVolumeOwnership(volume.hostPath, fsGroup);
+      owned.add(`${uid}/${name}`);
+      logger.v(3, 'Volume ownership set', { pod: podName(pod), volume: name, fsGroup });
+    }
+  }
+
+  /** Fails the pod when it is past its activeDeadlineSeconds; otherwise the time left (ms). */
+  async function checkDeadline(pod: Pod, startTime: string | undefined): Promise<number | undefined> {
+    const left = activeDeadlineLeftMs(pod, startTime, now());
+    if (left === undefined || left > 0) return left;
+    failures.set(ids(pod).uid, { reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE });
+    const event: PodEvent = { type: 'Normal', reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE, pod };
+    logger.info('Event', { type: event.type, reason: event.reason, pod: podName(pod), message: event.message });
+    options.onEvent?.(event);
+    await publish(pod);
+    return 0;
   }
 
   return {
@@ -74,10 +145,12 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       const { uid, name, namespace } = ids(pod);
       const before = await publish(pod);
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
+      const deadline = await checkDeadline(pod, before.startTime);
+      if (deadline === 0) return { terminal: true };
       let problems: SyncError[] = [];
       try {
         await options.cgroups.ensure(pod);
-        await options.volumes.preparePodVolumes(pod);
+        await applyFsGroup(pod, await options.volumes.preparePodVolumes(pod));
       } catch (err) {
         // Mount problems keep every container waiting; the worker retries with its back-off.
         problems = (pod.spec?.containers ?? []).map((c) => ({ container: c.name, reason: 'CreateContainerConfigError', message: messageOf(err) }));
@@ -94,12 +167,13 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       const after = await publish(pod);
       if (problems.length > 0) logger.v(2, 'Pod sync left problems', { pod: podName(pod), problems: problems.map((p) => `${p.container ?? 'sandbox'}: ${p.reason}`) });
       if (after.phase === 'Succeeded' || after.phase === 'Failed') return { terminal: true };
-      const requeue = (result as { requeueAfterMs?: number }).requeueAfterMs;
-      return requeue === undefined ? {} : { requeueAfterMs: requeue };
+      const waits = [result.requeueAfterMs, deadline].filter((ms): ms is number => ms !== undefined);
+      return waits.length === 0 ? {} : { requeueAfterMs: Math.min(...waits) };
     },
 
     async syncTerminatingPod(pod, gracePeriodSeconds) {
       const { uid } = ids(pod);
+      options.probes?.stopLivenessAndStartup(uid);
       const running = (await runtime.listPods()).find((p) => p.uid === uid);
       if (running !== undefined) {
         await runtime.killPod(running, { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
@@ -116,7 +190,10 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
         status.removePod(uid);
       }
       await options.cgroups.remove(uid);
+      options.probes?.removePod(uid);
       errors.delete(uid);
+      failures.delete(uid);
+      for (const key of owned) if (key.startsWith(`${uid}/`)) owned.delete(key);
     },
   };
 }

@@ -1,7 +1,11 @@
 /**
  * The pod status as the upstream agent computes it from the spec and what the runtime holds:
  * container statuses (state, last state, restart count, ready, started, image ID, container
- * ID), the phase, the five conditions, pod and host IPs. Pure: no I/O, time is passed in.
+ * ID), the phase, the five conditions, pod and host IPs, the QoS class, and a failure decided
+ * by the agent (DeadlineExceeded). Readiness and startup come from the prober; with the
+ * SidecarContainers gate, restartable init containers count as upstream counts them (running
+ * and started: initialized; their readiness joins ContainersReady; exited: not in the phase).
+ * Pure: no I/O, time is passed in.
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v1.js';
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
@@ -17,6 +21,12 @@ export interface StatusInput {
   readonly previous: PodStatus | undefined;
   /** Readiness by container name from probes; a container without an entry is ready once running. */
   readonly readiness?: ReadonlyMap<string, boolean>;
+  /** Startup by container name from startup probes; a container without an entry is started once running. */
+  readonly started?: ReadonlyMap<string, boolean>;
+  /** Restartable init containers are sidecars (the SidecarContainers gate). */
+  readonly sidecarContainers?: boolean;
+  /** The agent failed the pod (e.g. DeadlineExceeded): phase Failed with this reason and message. */
+  readonly failure?: { readonly reason: string; readonly message: string };
   /** The QoS class to report. */
   readonly qosClass?: string;
   readonly now: Date;
@@ -48,11 +58,18 @@ function terminated(c: RuntimeContainerStatus): ContainerState {
   };
 }
 
+interface ProbeView {
+  readonly ready: boolean | undefined;
+  readonly started: boolean | undefined;
+  /** A regular init container: ready once it exited 0, as upstream. */
+  readonly runToCompletion: boolean;
+}
+
 function containerStatus(
   spec: Container,
   instances: readonly RuntimeContainerStatus[],
   error: SyncError | undefined,
-  ready: boolean | undefined,
+  probe: ProbeView,
   waitingDefault: 'ContainerCreating' | 'PodInitializing',
 ): ContainerStatus {
   const [newest, older] = instances;
@@ -84,7 +101,9 @@ function containerStatus(
     if (older !== undefined && older.state === 'exited') lastState = terminated(older);
   }
   const running = state.running !== undefined;
-  return { ...base, state, lastState, ready: running && ready !== false, started: running };
+  const started = running && probe.started !== false;
+  const ready = probe.runToCompletion ? state.terminated?.exitCode === 0 : started && probe.ready !== false;
+  return { ...base, state, lastState, ready, started };
 }
 
 /** Instances of one container, newest first. */
@@ -96,23 +115,43 @@ function exitedOk(s: ContainerStatus): boolean {
   return s.state?.terminated?.exitCode === 0;
 }
 
-/** The phase, as upstream's getPhase decides it. */
-export function podPhase(pod: Pod, init: readonly ContainerStatus[], regular: readonly ContainerStatus[]): 'Pending' | 'Running' | 'Succeeded' | 'Failed' {
+/** Whether a regular container ever ran (upstream HasAnyRegularContainerStarted). */
+function anyRegularStarted(regular: readonly ContainerStatus[]): boolean {
+  return regular.some((s) => s.state?.running !== undefined || s.state?.terminated !== undefined || s.lastState?.terminated !== undefined);
+}
+
+/** The phase, as upstream's getPhase decides it. `sidecars`: names of the restartable init containers (with the gate). */
+export function podPhase(
+  pod: Pod,
+  init: readonly ContainerStatus[],
+  regular: readonly ContainerStatus[],
+  sidecars: ReadonlySet<string> = new Set(),
+): 'Pending' | 'Running' | 'Succeeded' | 'Failed' {
   const policy = pod.spec?.restartPolicy ?? 'Always';
   let failedInit = false;
   let pendingInit = false;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
   for (const s of init) {
+    if (sidecars.has(s.name)) {
+      if (s.state?.running !== undefined) {
+        if (s.started !== true) pendingInit = true;
+        running++;
+      } else if (s.state?.waiting !== undefined && s.lastState?.terminated === undefined) {
+        pendingInit = true;
+        waiting++;
+      }
+      continue; // an exited sidecar does not count
+    }
     if (exitedOk(s)) continue;
     const t = s.state?.terminated ?? s.lastState?.terminated;
     if (t !== undefined && t.exitCode !== 0) failedInit = true;
     else pendingInit = true;
   }
   if (failedInit && policy === 'Never') return 'Failed';
-  if (failedInit || pendingInit) return 'Pending';
-  let running = 0;
-  let waiting = 0;
-  let stopped = 0;
-  let succeeded = 0;
+  if (failedInit || (pendingInit && !anyRegularStarted(regular))) return 'Pending';
   for (const s of regular) {
     if (s.state?.running !== undefined) running++;
     else if (s.state?.terminated !== undefined) {
@@ -156,17 +195,21 @@ export function computePodStatus(input: StatusInput): PodStatus {
   const spec = pod.spec;
   const errors = new Map(input.syncErrors.filter((e) => e.container !== undefined).map((e) => [e.container ?? '', e]));
   const initSpecs = spec?.initContainers ?? [];
-  const initStatuses = initSpecs.map((c) => containerStatus(c, instancesOf(runtime, c.name, true), errors.get(c.name), input.readiness?.get(c.name), 'PodInitializing'));
-  const initDone = initStatuses.every(exitedOk);
+  const sidecars = new Set(input.sidecarContainers === true ? initSpecs.filter((c) => c.restartPolicy === 'Always').map((c) => c.name) : []);
+  const view = (name: string, runToCompletion: boolean): ProbeView => ({ ready: input.readiness?.get(name), started: input.started?.get(name), runToCompletion });
+  const initStatuses = initSpecs.map((c) =>
+    containerStatus(c, instancesOf(runtime, c.name, true), errors.get(c.name), view(c.name, !sidecars.has(c.name)), 'PodInitializing'));
+  const initDone = initStatuses.every((s) => (sidecars.has(s.name) ? s.started === true : exitedOk(s)));
   const regular = (spec?.containers ?? []).map((c) =>
-    containerStatus(c, instancesOf(runtime, c.name, false), errors.get(c.name), input.readiness?.get(c.name), initDone ? 'ContainerCreating' : 'PodInitializing'));
-  const phase = podPhase(pod, initStatuses, regular);
+    containerStatus(c, instancesOf(runtime, c.name, false), errors.get(c.name), view(c.name, false), initDone ? 'ContainerCreating' : 'PodInitializing'));
+  const phase = input.failure === undefined ? podPhase(pod, initStatuses, regular, sidecars) : 'Failed';
   const terminal = phase === 'Succeeded' || phase === 'Failed';
   const hostNetwork = spec?.hostNetwork === true;
   const ips = hostNetwork ? input.hostIPs : runtime.ips;
   const sandboxReady = runtime.sandboxes[0]?.state === 'ready';
-  const incompleteInit = initStatuses.filter((s) => !exitedOk(s)).map((s) => s.name);
-  const unready = regular.filter((s) => !s.ready).map((s) => s.name);
+  const initialized = anyRegularStarted(regular);
+  const incompleteInit = initialized ? [] : initStatuses.filter((s) => (sidecars.has(s.name) ? s.started !== true : !exitedOk(s))).map((s) => s.name);
+  const unready = [...initStatuses.filter((s) => sidecars.has(s.name)), ...regular].filter((s) => !s.ready).map((s) => s.name);
   const readyReason = terminal ? 'PodCompleted' : 'ContainersNotReady';
   const readyMessage = terminal ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const conditions: PodCondition[] = [
@@ -178,6 +221,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
   ];
   const status: PodStatus = {
     phase,
+    ...(input.failure === undefined ? {} : { reason: input.failure.reason, message: input.failure.message }),
     conditions,
     ...(input.hostIPs[0] === undefined ? {} : { hostIP: input.hostIPs[0], hostIPs: input.hostIPs.map((ip) => ({ ip })) }),
     ...(ips[0] === undefined ? {} : { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) }),
