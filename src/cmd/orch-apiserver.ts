@@ -15,7 +15,7 @@ import { SECOND } from '../api/duration.js';
 import type { ResourceDefinition } from '../apiserver/registry/index.js';
 import type { VersionInfo } from '../apiserver/routing/index.js';
 import {
-  ensureCa, ensureServing, helpText, issueClientCertificate, localServerUrl, parseCommandLine, startHttpsServer, waitForStore, writeKubeconfig,
+  ensureCa, ensureServing, helpText, issueClientCertificate, localServerUrl, parseCommandLine, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
   type ApiServerOptions,
 } from '../apiserver/server/index.js';
 import type { ManagedStore } from '../apiserver/storage/index.js';
@@ -26,7 +26,7 @@ import { VERSION } from '../version.js';
  * load, and --help, --version and flag errors must answer at once.
  */
 async function servingModules() {
-  const [authn, authz, registry, events, namespaces, routing, storage] = await Promise.all([
+  const [authn, authz, registry, events, namespaces, routing, storage, resources, nodeproxy] = await Promise.all([
     import('../apiserver/authn/index.js'),
     import('../apiserver/authz/index.js'),
     import('../apiserver/registry/index.js'),
@@ -34,8 +34,37 @@ async function servingModules() {
     import('../apiserver/resources/namespaces/index.js'),
     import('../apiserver/routing/index.js'),
     import('../apiserver/storage/index.js'),
+    coreResources(),
+    import('../apiserver/nodeproxy/index.js'),
   ]);
-  return { ...authn, ...authz, ...registry, ...events, ...namespaces, ...routing, ...storage };
+  return { ...authn, ...authz, ...registry, ...events, ...namespaces, ...routing, ...storage, ...resources, ...nodeproxy };
+}
+
+/** The resources of the core, coordination, authentication, authorization and certificates groups. */
+async function coreResources() {
+  const [common, configmaps, secrets, serviceaccounts, nodes, pods, leases, reviews, certificates] = await Promise.all([
+    import('../apiserver/resources/common/index.js'),
+    import('../apiserver/resources/configmaps/index.js'),
+    import('../apiserver/resources/secrets/index.js'),
+    import('../apiserver/resources/serviceaccounts/index.js'),
+    import('../apiserver/resources/nodes/index.js'),
+    import('../apiserver/resources/pods/index.js'),
+    import('../apiserver/resources/leases/index.js'),
+    import('../apiserver/resources/reviews/index.js'),
+    import('../apiserver/resources/certificates/index.js'),
+  ]);
+  return {
+    compatibilityView: common.compatibilityView,
+    configMapDefinition: configmaps.configMapDefinition,
+    secretDefinition: secrets.secretDefinition,
+    serviceAccountDefinition: serviceaccounts.serviceAccountDefinition,
+    nodeDefinition: nodes.nodeDefinition,
+    podDefinition: pods.podDefinition,
+    leaseDefinition: leases.leaseDefinition,
+    reviewDefinitions: reviews.reviewDefinitions,
+    csrDefinition: certificates.csrDefinition,
+    CsrSigner: certificates.CsrSigner,
+  };
 }
 
 type Modules = Awaited<ReturnType<typeof servingModules>>;
@@ -88,37 +117,58 @@ async function run(o: ApiServerOptions): Promise<() => Promise<void>> {
     ? await ensureServing(o.certDir, ca, hosts)
     : { certPem: readPem(o.tlsCertFile, '--tls-cert-file'), keyPem: readPem(o.tlsPrivateKeyFile, '--tls-private-key-file') };
 
+  const nodeagentTls = {
+    ...(o.nodeagentClientCertificate === '' ? {} : { cert: readPem(o.nodeagentClientCertificate, '--nodeagent-client-certificate') }),
+    ...(o.nodeagentClientKey === '' ? {} : { key: readPem(o.nodeagentClientKey, '--nodeagent-client-key') }),
+    ...(o.nodeagentCertificateAuthority === '' ? {} : { ca: readPem(o.nodeagentCertificateAuthority, '--nodeagent-certificate-authority') }),
+  };
+  const x509 = await x509Library();
   const store = await openStore(m, o);
   try {
     await waitForStore(store, 15_000);
-    const definitions: ResourceDefinition[] = [m.namespaceDefinition, ...m.eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) })];
+    const definitions = resourceDefinitions(m, o, {
+      x509,
+      userOfToken: (token) => m.userOfToken(token, tokens),
+      authorizer,
+    });
     const registries: InstanceType<Modules['ResourceRegistry']>[] = [];
     const lifecycle = new m.NamespaceLifecycle({
       store,
       namespaces: new m.ResourceRegistry({ def: m.namespaceDefinition, store }),
-      content: () => registries.filter((r) => r.def.namespaced),
+      // Reviews are never stored: nothing of theirs is left in a namespace.
+      content: () => registries.filter((r) => r.def.namespaced && r.def.review === undefined),
       log,
     });
     for (const def of definitions) registries.push(new m.ResourceRegistry({ def, store, admission: lifecycle.admission }));
+    const registryOf = (group: string, plural: string): InstanceType<Modules['ResourceRegistry']> => {
+      const found = registries.find((r) => r.def.group === group && r.def.plural === plural);
+      if (found === undefined) throw new Error(`no registry for ${plural}.${group}`);
+      return found;
+    };
     await lifecycle.start();
+    const signer = new m.CsrSigner({ store, registry: registryOf('certificates.orch.io', 'certificatesigningrequests'), x509, ca, log });
+    await signer.start();
+    const router = m.createRouter({
+      registries,
+      authenticator: m.createAuthenticator(tokens === undefined ? {} : { tokens }),
+      authorizer,
+      maxRequestBytes: o.maxRequestBytes,
+      version: versionInfo(),
+      ready: async () => {
+        await store.currentRevision();
+      },
+      log,
+      serverAddress: `${o.bindAddress}:${o.securePort}`,
+      connectors: m.nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }),
+    });
     const https = await startHttpsServer({
       bindAddress: o.bindAddress,
       port: o.securePort,
       certPem: serving.certPem,
       keyPem: serving.keyPem,
       clientCaPems,
-      handler: m.createRouter({
-        registries,
-        authenticator: m.createAuthenticator(tokens === undefined ? {} : { tokens }),
-        authorizer,
-        maxRequestBytes: o.maxRequestBytes,
-        version: versionInfo(),
-        ready: async () => {
-          await store.currentRevision();
-        },
-        log,
-        serverAddress: `${o.bindAddress}:${o.securePort}`,
-      }),
+      handler: router.handle,
+      upgrade: router.upgrade,
     });
     if (o.writeAdminOrchconfig !== '') {
       const client = await issueClientCertificate(ca, 'admin', ['system:masters']);
@@ -132,6 +182,7 @@ async function run(o: ApiServerOptions): Promise<() => Promise<void>> {
     log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
     return async () => {
       await https.close();
+      await signer.close();
       await lifecycle.close();
       await store.close();
     };
@@ -139,6 +190,38 @@ async function run(o: ApiServerOptions): Promise<() => Promise<void>> {
     await store.close();
     throw err;
   }
+}
+
+/**
+ * Every served resource. Two compatibility views serve the groups kubectl hard-codes:
+ * certificates.k8s.io/v1 certificatesigningrequests (in discovery, before certificates.orch.io:
+ * kubectl certificate approve resolves the plural there) and authorization.k8s.io/v1
+ * selfsubjectaccessreviews (hidden: kubectl auth can-i posts to it directly).
+ */
+function resourceDefinitions(m: Modules, o: ApiServerOptions, deps: {
+  x509: Parameters<Modules['csrDefinition']>[0];
+  userOfToken: Parameters<Modules['reviewDefinitions']>[0]['userOfToken'];
+  authorizer: Parameters<Modules['reviewDefinitions']>[0]['authorizer'];
+}): ResourceDefinition[] {
+  const reviews = m.reviewDefinitions({ userOfToken: deps.userOfToken, authorizer: deps.authorizer });
+  const csr = m.csrDefinition(deps.x509);
+  const selfReview = reviews.find((d) => d.plural === 'selfsubjectaccessreviews');
+  return [
+    m.namespaceDefinition,
+    ...m.eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
+    m.nodeDefinition,
+    m.podDefinition,
+    m.configMapDefinition,
+    m.secretDefinition,
+    m.serviceAccountDefinition,
+    m.leaseDefinition,
+    ...reviews,
+    // Before the canonical group: kubectl certificate approve maps the bare plural to the first
+    // group that serves it and accepts only certificates.k8s.io objects.
+    m.compatibilityView(csr, 'certificates.k8s.io', false),
+    csr,
+    ...(selfReview === undefined ? [] : [m.compatibilityView(selfReview, 'authorization.k8s.io', true)]),
+  ];
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -3,16 +3,18 @@
  * loopback port with temporary cert, data and config directories, SQLite or etcd storage (its
  * own etcd unless endpoints are given), an admin token and an admin orchconfig. stop() kills the
  * process (and the etcd it started) and removes the directories. Also an HTTPS client that
- * trusts the server's CA, and a reader of watch streams.
+ * trusts the server's CA, and a reader of watch streams; pod and node bodies and a kubectl
+ * runner for the core resources' tests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, webcrypto } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { x509Library } from '../../src/apiserver/server/index.js';
 import { freePort, startEtcd, type EtcdCluster } from './etcd.js';
 import { waitFor } from './wait.js';
 
@@ -275,4 +277,85 @@ export function v1Event(name: string, extra: Record<string, unknown> = {}, names
 /** The path of events in a namespace: events.orch.io/v1 (default) or the core v1 view. */
 export function eventsPath(namespace = 'default', view: 'v1' | 'core' = 'v1'): string {
   return view === 'v1' ? `/apis/events.orch.io/v1/namespaces/${namespace}/events` : `/api/v1/namespaces/${namespace}/events`;
+}
+
+/** A core v1 Pod body bound to `node` ('' for none), one container `c`, with `extra` merged over it. */
+export function v1Pod(name: string, node: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { ...(node === '' ? {} : { nodeName: node }), containers: [{ name: 'c', image: 'busybox:1.36', command: ['sleep', '3600'] }] },
+    ...extra,
+  };
+}
+
+/** A core v1 Node body reachable at 127.0.0.1:`port` (its node agent), Ready. */
+export function v1Node(name: string, port: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'node-role.orch.io/worker': '' } },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: name }],
+      daemonEndpoints: { nodeagentEndpoint: { Port: port } },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'NodeagentReady', message: 'nodeagent is posting ready status' }],
+      capacity: { cpu: '2', memory: '4Gi', pods: '110' },
+      nodeInfo: {
+        machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12', containerRuntimeVersion: 'containerd://1.6.20',
+        nodeagentVersion: 'v1.30.0-orch', orchProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64',
+      },
+    },
+    ...extra,
+  };
+}
+
+/** /usr/bin/kubectl: the dispatcher runs the kubectl matching the server's minor version (1.30). */
+export const KUBECTL = '/usr/bin/kubectl';
+
+/**
+ * Runs kubectl with the server's admin orchconfig (HOME in the server's directory, so its
+ * discovery cache is the test's own). Rejects with kubectl's stderr when it exits non-zero.
+ */
+export function runKubectl(server: ApiServer, args: readonly string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
+  if (!existsSync(KUBECTL)) return Promise.reject(new Error(`${KUBECTL} is missing: install kubectl (the tests need a real kubectl binary)`));
+  const home = join(server.dir, 'home');
+  return new Promise((resolve, reject) => {
+    execFile(KUBECTL, [...args], { env: { ...process.env, HOME: home, KUBECONFIG: server.adminKubeconfig, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err !== null) reject(new Error(`kubectl ${args.join(' ')} failed: ${err.message}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+export interface CsrSpec {
+  readonly commonName: string;
+  readonly organizations?: readonly string[];
+  readonly dnsNames?: readonly string[];
+  readonly ipAddresses?: readonly string[];
+}
+
+/** A new ECDSA P-256 key and a PEM PKCS#10 request for it (what a node agent sends in a CSR). */
+export async function makeCsr(csr: CsrSpec): Promise<{ requestPem: string; keyPem: string }> {
+  const x509 = await x509Library();
+  const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const names = [...(csr.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(csr.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const request = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: [...(csr.organizations ?? []).map((o) => ({ O: [o] })), { CN: [csr.commonName] }],
+    keys,
+    signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    extensions: names.length === 0 ? [] : [new x509.SubjectAlternativeNameExtension(names)],
+  });
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { requestPem: request.toString('pem'), keyPem: `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END PRIVATE KEY-----\n` };
+}
+
+/** A certificates.orch.io/v1 CertificateSigningRequest body for `requestPem`. */
+export function v1Csr(name: string, requestPem: string, signerName: string, usages: readonly string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'certificates.orch.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name },
+    spec: { request: Buffer.from(requestPem, 'utf8').toString('base64'), signerName, usages: [...usages], ...extra },
+  };
 }

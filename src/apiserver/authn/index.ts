@@ -42,6 +42,16 @@ function withAuthenticated(user: UserInfo): UserInfo {
   return user.groups.includes('system:authenticated') ? user : { ...user, groups: [...user.groups, 'system:authenticated'] };
 }
 
+/**
+ * Who holds a bearer token of the token file (TokenReview): its user with the group
+ * system:authenticated, or undefined. Never throws.
+ */
+export function userOfToken(token: string, tokens: TokenTable | undefined): UserInfo | undefined {
+  if (token === '' || /\s/.test(token)) return undefined;
+  const result = authenticateToken(`Bearer ${token}`, tokens);
+  return result.kind === 'user' ? withAuthenticated(result.user) : undefined;
+}
+
 /** The union authenticator: x509 first, then the token file. */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   return {

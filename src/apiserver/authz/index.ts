@@ -38,6 +38,12 @@ export const alwaysAllow: Authorizer = { authorize: () => ({ allowed: true, reas
 
 const DISCOVERY_PATHS = ['/api', '/api/*', '/apis', '/apis/*', '/openapi/*', '/version', '/version/', '/healthz', '/livez', '/readyz', '/healthz/*', '/livez/*', '/readyz/*'];
 
+/** What every authenticated user may create: questions about themselves (upstream's system:basic-user). */
+const SELF_REVIEWS = new Set([
+  'authorization.orch.io/selfsubjectaccessreviews', 'authorization.orch.io/selfsubjectrulesreviews',
+  'authorization.k8s.io/selfsubjectaccessreviews', 'authorization.k8s.io/selfsubjectrulesreviews',
+]);
+
 function pathMatches(patterns: readonly string[], path: string): boolean {
   return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : p === path));
 }
@@ -62,6 +68,9 @@ export function policyAuthorizer(rules: readonly PolicyRule[]): Authorizer {
     authorize(a) {
       if (a.user.groups.includes('system:masters')) return { allowed: true, reason: '' };
       if (!a.resourceRequest && a.verb === 'get' && a.user.groups.includes('system:authenticated') && pathMatches(DISCOVERY_PATHS, a.path)) {
+        return { allowed: true, reason: '' };
+      }
+      if (a.resourceRequest && a.verb === 'create' && SELF_REVIEWS.has(`${a.apiGroup}/${a.resource}`) && a.user.groups.includes('system:authenticated')) {
         return { allowed: true, reason: '' };
       }
       if (rules.some((r) => ruleMatches(r, a))) return { allowed: true, reason: '' };

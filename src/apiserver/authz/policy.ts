@@ -14,8 +14,9 @@
  *   nonResourcePaths: [/metrics, "/debug/*"]         # exact, or a prefix ending in *
  * ```
  * A request is allowed when any rule matches it. Built in: the group `system:masters` may do
- * everything, and every authenticated user may `get` the discovery, OpenAPI, version and health
- * paths (as upstream's system:discovery role).
+ * everything, every authenticated user may `get` the discovery, OpenAPI, version and health
+ * paths (as upstream's system:discovery role) and create selfsubjectaccessreviews and
+ * selfsubjectrulesreviews (upstream's system:basic-user).
  */
 import { readFileSync } from 'node:fs';
 import { OrchError } from '../../api/errors.js';

@@ -25,7 +25,8 @@ export interface ResourceRequest {
   /** '' for cluster-scoped resources and for lists across namespaces. */
   readonly namespace: string;
   readonly name: string;
-  readonly subresource: '' | 'status';
+  /** '' for the object itself, else `status` or a subresource with a merge rule. */
+  readonly subresource: string;
   readonly query: Query;
   readonly user: RequestUser;
   readonly output: Output;
@@ -122,7 +123,7 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
 
 async function handleUpdate(r: ResourceRequest): Promise<void> {
   const decoded = decodeObject(r.registry.def, await body(r), fieldValidation(r.query));
-  const options = { dryRun: r.query.dryRun(), ...(r.subresource === 'status' ? { subresource: 'status' as const } : {}) };
+  const options = { dryRun: r.query.dryRun(), ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
   const result = await r.registry.update(ctx(r), r.namespace, r.name, decoded.object, options);
   sendObject(r, result.created ? 201 : 200, result.object, warningHeaders(decoded.warnings));
 }
@@ -136,7 +137,7 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
     throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
   }
   const patch = await body(r, [contentType]);
-  const options = { dryRun: r.query.dryRun(), fieldValidation: fieldValidation(r.query), ...(r.subresource === 'status' ? { subresource: 'status' as const } : {}) };
+  const options = { dryRun: r.query.dryRun(), fieldValidation: fieldValidation(r.query), ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
   sendObject(r, 200, await r.registry.patch(ctx(r), r.namespace, r.name, type, patch, options));
 }
 
@@ -145,6 +146,7 @@ interface DeleteBody {
   readonly uid?: string;
   readonly resourceVersion?: string;
   readonly orphanDependents?: boolean;
+  readonly gracePeriodSeconds?: number;
 }
 
 /** DeleteOptions from the body (optional) and the query. */
@@ -163,7 +165,9 @@ async function deleteBody(r: ResourceRequest): Promise<DeleteBody> {
   }
   const dryRunBody = Array.isArray(options.dryRun) ? (options.dryRun as string[]) : [];
   for (const v of dryRunBody) if (v !== 'All') throw badRequest(`invalid dryRun value ${JSON.stringify(v)}: the only supported value is "All"`);
-  r.query.int('gracePeriodSeconds');
+  // As upstream: the body's options when there is a body, else the query's.
+  const graceQuery = r.query.int('gracePeriodSeconds');
+  const grace = typeof options.gracePeriodSeconds === 'number' ? options.gracePeriodSeconds : graceQuery;
   const policies = ['Orphan', 'Background', 'Foreground'];
   r.query.oneOf('propagationPolicy', policies, 'Background');
   const bodyPolicy = options.propagationPolicy;
@@ -181,6 +185,7 @@ async function deleteBody(r: ResourceRequest): Promise<DeleteBody> {
     ...(pre.uid === undefined ? {} : { uid: pre.uid }),
     ...(pre.resourceVersion === undefined ? {} : { resourceVersion: pre.resourceVersion }),
     ...(orphan === undefined ? {} : { orphanDependents: orphan }),
+    ...(grace === undefined ? {} : { gracePeriodSeconds: grace }),
   };
 }
 
@@ -205,7 +210,9 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
     for (const item of page.items) {
       const meta = metaOf(item);
       try {
-        await r.registry.delete(ctx(r), str(meta.namespace), str(meta.name), { dryRun: options.dryRun });
+        await r.registry.delete(ctx(r), str(meta.namespace), str(meta.name), {
+          dryRun: options.dryRun, ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+        });
       } catch (err) {
         // Deleted concurrently by someone else: nothing left to do for this one.
         if (!(err instanceof StatusError && err.httpCode === 404)) throw err;

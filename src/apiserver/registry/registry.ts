@@ -27,7 +27,8 @@ export interface RegistryOptions {
 
 export interface WriteOptions {
   readonly dryRun: boolean;
-  readonly subresource?: 'status';
+  /** `status` or a subresource of the definition that has a merge rule. */
+  readonly subresource?: string;
   readonly fieldValidation?: FieldValidation;
 }
 
@@ -35,6 +36,8 @@ export interface DeleteRequest {
   readonly dryRun: boolean;
   readonly uid?: string;
   readonly resourceVersion?: string;
+  /** DeleteOptions.gracePeriodSeconds (resources with graceful deletion). */
+  readonly gracePeriodSeconds?: number;
 }
 
 const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
@@ -73,6 +76,7 @@ export class ResourceRegistry {
 
   async create(ctx: StrategyContext, namespace: string, body: WireObject, options: WriteOptions): Promise<WireObject> {
     const object = cloneJson(body);
+    if (this.def.review !== undefined) return this.answerReview(this.def.review, object, namespace, ctx);
     prepareCreateMeta(object, this.def, namespace, ctx.now);
     await this.admission('create', this.def, namespace, nameOf(object));
     this.def.strategy.prepareForCreate?.(object, ctx);
@@ -88,6 +92,20 @@ export class ResourceRegistry {
     } catch (err) {
       throw this.translate(err, nameOf(object));
     }
+  }
+
+  /** Reviews: validated and answered, never stored. */
+  private async answerReview(review: NonNullable<ResourceDefinition['review']>, object: WireObject, namespace: string, ctx: StrategyContext): Promise<WireObject> {
+    if (this.def.namespaced) {
+      const given = str(metaOf(object).namespace);
+      if (given !== '' && given !== namespace) throw badRequest(`the namespace of the provided object (${given}) does not match the namespace sent on the request (${namespace})`);
+      metaOf(object).namespace = namespace;
+    }
+    this.def.strategy.prepareForCreate?.(object, ctx);
+    const errors = new FieldErrors();
+    this.def.strategy.validateCreate(object, errors, ctx);
+    errors.throwIfAny(this.def.kind, this.def.group, nameOf(object));
+    return this.present(await review(object, ctx));
   }
 
   async get(namespace: string, name: string): Promise<WireObject> {
@@ -175,7 +193,9 @@ export class ResourceRegistry {
       throw this.translate(err, name);
     }
     const object = this.present(stored);
-    if (str(metaOf(object).deletionTimestamp) !== '' && this.pending(object).length === 0) {
+    // A deleting object whose grace period is over (0) goes once its last finalizer is removed.
+    const graceLeft = metaOf(object).deletionGracePeriodSeconds;
+    if (str(metaOf(object).deletionTimestamp) !== '' && this.pending(object).length === 0 && (typeof graceLeft !== 'number' || graceLeft === 0)) {
       await this.store.delete(key, { expectedResourceVersion: resourceVersionOf(object) }).catch((err: unknown) => {
         if (!(isOrchError(err) && (err.code === StoreErrorCode.notFound || err.code === StoreErrorCode.conflict))) throw this.translate(err, name);
       });
@@ -185,8 +205,14 @@ export class ResourceRegistry {
 
   private nextState(old: WireObject, next: (old: WireObject) => WireObject, options: WriteOptions, ctx: StrategyContext, name: string): WireObject {
     let object = next(old);
-    if (options.subresource === 'status') {
+    const sub = options.subresource;
+    if (sub === 'status') {
       object = { ...cloneJson(old), status: cloneJson(object.status) };
+      if (object.status === undefined) delete object.status;
+    } else if (sub !== undefined) {
+      const merge = this.def.subresources?.find((s) => s.name === sub)?.merge;
+      if (merge === undefined) throw notFound(this.resource, name);
+      object = merge(object, cloneJson(old));
     } else if (this.def.statusSubresource) {
       object = { ...object, status: cloneJson(old.status) };
       if (old.status === undefined) delete object.status;
@@ -195,10 +221,11 @@ export class ResourceRegistry {
     const oldUid = str(metaOf(old).uid);
     if (uid !== '' && uid !== oldUid) throw conflict(this.resource, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${oldUid}`);
     carryOverMeta(object, old);
-    this.def.strategy.prepareForUpdate?.(object, old, ctx);
+    const subCtx: StrategyContext = sub === undefined ? ctx : { ...ctx, subresource: sub };
+    this.def.strategy.prepareForUpdate?.(object, old, subCtx);
     const errors = new FieldErrors();
     validateMeta(object, this.def, errors);
-    this.def.strategy.validateUpdate(object, old, errors, ctx);
+    this.def.strategy.validateUpdate(object, old, errors, subCtx);
     errors.throwIfAny(this.def.kind, this.def.group, name);
     delete metaOf(object).resourceVersion;
     return object;
@@ -209,8 +236,8 @@ export class ResourceRegistry {
   }
 
   /**
-   * DELETE: removes the object, or, while finalizers remain, marks it (deletionTimestamp) and
-   * keeps it. `deleted` is false in the second case.
+   * DELETE: removes the object, or keeps it marked with deletionTimestamp while a grace period
+   * runs (strategy.gracePeriod) or finalizers remain. `deleted` is false when it is kept.
    */
   async delete(ctx: StrategyContext, namespace: string, name: string, request: DeleteRequest): Promise<{ object: WireObject; deleted: boolean }> {
     const key = this.key(namespace, name);
@@ -224,26 +251,35 @@ export class ResourceRegistry {
     if (request.resourceVersion !== undefined && request.resourceVersion !== rv) {
       throw conflict(this.resource, name, `Precondition failed: ResourceVersion in precondition: ${request.resourceVersion}, ResourceVersion in object meta: ${rv}`);
     }
-    if (this.pending(current).length > 0) {
-      if (str(metaOf(current).deletionTimestamp) !== '') return { object: current, deleted: false };
+    const meta = metaOf(current);
+    const deleting = str(meta.deletionTimestamp) !== '';
+    const currentGrace = typeof meta.deletionGracePeriodSeconds === 'number' ? meta.deletionGracePeriodSeconds : undefined;
+    const grace = Math.max(0, this.def.strategy.gracePeriod?.(current, request.gracePeriodSeconds) ?? 0);
+    if (grace > 0 || this.pending(current).length > 0) {
+      // A running grace period may be shortened, never extended; finalizers alone mark once.
+      if (deleting && currentGrace !== undefined && currentGrace <= grace) return { object: current, deleted: false };
       const mark = (object: WireObject): WireObject => {
-        metaOf(object).deletionTimestamp = nowTime(ctx.now);
-        metaOf(object).deletionGracePeriodSeconds = 0;
+        metaOf(object).deletionTimestamp = nowTime(new Date(ctx.now.getTime() + grace * 1000));
+        metaOf(object).deletionGracePeriodSeconds = grace;
         this.def.strategy.prepareForDelete?.(object, ctx);
         return object;
       };
-      if (request.dryRun) return { object: mark(cloneJson(current)), deleted: false };
-      try {
-        const stored = await this.store.update(key, { expectedResourceVersion: rv }, (s) => this.toStorage(mark(this.present(s))));
-        return { object: this.present(stored), deleted: false };
-      } catch (err) {
-        throw this.translate(err, name);
-      }
+      return this.keepMarked(key, name, rv, current, mark, request.dryRun);
     }
     if (request.dryRun) return { object: current, deleted: true };
     try {
       const gone = await this.store.delete(key, { expectedResourceVersion: rv, ...(uid === '' ? {} : { expectedUid: uid }) });
       return { object: this.present(gone), deleted: true };
+    } catch (err) {
+      throw this.translate(err, name);
+    }
+  }
+
+  private async keepMarked(key: string, name: string, rv: string, current: WireObject, mark: (o: WireObject) => WireObject, dryRun: boolean): Promise<{ object: WireObject; deleted: boolean }> {
+    if (dryRun) return { object: mark(cloneJson(current)), deleted: false };
+    try {
+      const stored = await this.store.update(key, { expectedResourceVersion: rv }, (s) => this.toStorage(mark(this.present(s))));
+      return { object: this.present(stored), deleted: false };
     } catch (err) {
       throw this.translate(err, name);
     }

@@ -25,6 +25,8 @@ export interface RequestUser {
 export interface StrategyContext {
   readonly user: RequestUser;
   readonly now: Date;
+  /** The subresource being written (`status`, `approval`...); absent for the object itself. */
+  readonly subresource?: string;
 }
 
 /**
@@ -40,6 +42,27 @@ export interface ResourceStrategy {
   validateUpdate(object: WireObject, old: WireObject, errors: FieldErrors, ctx: StrategyContext): void;
   /** Called when deletion is requested and finalizers keep the object (e.g. phase Terminating). */
   prepareForDelete?(object: WireObject, ctx: StrategyContext): void;
+  /**
+   * Graceful deletion: the seconds the object is kept after a DELETE that asked for `requested`
+   * seconds (undefined: the request gave none). 0 deletes at once (finalizers permitting); more
+   * sets deletionTimestamp (now + the period) and deletionGracePeriodSeconds and keeps the object
+   * until a later DELETE with 0. Absent: 0.
+   */
+  gracePeriod?(object: WireObject, requested: number | undefined): number;
+}
+
+/**
+ * A subresource besides `status`. With `merge` it is written through the registry (get, update,
+ * patch: `merge` gives the object to store from the written one and the stored one, as the status
+ * subresource keeps everything but `.status`); without, it is served by a connector of the router
+ * (pods/log, pods/exec...) and only described here for discovery.
+ */
+export interface SubresourceDefinition {
+  readonly name: string;
+  /** The kind discovery shows (PodExecOptions, or the resource's own kind). */
+  readonly kind: string;
+  readonly verbs: readonly string[];
+  readonly merge?: (written: WireObject, stored: WireObject) => WireObject;
 }
 
 export interface TableColumn {
@@ -97,6 +120,16 @@ export interface ResourceDefinition {
   readonly returnDeletedObject: boolean;
   /** Finalizers that keep a deleted object (default metadata.finalizers). */
   pendingFinalizers?(object: WireObject): readonly string[];
+  /** Subresources besides status. */
+  readonly subresources?: readonly SubresourceDefinition[];
+  /**
+   * Create-only resources answered without being stored (TokenReview, SubjectAccessReview): the
+   * validated object comes in, the answered one (with its status) goes out with 201. Metadata is
+   * neither generated nor validated.
+   */
+  readonly review?: (object: WireObject, ctx: StrategyContext) => Promise<WireObject>;
+  /** Served, but listed neither in discovery nor in OpenAPI (compatibility views). */
+  readonly hidden?: boolean;
 }
 
 /** `apiVersion` of a definition: `v1` or `events.orch.io/v1`. */

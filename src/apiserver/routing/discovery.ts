@@ -48,8 +48,8 @@ export function apiResourceList(defs: readonly ResourceDefinition[], group: stri
       ...(d.shortNames.length === 0 ? {} : { shortNames: [...d.shortNames] }),
       ...(d.categories.length === 0 ? {} : { categories: [...d.categories] }),
     });
-    if (d.statusSubresource) {
-      resources.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
+    for (const sub of subresourcesOf(d)) {
+      resources.push({ name: `${d.plural}/${sub.name}`, singularName: '', namespaced: d.namespaced, kind: sub.kind, verbs: [...sub.verbs].sort() });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group === '' ? version : `${group}/${version}`, resources };
@@ -69,6 +69,11 @@ export function apiGroup(defs: readonly ResourceDefinition[], group: string): Re
   return g === undefined ? undefined : { kind: 'APIGroup', apiVersion: 'v1', ...apiGroupOf(g) };
 }
 
+/** The status subresource (when served) and the definition's others. */
+function subresourcesOf(d: ResourceDefinition): { name: string; kind: string; verbs: readonly string[] }[] {
+  return [...(d.statusSubresource ? [{ name: 'status', kind: d.kind, verbs: ['get', 'patch', 'update'] }] : []), ...(d.subresources ?? [])];
+}
+
 function discoveryResource(d: ResourceDefinition): Record<string, unknown> {
   const responseKind = { group: d.group, version: d.version, kind: d.kind };
   return {
@@ -79,7 +84,9 @@ function discoveryResource(d: ResourceDefinition): Record<string, unknown> {
     verbs: [...d.verbs].sort(),
     ...(d.shortNames.length === 0 ? {} : { shortNames: [...d.shortNames] }),
     ...(d.categories.length === 0 ? {} : { categories: [...d.categories] }),
-    ...(d.statusSubresource ? { subresources: [{ subresource: 'status', responseKind, verbs: ['get', 'patch', 'update'] }] } : {}),
+    ...(subresourcesOf(d).length === 0 ? {} : {
+      subresources: subresourcesOf(d).map((s) => ({ subresource: s.name, responseKind: { ...responseKind, kind: s.kind }, verbs: [...s.verbs].sort() })),
+    }),
   };
 }
 

@@ -1,12 +1,14 @@
 /**
  * routing: the HTTP entry of orch-apiserver. It turns each request into request attributes,
  * authenticates and authorizes it, and dispatches to health/version/discovery/OpenAPI or to the
- * registry handlers and watches of the resource the path names.
+ * registry handlers and watches of the resource the path names, or to the connector of a connect
+ * subresource (pods/log, pods/exec...), upgrade requests included.
  *
  * Must not: hold state across requests beyond the documents it derives from the definitions,
  * or know particular resources.
  */
-export { createRouter, type RouterOptions, type VersionInfo } from './router.js';
+export { createRouter, type Router, type RouterOptions, type VersionInfo } from './router.js';
+export { upgradeResponse, type ConnectRequest, type Connector, type UpgradeContext } from './connect.js';
 export { parseRequestInfo, type NonResourceInfo, type RequestInfo, type ResourceInfo } from './request-info.js';
 export { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 export { openApiDocuments, openApiRoot } from './openapi.js';

@@ -1,16 +1,20 @@
 /**
  * The request pipeline: authenticate -> parse the request info -> authorize -> dispatch to the
- * health, version, discovery and OpenAPI documents or to a resource's handlers. Every failure
- * is answered with a Status; nothing a client sends can throw out of here.
+ * health, version, discovery and OpenAPI documents, to a resource's handlers, or to the
+ * connector of a connect subresource (pods/log, pods/exec...). Upgrade requests take the same
+ * path on a response bound to their socket. Every failure is answered with a Status; nothing a
+ * client sends can throw out of here.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
 import type { Authenticator, UserInfo } from '../authn/index.js';
 import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
 import { negotiate, send, sendError, Query, type Output } from '../http/index.js';
 import { serveResource, type ResourceRegistry, type Verb } from '../registry/index.js';
-import { forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
+import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
 import { serveWatch } from '../watch/index.js';
+import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import { openApiDocuments, openApiRoot } from './openapi.js';
 import { parseRequestInfo, type ResourceInfo } from './request-info.js';
@@ -39,13 +43,24 @@ export interface RouterOptions {
   readonly now?: () => Date;
   /** The address advertised in `/api` (host:port). */
   readonly serverAddress: string;
+  /** Handlers of connect subresources (pods/log, pods/exec, ...). */
+  readonly connectors?: readonly Connector[];
+}
+
+export interface Router {
+  /** The HTTPS server's request listener. */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The HTTPS server's `upgrade` listener (WebSocket and SPDY requests). */
+  readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /** Paths anonymous requests may read (everything else needs credentials). */
 const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
 
-export function createRouter(options: RouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const defs = options.registries.map((r) => r.def);
+export function createRouter(options: RouterOptions): Router {
+  // Hidden definitions (compatibility views) are served but not advertised.
+  const defs = options.registries.map((r) => r.def).filter((d) => d.hidden !== true);
+  const connectors = options.connectors ?? [];
   const openapi = openApiDocuments(defs, 'Orch', options.version.gitVersion);
   const now = options.now ?? (() => new Date());
 
@@ -114,14 +129,23 @@ export function createRouter(options: RouterOptions): (req: IncomingMessage, res
     throw forbidden({ group: attrs.apiGroup, resource: attrs.subresource === '' ? attrs.resource : `${attrs.resource}/${attrs.subresource}` }, attrs.name, why);
   }
 
-  async function resource(req: IncomingMessage, res: ServerResponse, info: ResourceInfo, query: Query, user: UserInfo, pretty: boolean): Promise<void> {
+  async function resource(req: IncomingMessage, res: ServerResponse, info: ResourceInfo, query: Query, user: UserInfo, pretty: boolean, upgrade: UpgradeContext | undefined): Promise<void> {
     const registry = options.registries.find((r) => r.def.group === info.apiGroup && r.def.version === info.apiVersion && r.def.plural === info.resource);
     if (registry === undefined) throw pathNotFound(info.path);
     const def = registry.def;
-    const verb = info.verb as Verb;
     const subresource = info.subresource;
-    if (subresource !== '' && !(subresource === 'status' && def.statusSubresource)) throw pathNotFound(info.path);
-    if (subresource === 'status' && !['get', 'update', 'patch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
+    const connector = subresource === '' ? undefined : connectors.find((c) => c.group === def.group && c.resource === def.plural && c.subresource === subresource);
+    const described = def.subresources?.find((s) => s.name === subresource);
+    if (connector !== undefined && described !== undefined && info.name !== '') {
+      if (!described.verbs.includes(info.verb)) throw methodNotAllowed(req.method ?? '', info.path);
+      const namespace = def.namespaced ? info.namespace : '';
+      return connector.serve({ req, res, upgrade, registry, verb: info.verb, namespace, name: info.name, query, user });
+    }
+    if (upgrade !== undefined) throw badRequest(`${info.path} does not accept a protocol upgrade`);
+    const verb = info.verb as Verb;
+    const updatable = subresource === '' || (subresource === 'status' && def.statusSubresource) || described?.merge !== undefined;
+    if (!updatable) throw pathNotFound(info.path);
+    if (subresource !== '' && !['get', 'update', 'patch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
     if (!def.verbs.includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
     // Collections take POST, GET and DELETE; objects GET, PUT, PATCH and DELETE.
     const objectVerb = verb === 'update' || verb === 'patch';
@@ -132,14 +156,14 @@ export function createRouter(options: RouterOptions): (req: IncomingMessage, res
     if (def.namespaced && namespace === '' && !['list', 'watch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
     const output: Output = negotiate(req.headers.accept, ['yaml', 'table', 'partial'], pretty);
     const request = {
-      req, res, registry, verb, namespace, name: info.name, subresource: subresource === 'status' ? ('status' as const) : ('' as const),
+      req, res, registry, verb, namespace, name: info.name, subresource,
       query, user, output, maxRequestBytes: options.maxRequestBytes, now,
     };
     if (verb === 'watch') return serveWatch(request, { log: options.log });
     return serveResource(request);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeContext): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://orch-apiserver.invalid');
     const query = new Query(url.searchParams);
     let pretty = false;
@@ -157,21 +181,40 @@ export function createRouter(options: RouterOptions): (req: IncomingMessage, res
           authorize(auth.user, { verb: info.verb, resourceRequest: false, path, apiGroup: '', resource: '', subresource: '', namespace: '', name: '' });
         }
       }
-      if (info.kind === 'nonResource') await nonResource(req, res, path, query, pretty);
-      else await resource(req, res, info, query, auth.user, pretty);
+      if (info.kind === 'nonResource') {
+        if (upgrade !== undefined) throw badRequest(`${path} does not accept a protocol upgrade`);
+        await nonResource(req, res, path, query, pretty);
+      } else {
+        await resource(req, res, info, query, auth.user, pretty, upgrade);
+      }
     } catch (err) {
       const status = sendError(res, err, { kind: 'json', pretty });
       if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${req.url ?? ''}: ${status.httpCode} ${messageOf(err)}`);
     }
   }
 
-  return (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+  const serve = (req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeContext): void => {
+    handle(req, res, upgrade).catch((err: unknown) => {
       // handle() answers every error itself; this is the last guard against a bug in it.
       options.log(`unexpected failure serving ${req.method ?? ''} ${req.url ?? ''}: ${messageOf(err)}`);
       if (!res.headersSent) sendError(res, err instanceof StatusError ? err : unavailable(messageOf(err)), { kind: 'json', pretty: false });
       else res.destroy();
     });
   };
+  return {
+    handle: (req, res) => {
+      serve(req, res);
+    },
+    upgrade: (req, socket, head) => {
+      let bound: ReturnType<typeof upgradeResponse>;
+      try {
+        bound = upgradeResponse(req, socket, head);
+      } catch (err) {
+        options.log(`cannot serve the upgrade request ${req.method ?? ''} ${req.url ?? ''}: ${messageOf(err)}`);
+        socket.destroy();
+        return;
+      }
+      serve(req, bound.res, bound.upgrade);
+    },
+  };
 }
-

@@ -31,7 +31,7 @@ export interface ApiServerOptions {
   readonly maxRequestBytes: number;
   /** Nanoseconds. */
   readonly watchBookmarkInterval: number;
-  /** Kept for the node proxy a later issue adds. */
+  /** The node proxy (pods/log, exec, attach, portforward): TLS toward the node agents. */
   readonly nodeagentClientCertificate: string;
   readonly nodeagentClientKey: string;
   readonly nodeagentCertificateAuthority: string;

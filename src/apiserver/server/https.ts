@@ -1,11 +1,13 @@
 /**
  * The HTTPS listener: TLS 1.2+, asks every client for a certificate and verifies it against the
- * client CAs without rejecting the connection (authn decides), HTTP/1.1 keep-alive. close()
+ * client CAs without rejecting the connection (authn decides), HTTP/1.1 keep-alive, protocol
+ * upgrades (WebSocket, SPDY) handed to `upgrade` when given. close()
  * stops accepting, ends idle connections and destroys the rest (watches) after a grace period.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { OrchError } from '../../api/errors.js';
 
 export interface HttpsOptions {
@@ -16,6 +18,8 @@ export interface HttpsOptions {
   /** PEM certificates of the CAs that sign client certificates. */
   readonly clientCaPems: readonly string[];
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Requests asking for a protocol upgrade (WebSocket, SPDY); absent: served by `handler`. */
+  readonly upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 export interface HttpsServer {
@@ -37,6 +41,7 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     headersTimeout: 60_000,
     requestTimeout: 0,
   }, options.handler);
+  if (options.upgrade !== undefined) server.on('upgrade', options.upgrade);
   const sockets = new Set<Socket>();
   server.on('secureConnection', (socket: Socket) => {
     sockets.add(socket);

@@ -6,7 +6,7 @@
  * does).
  */
 export { DEFAULTS, FLAGS, helpText, parseCommandLine, type ApiServerOptions, type AuthorizationMode, type CommandLine, type StorageBackend } from './flags.js';
-export { ensureCa, ensureServing, issueClientCertificate, type CertificateAuthority, type KeyPair } from './pki.js';
+export { ensureCa, ensureServing, issueClientCertificate, x509Library, type CertificateAuthority, type KeyPair } from './pki.js';
 export { localServerUrl, renderKubeconfig, writeKubeconfig, type AdminConfig } from './kubeconfig.js';
 export { startHttpsServer, type HttpsOptions, type HttpsServer } from './https.js';
 export { waitForStore } from './startup.js';

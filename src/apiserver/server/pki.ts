@@ -13,7 +13,8 @@ import { OrchError } from '../../api/errors.js';
 
 /** The x509 library, loaded on first use (it is slow to load, and --help must not wait for it). */
 let loaded: Promise<typeof X509> | undefined;
-function x509Library(): Promise<typeof X509> {
+/** @peculiar/x509 with Node's WebCrypto as its provider (loaded once, on first call). */
+export function x509Library(): Promise<typeof X509> {
   loaded ??= (async () => {
     await import('reflect-metadata');
     const lib = await import('@peculiar/x509');

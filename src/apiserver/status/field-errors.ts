@@ -69,7 +69,8 @@ export class FieldErrors {
     if (!this.empty) throw invalid(kind, group, name, this.list);
   }
 
-  private add(type: FieldErrorType, field: string, message: string): this {
+  /** A cause with a message of the caller's own (e.g. the lines of src/api validators). */
+  add(type: FieldErrorType, field: string, message: string): this {
     this.list.push({ type, field, message });
     return this;
   }
