@@ -109,7 +109,8 @@ class LocalVolumeManager implements VolumeManager {
   private async makeDir(dir: string, mode: number, subject: string): Promise<void> {
     try {
       await mkdir(dir, { recursive: true, mode });
-      if (((await stat(dir)).mode & 0o7777) !== mode) await chmod(dir, mode);
+      // Permission bits only: a setgid bit that fsGroup set must survive later syncs.
+      if (((await stat(dir)).mode & 0o777) !== mode) await chmod(dir, mode);
     } catch (err) {
       throw new OrchError(VOLUME_MOUNT_FAILED, 'internal', `cannot create ${dir}`, { subject, cause: err });
     }
