@@ -87,6 +87,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     log.info('runonce finished', { pods: results.length, failed });
     return failed === 0 ? 0 : 1;
   } finally {
+    await node.prober.stop();
     node.cri.close();
   }
 }

@@ -5,12 +5,13 @@ import type { RunningPod } from '../kuberuntime/types.js';
 import { LogRoot } from '../logging/index.js';
 import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
 import { createStatusManager } from '../status/index.js';
-import { createSyncLoop, podCapacity, type PodConfigUpdate } from './index.js';
+import { createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } from './index.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' } });
 
-function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[] } = {}) {
+function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[] } = {}) {
+  const rejections: string[] = [];
   const updates: string[] = [];
   const states = new Map<string, PodWorkerState>();
   const workers: PodWorkers = {
@@ -37,9 +38,11 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     volumes: { listPodDirs: () => Promise.resolve(options.dirs ?? []), cleanupPodVolumes: (uid) => { removed.push(`volumes:${uid}`); return Promise.resolve(); } },
     cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
     status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: 60_000,
+    ...(options.admit === undefined ? {} : { admit: options.admit }),
+    onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
   });
   loop.start();
-  return { loop, updates, states, removed, status, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+  return { loop, updates, states, removed, status, rejections, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
 }
 
 const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
@@ -69,6 +72,22 @@ void describe('sync loop', () => {
     assert.equal(h.status.getPodStatus('b'), undefined);
     assert.equal(podCapacity(110, 10, 2), 20);
     assert.equal(podCapacity(110, 0, 2), 110);
+    await h.loop.stop();
+  });
+
+  void it('runs the admit handlers in order with the admitted pods, and reports refusals', async () => {
+    const seen: string[][] = [];
+    const h = harness({
+      admit: [
+        (p, admitted) => { seen.push(admitted.map((a) => a.metadata?.uid ?? '')); return p.metadata?.uid === 'b' ? { admit: false, reason: 'NodeAffinity', message: 'no match' } : { admit: true }; },
+        (p) => (p.metadata?.uid === 'c' ? { admit: false } : { admit: true }),
+      ],
+    });
+    h.send({ op: 'ADD', pods: [pod('a'), pod('b'), pod('c')] });
+    assert.deepEqual(h.updates, ['create:a']);
+    assert.deepEqual(seen, [[], ['a'], ['a']]);
+    assert.deepEqual(h.rejections, ['b:NodeAffinity', 'c:UnexpectedAdmissionError']);
+    assert.equal(h.status.getPodStatus('b')?.reason, 'NodeAffinity');
     await h.loop.stop();
   });
 

@@ -36,7 +36,23 @@ export interface SyncLoopOptions {
   readonly logger: Logger;
   readonly housekeepingPeriodMs?: number;
   readonly now?: () => Date;
+  /**
+   * Admission checks run in order after the pod-capacity check, each with the pods already
+   * admitted (upstream's admit handlers: sysctls, resources, host ports, node selector,
+   * taints). The first refusal fails the pod with its reason.
+   */
+  readonly admit?: readonly AdmitHandler[];
+  /** A pod was refused at admission (after it was logged): the agent records a Warning event. */
+  readonly onReject?: (pod: Pod, reason: string, message: string) => void;
 }
+
+export interface AdmitResult {
+  readonly admit: boolean;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+export type AdmitHandler = (pod: Pod, admitted: readonly Pod[]) => AdmitResult;
 
 export interface SyncLoop {
   start(): void;
@@ -87,6 +103,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podName(pod), reason, message });
     status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: now().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    options.onReject?.(pod, reason, message);
   }
 
   function add(pod: Pod): void {
@@ -100,6 +117,16 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     if (used >= options.podCapacity) {
       reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${used}, capacity: ${options.podCapacity}`);
       return;
+    }
+    if (options.admit !== undefined && options.admit.length > 0) {
+      const admitted = [...desired.entries()].filter(([u]) => u !== uid && !rejected.has(u) && !finished.has(u)).map(([, p]) => p);
+      for (const handler of options.admit) {
+        const result = handler(pod, admitted);
+        if (!result.admit) {
+          reject(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? 'the pod was rejected at admission');
+          return;
+        }
+      }
     }
     workers.updatePod({ type: 'create', pod });
   }

@@ -23,6 +23,8 @@ export interface AgentMetricsOptions {
   readonly nodeName: string;
   /** Pods with a ready sandbox and containers by state, read when /metrics is scraped. */
   runtimeCounts(): Promise<RuntimeCounts>;
+  /** The prober's registry, served on /metrics/probes (default: an empty one). */
+  readonly probeRegistry?: Registry;
 }
 
 export interface AgentMetrics {
@@ -71,7 +73,7 @@ export function createAgentMetrics(o: AgentMetricsOptions): AgentMetrics {
   const inflight = new Gauge({ name: 'nodeagent_http_inflight_requests', help: 'Number of the inflight http requests', labelNames: ['server_type'], registers });
   return {
     registry,
-    probeRegistry: new Registry(),
+    probeRegistry: o.probeRegistry ?? new Registry(),
     observePodStartDuration: (seconds) => { podStart.observe(seconds); },
     requests: {
       observe(r) {
