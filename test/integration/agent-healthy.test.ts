@@ -103,7 +103,7 @@ void describe('healthy containers through the agent binary', () => {
       return pod?.status?.phase === 'Failed' ? pod : undefined;
     }, { timeoutMs: 30_000 });
     assert.equal(refused.status?.reason, 'SysctlForbidden');
-    assert.match(refused.status?.message ?? '', /kernel\.msgmax/);
+    assert.match(refused.status.message ?? '', /kernel\.msgmax/);
     assert.equal((await containersOf(cri, 'sysctl')).length, 0);
     await waitFor('the sidecar and the main container running', async () =>
       (await runningContainer(cri, 'sidecar', 'helper')) !== undefined && (await runningContainer(cri, 'sidecar')) !== undefined, { timeoutMs: 30_000 });
