@@ -31,13 +31,15 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   const fake = new FakeRuntime();
   fake.images.set(IMAGE, 'sha256:busybox');
   const events: PodEvent[] = [];
+  const ROUTINE = new Set(['Pulled', 'Pulling', 'Created', 'Started']);
   const failed = new Map<string, 'liveness' | 'startup'>();
   const probes: ContainerProbeResults = { failedProbe: (id) => { const p = failed.get(id); return p === undefined ? undefined : { probe: p }; }, started: () => true };
   const manager = createRuntimeManager({
     runtime: fake, images: fake, logger, podLogsRoot: path.join(root, `logs-${++n}`),
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: () => Promise.resolve('/test'),
-    probeResults: probes, onEvent: (e) => events.push(e), canLowerOomScore: () => false, ...extra,
+    // Routine start events (Pulled, Created, Started) are tested in images/start tests; kept out here.
+    probeResults: probes, onEvent: (e) => { if (!ROUTINE.has(e.reason)) events.push(e); }, canLowerOomScore: () => false, ...extra,
   });
   const sync = async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await manager.getPodStatus(pod.metadata?.uid ?? '', pod.metadata?.name ?? '', 'shop'));
   const running = (name: string): string => {

@@ -17,7 +17,8 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import type { Image, PodSandboxConfig } from '../runtime/cri/index.js';
+import type { PodEvent } from '../prober/index.js';
+import type { AuthConfig, Image, PodSandboxConfig } from '../runtime/cri/index.js';
 import { BackOff, type BackOffSettings } from './backoff.js';
 import { needsImageUser } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
@@ -31,6 +32,13 @@ export type ImageFailureReason = Extract<ContainerWaitingReason, 'ErrImagePull' 
 export type EnsureImageResult =
   | { readonly ok: true; readonly imageRef: string; readonly uid?: number; readonly username: string }
   | { readonly ok: false; readonly reason: ImageFailureReason; readonly message: string; readonly retryAfterMs?: number };
+
+/** What a pull may use from its caller: where its events go and the registry credentials. */
+export interface PullHooks {
+  readonly emit?: (event: PodEvent) => void;
+  /** The credentials for pulling `image` (the pod's imagePullSecrets); undefined: anonymous. */
+  readonly auth?: (image: string) => Promise<AuthConfig | undefined>;
+}
 
 export interface ImagePullerOptions {
   readonly images: ManagerImages;
@@ -66,7 +74,10 @@ export class ImagePuller {
    * Resolves to the image reference to create the container with, or to the reason it cannot
    * be had. Rejects only when the image service is unreachable.
    */
-  async ensureImage(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig): Promise<EnsureImageResult> {
+  async ensureImage(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig, hooks: PullHooks = {}): Promise<EnsureImageResult> {
+    const emit = (type: 'Normal' | 'Warning', reason: string, message: string): void => {
+      hooks.emit?.({ type, reason, message, pod, container: container.name });
+    };
     const specImage = container.image ?? '';
     let image: string;
     try {
@@ -84,24 +95,39 @@ export class ImagePuller {
     const policy = container.imagePullPolicy ?? defaultPullPolicy(specImage);
     const pull = policy === 'Always' || (policy !== 'Never' && present === null);
     if (!pull) {
-      if (present !== null) return { ok: true, imageRef: present.id, ...userOf(present) };
-      return { ok: false, reason: 'ErrImageNeverPull', message: `Container image ${JSON.stringify(specImage)} is not present with pull policy of Never` };
+      if (present !== null) {
+        emit('Normal', 'Pulled', `Container image ${JSON.stringify(specImage)} already present on machine`);
+        return { ok: true, imageRef: present.id, ...userOf(present) };
+      }
+      const message = `Container image ${JSON.stringify(specImage)} is not present with pull policy of Never`;
+      emit('Warning', 'ErrImageNeverPull', message);
+      return { ok: false, reason: 'ErrImageNeverPull', message };
     }
     const key = `${pod.metadata?.uid ?? ''}_${specImage}`;
     const left = this.backOff.remainingSinceUpdate(key);
-    if (left > 0) return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image ${JSON.stringify(specImage)}`, retryAfterMs: left };
+    if (left > 0) {
+      const message = `Back-off pulling image ${JSON.stringify(specImage)}`;
+      emit('Normal', 'BackOff', message);
+      return { ok: false, reason: 'ImagePullBackOff', message, retryAfterMs: left };
+    }
     const started = this.options.now();
+    emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
     let imageRef: string;
     try {
-      imageRef = await this.pull(image, sandboxConfig);
+      const auth = await hooks.auth?.(image);
+      imageRef = await this.pull(image, sandboxConfig, auth);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.now());
       this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata?.name, err: messageOf(err) });
-      return { ok: false, reason: 'ErrImagePull', message: `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`, retryAfterMs: this.backOff.get(key) };
+      const message = `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`;
+      emit('Warning', 'Failed', message);
+      return { ok: false, reason: 'ErrImagePull', message, retryAfterMs: this.backOff.get(key) };
     }
     this.backOff.gc();
-    this.options.logger.v(2, 'pulled image', { image: specImage, imageRef, ms: this.options.now() - started });
+    const ms = this.options.now() - started;
+    this.options.logger.v(2, 'pulled image', { image: specImage, imageRef, ms });
+    emit('Normal', 'Pulled', `Successfully pulled image ${JSON.stringify(specImage)} in ${(ms / 1000).toFixed(3)}s`);
     const status = needsImageUser(pod, container) ? (await this.options.images.imageStatus({ image: { image: imageRef } })).image : null;
     return { ok: true, imageRef, ...(status === null ? { username: '' } : userOf(status)) };
   }
@@ -111,16 +137,18 @@ export class ImagePuller {
     this.backOff.forgetPrefix(`${uid}_`);
   }
 
-  private pull(image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
-    const running = this.inFlight.get(image);
+  private pull(image: string, sandboxConfig: PodSandboxConfig, auth: AuthConfig | undefined): Promise<string> {
+    // Pulls of one image share the request only when they use the same credentials.
+    const key = auth === undefined ? image : `${image}\u0000${JSON.stringify(auth)}`;
+    const running = this.inFlight.get(key);
     if (running !== undefined) return running;
     const pulling = this.slots
       .run(() => {
         if (!this.bucket.tryAccept()) return Promise.reject(new Error('pull QPS exceeded'));
-        return this.options.images.pullImage({ image: { image }, sandboxConfig });
+        return this.options.images.pullImage({ image: { image }, sandboxConfig, ...(auth === undefined ? {} : { auth }) });
       })
-      .finally(() => this.inFlight.delete(image));
-    this.inFlight.set(image, pulling);
+      .finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, pulling);
     return pulling;
   }
 }

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { durationFromMs, formatDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import type { ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
+import type { AuthConfig, ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { BackOff } from './backoff.js';
 import { findContainer } from './compute-actions.js';
 import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
@@ -51,6 +51,8 @@ export interface StartDeps extends KillDeps {
   readonly seccomp: SeccompSettings;
   /** Told the OOM score adjustment of each container created (warns once when it cannot apply). */
   readonly checkOomScore: (adjust: number) => void;
+  /** Registry credentials for a pod's pull of an image (its imagePullSecrets); absent: anonymous pulls. */
+  readonly pullCredentials?: ((pod: Pod, image: string) => Promise<AuthConfig | undefined>) | undefined;
 }
 
 export interface StartContext {
@@ -126,8 +128,15 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
   const { pod } = ctx;
   const name = container.name;
   const backedOff = checkBackOff(deps.backOff, pod, container, ctx.status);
-  if (backedOff !== undefined) return backedOff;
-  const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig);
+  if (backedOff !== undefined) {
+    emitEvent(deps, { type: 'Warning', reason: 'BackOff', message: `Back-off restarting failed container ${name} in pod ${formatPod(pod)}`, pod, container: name });
+    return backedOff;
+  }
+  const credentials = deps.pullCredentials;
+  const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig, {
+    emit: (e) => { emitEvent(deps, e); },
+    ...(credentials === undefined ? {} : { auth: (ref: string) => credentials(pod, ref) }),
+  });
   if (!image.ok) {
     return { error: { container: name, reason: image.reason, message: image.message }, ...(image.retryAfterMs === undefined ? {} : { retryAfterMs: image.retryAfterMs }) };
   }
@@ -157,6 +166,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
     });
   } catch (err) {
+    emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
     return configError(err);
   }
   const oomScoreAdj = config.linux?.resources?.oomScoreAdj;
@@ -167,15 +177,19 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
   } catch (err) {
     if (isRuntimeUnreachable(err)) throw err;
     deps.logger.warn('failed to create container', { pod: formatPod(pod), container: name, err: messageOf(err) });
+    emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
     return { error: { container: name, reason: 'CreateContainerError', message: messageOf(err) } };
   }
+  emitEvent(deps, { type: 'Normal', reason: 'Created', message: `Created container ${name}`, pod, container: name });
   try {
     await deps.runtime.startContainer(id);
   } catch (err) {
     if (isRuntimeUnreachable(err)) throw err;
     deps.logger.warn('failed to start container', { pod: formatPod(pod), container: name, id, err: messageOf(err) });
+    emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
     return { error: { container: name, reason: 'RunContainerError', message: messageOf(err) } };
   }
+  emitEvent(deps, { type: 'Normal', reason: 'Started', message: `Started container ${name}`, pod, container: name });
   deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, init });
   const failure = await postStart(deps, ctx, container, id);
   return failure === undefined ? { id } : { id, error: { container: name, reason: 'PostStartHookError', message: failure } };

@@ -12,12 +12,15 @@ const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'def
 
 function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[] } = {}) {
   const rejections: string[] = [];
+  const deletable: string[] = [];
   const updates: string[] = [];
+  const grace: (number | undefined)[] = [];
   const states = new Map<string, PodWorkerState>();
   const workers: PodWorkers = {
     updatePod(u: PodUpdate) {
       updates.push(`${u.type}:${u.pod.metadata?.uid ?? ''}`);
       if (u.type === 'create') states.set(u.pod.metadata?.uid ?? '', 'syncing');
+      if (u.type === 'kill') grace.push(u.gracePeriodSeconds);
     },
     stateOf: (uid) => states.get(uid),
     knownPods: () => [...states.keys()],
@@ -40,9 +43,10 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
     onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
+    onDeletable: (p) => { deletable.push(p.metadata?.uid ?? ''); },
   });
   loop.start();
-  return { loop, updates, states, removed, status, rejections, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+  return { grace, loop, updates, states, removed, status, rejections, deletable, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
 }
 
 const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
@@ -88,6 +92,22 @@ void describe('sync loop', () => {
     assert.deepEqual(seen, [[], ['a'], ['a']]);
     assert.deepEqual(h.rejections, ['b:NodeAffinity', 'c:UnexpectedAdmissionError']);
     assert.equal(h.status.getPodStatus('b')?.reason, 'NodeAffinity');
+    await h.loop.stop();
+  });
+
+  void it('kills API pods being deleted with their grace period, and never runs pods already terminal', async () => {
+    const h = harness({ admit: [(p) => (p.metadata?.uid === 'r' ? { admit: false, reason: 'NodeAffinity' } : { admit: true })] });
+    const deleting = (p: Pod, grace: number): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
+    h.send({ op: 'ADD', pods: [pod('a'), pod('r')] });
+    h.send({ op: 'UPDATE', pods: [deleting(pod('a'), 7)] });
+    h.loop.podChanged('a');
+    assert.deepEqual(h.updates, ['create:a', 'kill:a']);
+    assert.deepEqual(h.grace, [7]);
+    h.send({ op: 'ADD', pods: [deleting(pod('b'), 0), { ...pod('done'), status: { phase: 'Succeeded' } }] });
+    assert.deepEqual(h.updates, ['create:a', 'kill:a', 'kill:b']);
+    assert.equal(h.status.getPodStatus('done')?.phase, 'Succeeded');
+    h.send({ op: 'UPDATE', pods: [deleting(pod('r'), 30), deleting({ ...pod('done'), status: { phase: 'Succeeded' } }, 30)] });
+    assert.deepEqual(h.deletable, ['r', 'done']);
     await h.loop.stop();
   });
 

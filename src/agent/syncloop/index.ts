@@ -44,6 +44,12 @@ export interface SyncLoopOptions {
   readonly admit?: readonly AdmitHandler[];
   /** A pod was refused at admission (after it was logged): the agent records a Warning event. */
   readonly onReject?: (pod: Pod, reason: string, message: string) => void;
+  /**
+   * A pod being deleted through the API server that has nothing left running (it was refused,
+   * or had finished): the agent may delete it for good. Pods with a worker are reported by the
+   * workers' onFinished instead.
+   */
+  readonly onDeletable?: (pod: Pod) => void;
 }
 
 export interface AdmitResult {
@@ -62,6 +68,8 @@ export interface SyncLoop {
   /** The pod worker finished the pod (the workers call it). */
   podFinished(uid: string): void;
   isDesired(uid: string): boolean;
+  /** The newest object of a desired pod. */
+  pod(uid: string): Pod | undefined;
   /** The pods the sources want on this node, admitted or rejected. */
   desiredPods(): Pod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
@@ -70,6 +78,11 @@ export interface SyncLoop {
   housekeeping(): Promise<void>;
   /** Waits for the orphan cleanups under way (tests use it). */
   orphansCleaned(): Promise<void>;
+}
+
+function graceOf(pod: Pod): { gracePeriodSeconds?: number } {
+  const g = pod.metadata?.deletionGracePeriodSeconds;
+  return g === undefined ? {} : { gracePeriodSeconds: g };
 }
 
 export function podCapacity(maxPods: number, podsPerCore: number, cores: number): number {
@@ -114,6 +127,19 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     }
     const used = activeCount();
     desired.set(uid, pod);
+    const apiPhase = pod.status?.phase;
+    if ((apiPhase === 'Succeeded' || apiPhase === 'Failed') && workers.stateOf(uid) === undefined) {
+      // Terminal in the API server already (e.g. before an agent restart): never run again.
+      finished.add(uid);
+      status.setPodStatus(uid, pod.status ?? {});
+      if (pod.metadata?.deletionTimestamp !== undefined) options.onDeletable?.(pod);
+      return;
+    }
+    if (pod.metadata?.deletionTimestamp !== undefined) {
+      // Deleted before it ran: nothing to start; the worker only cleans up and finishes.
+      workers.updatePod({ type: 'kill', pod, ...graceOf(pod) });
+      return;
+    }
     if (used >= options.podCapacity) {
       reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${used}, capacity: ${options.podCapacity}`);
       return;
@@ -134,7 +160,15 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   function update(pod: Pod): void {
     const uid = uidOf(pod);
     desired.set(uid, pod);
-    if (rejected.has(uid) || finished.has(uid)) return;
+    if (rejected.has(uid) || finished.has(uid)) {
+      if (pod.metadata?.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) options.onDeletable?.(pod);
+      return;
+    }
+    if (pod.metadata?.deletionTimestamp !== undefined) {
+      // Graceful deletion through the API server: stop the containers with the deletion's grace period.
+      workers.updatePod({ type: 'kill', pod, ...graceOf(pod) });
+      return;
+    }
     workers.updatePod({ type: 'update', pod });
   }
 
@@ -213,7 +247,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     },
     podChanged(uid) {
       const pod = desired.get(uid);
-      if (pod === undefined || rejected.has(uid) || finished.has(uid)) return;
+      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata?.deletionTimestamp !== undefined) return;
       workers.updatePod({ type: 'sync', pod });
     },
     podFinished(uid) {
@@ -221,6 +255,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       else status.removePod(uid);
     },
     isDesired: (uid) => desired.has(uid),
+    pod: (uid) => desired.get(uid),
     desiredPods: () => [...desired.values()],
     lastHousekeeping: () => last,
     housekeeping,

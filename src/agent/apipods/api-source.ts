@@ -1,0 +1,119 @@
+/**
+ * The API server's pod source (upstream: config.NewSourceApiserver): the pods whose
+ * spec.nodeName is this node, listed and watched through a reflector (resuming after
+ * disconnects, re-listing on 410), delivered as full snapshots to the pod config's `api`
+ * source. Mirror pods (the API copies of this node's static pods) are kept apart: they are not
+ * pods to run, the mirror manager and the status writer read them.
+ */
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { isMirrorPod } from '../../api/pod/index.js';
+import type { Logger } from '../logging/index.js';
+import { createReflector, type Reflector } from '../orchclient/index.js';
+import type { RestClient, WatchEvent } from '../orchclient/rest-types.js';
+
+export interface ApiPodSourceOptions {
+  readonly rest: RestClient;
+  readonly nodeName: string;
+  readonly logger: Logger;
+  /** The pods to run (SET semantics), after each change; coalesced within a macrotask. */
+  readonly push: (pods: readonly Pod[]) => void;
+  /** Mirror pods changed (created, edited or deleted by someone). */
+  readonly onMirrorsChanged?: () => void;
+}
+
+export interface ApiPodSource {
+  start(): void;
+  stop(): Promise<void>;
+  /** The newest API object of a pod by UID (pods to run and mirror pods alike). */
+  byUID(uid: string): Pod | undefined;
+  /** The mirror pod of a static pod, by namespace and name. */
+  mirrorOf(namespace: string, name: string): Pod | undefined;
+  /** Every mirror pod on this node. */
+  mirrors(): Pod[];
+  /** True once the first list was delivered. */
+  hasSynced(): boolean;
+}
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
+  const pods = new Map<string, Pod>();
+  const mirrors = new Map<string, Pod>();
+  let scheduled: NodeJS.Immediate | undefined;
+  let listed = false;
+  let stopped = false;
+
+  function flush(): void {
+    scheduled = undefined;
+    if (stopped) return;
+    options.push([...pods.values()]);
+  }
+
+  function schedule(): void {
+    scheduled ??= setImmediate(flush);
+  }
+
+  function put(pod: Pod): boolean {
+    const uid = pod.metadata?.uid ?? '';
+    if (isMirrorPod(pod)) {
+      mirrors.set(key(pod.metadata?.namespace ?? '', pod.metadata?.name ?? ''), pod);
+      return false;
+    }
+    pods.set(uid, pod);
+    return true;
+  }
+
+  function drop(pod: Pod): boolean {
+    if (isMirrorPod(pod)) {
+      const k = key(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+      if (mirrors.get(k)?.metadata?.uid === pod.metadata?.uid) mirrors.delete(k);
+      return false;
+    }
+    return pods.delete(pod.metadata?.uid ?? '');
+  }
+
+  const reflector: Reflector = createReflector<Pod>({
+    rest: options.rest,
+    path: '/api/v1/pods',
+    query: { fieldSelector: `spec.nodeName=${options.nodeName}` },
+    logger: options.logger,
+    name: 'pods of this node',
+    onList(items) {
+      pods.clear();
+      mirrors.clear();
+      for (const pod of items) put(pod);
+      listed = true;
+      schedule();
+      options.onMirrorsChanged?.();
+    },
+    onEvent(event: WatchEvent<Pod>) {
+      const pod = event.object;
+      const mirror = isMirrorPod(pod);
+      if (event.type === 'ADDED' || event.type === 'MODIFIED') put(pod);
+      else if (event.type === 'DELETED') drop(pod);
+      else return;
+      if (mirror) options.onMirrorsChanged?.();
+      else schedule();
+    },
+  });
+
+  return {
+    start() {
+      reflector.start();
+    },
+    async stop() {
+      stopped = true;
+      if (scheduled !== undefined) clearImmediate(scheduled);
+      await reflector.stop();
+    },
+    byUID(uid) {
+      const pod = pods.get(uid);
+      if (pod !== undefined) return pod;
+      for (const m of mirrors.values()) if (m.metadata?.uid === uid) return m;
+      return undefined;
+    },
+    mirrorOf: (namespace, name) => mirrors.get(key(namespace, name)),
+    mirrors: () => [...mirrors.values()],
+    hasSynced: () => listed,
+  };
+}
