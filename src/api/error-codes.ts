@@ -6,8 +6,8 @@
 
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
-  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CM', 'CONFIG', 'CREDENTIAL', 'CRI', 'KUBERUNTIME', 'NODE', 'ORCHCLIENT',
-  'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CREDENTIAL', 'CRI', 'EVENTS', 'KUBERUNTIME', 'NODE',
+  'ORCHCLIENT', 'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
 export const ERROR_CODES: Readonly<Record<string, string>> = {
@@ -62,6 +62,12 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   VOLUME_HOSTPATH_TYPE: 'a hostPath is not of the type the volume asks for',
   VOLUME_UNSUPPORTED: 'a volume type needs the API server or is not supported',
   VOLUME_INVALID: 'a volume or mount is malformed',
+  VOLUME_OBJECT_NOT_FOUND: 'a configMap or secret a volume needs does not exist and is not optional',
+  VOLUME_KEY_NOT_FOUND: 'a volume item names a key its object lacks and is not optional',
+  VOLUME_OBJECT_UNAVAILABLE: 'reading a configMap or secret for a volume from the API server failed',
+  VOLUME_WRITE_FAILED: 'the files of a configMap, secret, projected or downwardAPI volume could not be written',
+  // src/agent/events
+  EVENTS_INVALID_OPTIONS: 'the event recorder options are out of range (qps, burst, reporting instance)',
   VOLUME_SUBPATH_INVALID: 'a subPath escapes its volume',
   VOLUME_MOUNT_FAILED: 'a mount (tmpfs) failed',
   VOLUME_CLEANUP_FAILED: "a pod's volumes could not be unmounted or removed",

@@ -59,19 +59,22 @@ void describe('volume manager (disk)', () => {
     assert.equal(await readFile(join(first.get('cache')!.hostPath, 'f'), 'utf8'), 'data');
   });
 
-  void it('rejects volumes that need the API server before touching the disk', async () => {
+  void it('rejects, without the API server, volumes that need it before touching the disk', async () => {
     const sources: [Volume, string][] = [
       [{ name: 'cfg', configMap: { name: 'c' } }, 'configMap'],
       [{ name: 'sec', secret: { secretName: 's' } }, 'secret'],
-      [{ name: 'proj', projected: { sources: [] } }, 'projected'],
-      [{ name: 'down', downwardAPI: {} }, 'downwardAPI'],
-      [{ name: 'claim', persistentVolumeClaim: { claimName: 'c' } }, 'persistentVolumeClaim'],
     ];
     for (const [volume, type] of sources) {
       await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [volume])), VOLUME_UNSUPPORTED, [
-        `volume "${volume.name}"`, `type ${type}`, 'needs the API server',
+        `volume "${volume.name}"`, `type ${type}`, 'needs the API server (--orchconfig)',
       ]);
     }
+    await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [{ name: 'proj', projected: { sources: [{ downwardAPI: {} }, { configMap: { name: 'c' } }] } }])), VOLUME_UNSUPPORTED, [
+      'projected volume "proj"', 'sources[1]', 'configMap source needs the API server (--orchconfig)',
+    ]);
+    await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [{ name: 'claim', persistentVolumeClaim: { claimName: 'c' } }])), VOLUME_UNSUPPORTED, [
+      'volume "claim"', 'type persistentVolumeClaim', 'not supported on this node',
+    ]);
     await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [{ name: 'h', emptyDir: { medium: 'HugePages' } }])), VOLUME_UNSUPPORTED, ['HugePages']);
     assert.deepEqual(await manager.listPodDirs(), ['uid-1', 'uid-2']);
   });

@@ -1,18 +1,29 @@
 /**
- * The volume manager for volumes that need no API server (hostPath, emptyDir). See types.ts for
- * the contract of each method and paths.ts for the layout on disk.
+ * The volume manager: hostPath, emptyDir, downwardAPI, and (given `objects`) configMap, secret and
+ * projected volumes. See types.ts for the contract of each method and paths.ts for the layout on
+ * disk.
  */
 import { chmod, lstat, mkdir, readdir, realpath, rm, stat, unlink } from 'node:fs/promises';
+import os from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
+import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
 import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
-import { VOLUME_CLEANUP_FAILED, VOLUME_MOUNT_FAILED, type PodVolume, type PodVolumes, type VolumeManager } from './types.js';
+import {
+  VOLUME_CLEANUP_FAILED,
+  VOLUME_MOUNT_FAILED,
+  type NodeCapacity,
+  type PodVolume,
+  type PodVolumes,
+  type VolumeManager,
+  type VolumeObjectSource,
+} from './types.js';
 import { containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
 
 /** Upstream's emptyDir mode: every user of the pod may write (fsGroup ownership comes later). */
@@ -29,6 +40,20 @@ export interface VolumeManagerOptions {
   readonly unmountTimeoutMs?: number;
   /** Pause between unmount attempts (default 100 ms). */
   readonly retryIntervalMs?: number;
+  /**
+   * Where configMap and secret volumes (and projected sources) read their objects: the API
+   * server, ideally through a cache. Without it (standalone mode) such volumes fail with
+   * `VOLUME_UNSUPPORTED`; downwardAPI volumes work either way.
+   */
+  readonly objects?: VolumeObjectSource;
+  /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory). */
+  readonly nodeCapacity?: () => NodeCapacity;
+  /** The clock naming the atomic writer's timestamped directories (default Date.now). */
+  readonly now?: () => number;
+}
+
+function machineCapacity(): NodeCapacity {
+  return { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
 }
 
 function errnoOf(err: unknown): string | undefined {
@@ -41,6 +66,9 @@ class LocalVolumeManager implements VolumeManager {
   private readonly mountInfoPath: string;
   private readonly unmountTimeoutMs: number;
   private readonly retryIntervalMs: number;
+  private readonly objects: VolumeObjectSource | undefined;
+  private readonly nodeCapacity: () => NodeCapacity;
+  private readonly now: () => number;
   /** The tail of each pod's chain of operations: calls for one pod never overlap. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -50,6 +78,9 @@ class LocalVolumeManager implements VolumeManager {
     this.mountInfoPath = options.mountInfoPath ?? MOUNTINFO_PATH;
     this.unmountTimeoutMs = options.unmountTimeoutMs ?? 10_000;
     this.retryIntervalMs = options.retryIntervalMs ?? 100;
+    this.objects = options.objects;
+    this.nodeCapacity = options.nodeCapacity ?? machineCapacity;
+    this.now = options.now ?? Date.now;
   }
 
   private serialize<T>(podUID: string, work: () => Promise<T>): Promise<T> {
@@ -68,21 +99,33 @@ class LocalVolumeManager implements VolumeManager {
 
   async preparePodVolumes(pod: Pod): Promise<PodVolumes> {
     const uid = podUIDOf(pod);
-    const specs = volumeSpecs(pod);
+    const specs = volumeSpecs(pod, { apiServer: this.objects !== undefined });
     const containers = containerNames(pod);
     return await this.serialize(uid, async () => {
       const dir = podDir(this.rootDir, uid);
       await this.makeDir(dir, POD_DIR_MODE, 'pod directory');
       await this.makeDir(join(dir, 'volumes'), POD_DIR_MODE, 'volumes directory');
       for (const name of containers) await this.makeDir(containerDir(this.rootDir, uid, name), POD_DIR_MODE, `container ${name}`);
-      const mounts = specs.some((s) => s.kind === 'emptyDir' && s.memory) ? await readMountInfo(this.mountInfoPath) : [];
+      const tmpfs = specs.some((s) => (s.kind === 'emptyDir' && s.memory) || s.kind === 'secret' || s.kind === 'projected');
+      const mounts = tmpfs ? await readMountInfo(this.mountInfoPath) : [];
+      const api: ApiVolumeContext = {
+        rootDir: this.rootDir,
+        logger: this.logger,
+        objects: this.objects,
+        capacity: this.nodeCapacity(),
+        now: this.now,
+        mounts,
+        makeDir: (dir, mode, subject) => this.makeDir(dir, mode, subject),
+      };
       const result = new Map<string, PodVolume>();
-      for (const spec of specs) result.set(spec.name, await this.setUp(uid, spec, mounts));
+      for (const spec of specs) {
+        result.set(spec.name, spec.kind === 'hostPath' || spec.kind === 'emptyDir' ? await this.setUp(uid, spec, mounts) : await setUpApiVolume(api, pod, uid, spec));
+      }
       return result;
     });
   }
 
-  private async setUp(uid: string, spec: VolumeSpec, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
+  private async setUp(uid: string, spec: Extract<VolumeSpec, { kind: 'hostPath' | 'emptyDir' }>, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
     if (spec.kind === 'hostPath') {
       await checkHostPath(spec.name, spec.source);
       return { kind: 'hostPath', hostPath: spec.source.path, readOnly: false };

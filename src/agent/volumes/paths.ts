@@ -3,6 +3,10 @@
  *
  *   <rootDir>/pods/<podUID>/
  *     volumes/orch.io~empty-dir/<volumeName>/   an emptyDir (a tmpfs mount point for medium Memory)
+ *     volumes/orch.io~configmap/<volumeName>/   a configMap volume (atomic-writer layout: ..data → ..<timestamp>)
+ *     volumes/orch.io~secret/<volumeName>/      a secret volume (always a tmpfs)
+ *     volumes/orch.io~projected/<volumeName>/   a projected volume (always a tmpfs)
+ *     volumes/orch.io~downward-api/<volumeName>/ a downwardAPI volume
  *     containers/<containerName>/               per-container files (termination logs)
  *     etc-hosts                                 the pod's /etc/hosts
  */
@@ -13,6 +17,10 @@ import { OrchError } from '../../api/errors.js';
 import { VOLUME_INVALID } from './types.js';
 
 export const EMPTY_DIR_PLUGIN_DIR = 'orch.io~empty-dir';
+export const CONFIG_MAP_PLUGIN_DIR = 'orch.io~configmap';
+export const SECRET_PLUGIN_DIR = 'orch.io~secret';
+export const PROJECTED_PLUGIN_DIR = 'orch.io~projected';
+export const DOWNWARD_API_PLUGIN_DIR = 'orch.io~downward-api';
 
 /**
  * Throws `VOLUME_INVALID` unless `name` can be one path component: not empty, not `.` or `..`,
@@ -48,6 +56,11 @@ export function podDir(rootDir: string, podUID: string): string {
 
 export function emptyDirPath(rootDir: string, podUID: string, volumeName: string): string {
   return join(rootDir, 'pods', podUID, 'volumes', EMPTY_DIR_PLUGIN_DIR, volumeName);
+}
+
+/** The directory of a volume of the plugin whose directory name is `pluginDir` (one of the *_PLUGIN_DIR). */
+export function volumeDir(rootDir: string, podUID: string, pluginDir: string, volumeName: string): string {
+  return join(rootDir, 'pods', podUID, 'volumes', pluginDir, volumeName);
 }
 
 export function containerDir(rootDir: string, podUID: string, containerName: string): string {

@@ -1,11 +1,14 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
 export const VOLUME_HOSTPATH_TYPE = 'VOLUME_HOSTPATH_TYPE';
-/** A volume type that needs the API server (configMap, secret, projected, PVC, ...) or a medium not supported. */
+/**
+ * A volume type this node cannot set up: configMap, secret (or projected sources of them) without
+ * the API server, PVCs and other types, serviceAccountToken projections, HugePages media.
+ */
 export const VOLUME_UNSUPPORTED = 'VOLUME_UNSUPPORTED';
 /** A pod, volume or volume mount this module cannot use as given (no UID, bad name, bad sizeLimit, ...). */
 export const VOLUME_INVALID = 'VOLUME_INVALID';
@@ -13,17 +16,41 @@ export const VOLUME_INVALID = 'VOLUME_INVALID';
 export const VOLUME_SUBPATH_INVALID = 'VOLUME_SUBPATH_INVALID';
 /** mount(8) or umount(8) failed, or a directory of the volume could not be made. */
 export const VOLUME_MOUNT_FAILED = 'VOLUME_MOUNT_FAILED';
+/** The configMap or secret a volume needs does not exist (and the volume or source is not optional). */
+export const VOLUME_OBJECT_NOT_FOUND = 'VOLUME_OBJECT_NOT_FOUND';
+/** An item of a configMap or secret volume names a key the object does not have (and is not optional). */
+export const VOLUME_KEY_NOT_FOUND = 'VOLUME_KEY_NOT_FOUND';
+/** Reading a configMap or secret from the API server failed (other than not found). */
+export const VOLUME_OBJECT_UNAVAILABLE = 'VOLUME_OBJECT_UNAVAILABLE';
+/** Writing the files of a configMap, secret, projected or downwardAPI volume failed. */
+export const VOLUME_WRITE_FAILED = 'VOLUME_WRITE_FAILED';
 /** A pod directory could not be removed: a mount stayed below it, or the removal failed. */
 export const VOLUME_CLEANUP_FAILED = 'VOLUME_CLEANUP_FAILED';
 
-export type VolumeKind = 'hostPath' | 'emptyDir';
+export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI';
+
+/**
+ * Where configMap and secret volumes read their objects (from the API server, usually through a
+ * cache). Resolves undefined when the object does not exist; rejects on any other failure.
+ */
+export interface VolumeObjectSource {
+  configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
+  secret(namespace: string, name: string): Promise<Secret | undefined>;
+}
+
+/** What unset container limits mean to downwardAPI resourceFieldRefs (the node's allocatable). */
+export interface NodeCapacity {
+  readonly cpuMilli: number;
+  readonly memoryBytes: number;
+  readonly ephemeralStorageBytes?: number;
+}
 
 /** One prepared volume of a pod. */
 export interface PodVolume {
   readonly kind: VolumeKind;
   /** The directory (or file, for hostPath files and sockets) on the host. */
   readonly hostPath: string;
-  /** True when the volume itself is read-only (neither hostPath nor emptyDir ever is; kept for later types). */
+  /** True when the volume itself is read-only: configMap, secret, projected and downwardAPI volumes are (as upstream). */
   readonly readOnly: boolean;
   /** emptyDir only: `Memory` when the directory is a tmpfs. */
   readonly medium?: 'Memory';
@@ -51,10 +78,19 @@ export interface Mount {
 export interface VolumeManager {
   /**
    * Creates the pod's directories (pod dir, volumes, one dir per container) and sets up each
-   * volume: hostPath type checks, emptyDir directories, tmpfs mounts. Idempotent: a second call
-   * for the same pod returns the same paths and mounts nothing twice (calls for one pod are
-   * serialized). Throws OrchError `VOLUME_UNSUPPORTED`, `VOLUME_INVALID` (before touching the
-   * disk), `VOLUME_HOSTPATH_TYPE` or `VOLUME_MOUNT_FAILED`.
+   * volume: hostPath type checks, emptyDir directories, tmpfs mounts, and the files of
+   * configMap, secret, projected and downwardAPI volumes. Idempotent: a second call for the same
+   * pod returns the same paths and mounts nothing twice (calls for one pod are serialized).
+   *
+   * Each call also refreshes the files of configMap, secret, projected and downwardAPI volumes
+   * from the current objects and the given pod (labels, annotations): the pod sync calls it at
+   * least every syncFrequency, which is how updates reach running pods, as upstream. Files are
+   * rewritten (atomically) only when their content or mode changed. When a refresh of a volume
+   * that was already written fails, the error is logged and the previous content kept.
+   *
+   * Throws OrchError `VOLUME_UNSUPPORTED`, `VOLUME_INVALID` (before touching the disk),
+   * `VOLUME_HOSTPATH_TYPE`, `VOLUME_MOUNT_FAILED`, `VOLUME_OBJECT_NOT_FOUND`,
+   * `VOLUME_KEY_NOT_FOUND`, `VOLUME_OBJECT_UNAVAILABLE` or `VOLUME_WRITE_FAILED`.
    */
   preparePodVolumes(pod: Pod): Promise<PodVolumes>;
   /**

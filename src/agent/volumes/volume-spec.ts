@@ -1,17 +1,39 @@
 /**
  * Classifying a pod's volumes before anything touches the disk: which source each volume has,
- * whether this node can set it up without the API server, and the emptyDir parameters.
+ * whether this node can set it up (configMap and secret sources need the API server; downwardAPI
+ * volumes need only the pod), and the emptyDir parameters.
  */
-import type { HostPathVolumeSource, Pod, Volume } from 'kubernetes-types/core/v1.js';
+import type {
+  ConfigMapVolumeSource,
+  DownwardAPIVolumeSource,
+  HostPathVolumeSource,
+  Pod,
+  ProjectedVolumeSource,
+  SecretVolumeSource,
+  Volume,
+} from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import { parseQuantity, quantityValue } from '../../api/quantity.js';
 import { checkPathComponent } from './paths.js';
+import { checkProjection } from './projected.js';
 import { VOLUME_INVALID, VOLUME_UNSUPPORTED } from './types.js';
 
 export type VolumeSpec =
   | { readonly kind: 'hostPath'; readonly name: string; readonly source: HostPathVolumeSource }
-  | { readonly kind: 'emptyDir'; readonly name: string; readonly memory: boolean; readonly sizeLimitBytes: number | undefined };
+  | { readonly kind: 'emptyDir'; readonly name: string; readonly memory: boolean; readonly sizeLimitBytes: number | undefined }
+  | { readonly kind: 'configMap'; readonly name: string; readonly index: number; readonly source: ConfigMapVolumeSource }
+  | { readonly kind: 'secret'; readonly name: string; readonly index: number; readonly source: SecretVolumeSource }
+  | { readonly kind: 'projected'; readonly name: string; readonly index: number; readonly source: ProjectedVolumeSource }
+  | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource };
+
+/** The volume kinds whose files the manager writes (and refreshes on every call). */
+export type ApiVolumeSpec = Extract<VolumeSpec, { kind: 'configMap' | 'secret' | 'projected' | 'downwardAPI' }>;
+
+export interface VolumeSpecOptions {
+  /** True when configMap and secret objects can be read (the agent has an API server). */
+  readonly apiServer: boolean;
+}
 
 function sourcesOf(volume: Volume): string[] {
   return Object.entries(volume)
@@ -19,7 +41,16 @@ function sourcesOf(volume: Volume): string[] {
     .map(([key]) => key);
 }
 
-function classify(volume: Volume, index: number): VolumeSpec {
+function needsApiServer(name: string, type: string, subject: string): OrchError {
+  return new OrchError(
+    VOLUME_UNSUPPORTED,
+    'invalid',
+    `volume "${name}" of type ${type} needs the API server (--orchconfig); this agent runs standalone (only hostPath, emptyDir and downwardAPI work without it)`,
+    { subject },
+  );
+}
+
+function classify(volume: Volume, index: number, options: VolumeSpecOptions): VolumeSpec {
   const subject = `spec.volumes[${index}]`;
   const { name } = volume;
   checkPathComponent(name, `${subject}.name`);
@@ -50,16 +81,32 @@ function classify(volume: Volume, index: number): VolumeSpec {
     }
     return { kind: 'emptyDir', name, memory: medium === 'Memory', sizeLimitBytes };
   }
+  if (volume.downwardAPI !== undefined) return { kind: 'downwardAPI', name, index, source: volume.downwardAPI };
+  if (volume.configMap !== undefined) {
+    if (!options.apiServer) throw needsApiServer(name, type, subject);
+    return { kind: 'configMap', name, index, source: volume.configMap };
+  }
+  if (volume.secret !== undefined) {
+    if (!options.apiServer) throw needsApiServer(name, type, subject);
+    return { kind: 'secret', name, index, source: volume.secret };
+  }
+  if (volume.projected !== undefined) {
+    const sources = volume.projected.sources ?? [];
+    sources.forEach((p, i) => {
+      checkProjection(p, options.apiServer, name, `${subject}.projected.sources[${i}]`);
+    });
+    return { kind: 'projected', name, index, source: volume.projected };
+  }
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${name}" of type ${type} is not supported yet: it needs the API server (only hostPath and emptyDir work without it)`,
+    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI)`,
     { subject },
   );
 }
 
 /** The specs of all the pod's volumes. Throws the first `VOLUME_INVALID`/`VOLUME_UNSUPPORTED` found; touches nothing. */
-export function volumeSpecs(pod: Pod): VolumeSpec[] {
+export function volumeSpecs(pod: Pod, options: VolumeSpecOptions = { apiServer: false }): VolumeSpec[] {
   const volumes = pod.spec?.volumes ?? [];
   const names = new Set<string>();
   return volumes.map((volume, index) => {
@@ -67,7 +114,7 @@ export function volumeSpecs(pod: Pod): VolumeSpec[] {
       throw new OrchError(VOLUME_INVALID, 'invalid', `volume name "${volume.name}" is used more than once`, { subject: `spec.volumes[${index}].name` });
     }
     names.add(volume.name);
-    return classify(volume, index);
+    return classify(volume, index, options);
   });
 }
 

@@ -1,0 +1,212 @@
+/**
+ * createEventRecorder: the agent's event recorder over events.orch.io/v1. event() logs the
+ * event, folds it into the isomorphic cache (series) and queues the resulting writes for the
+ * writer; timers drive the cache's 6-minute sweep and 30-minute series heartbeat. Without a
+ * RestClient (standalone mode) events are only logged.
+ */
+import { messageOf, OrchError } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+import type { RestClient } from '../orchclient/rest-types.js';
+import {
+  buildEvent, EVENT_TYPES, epochNanos, microTime, objectKey, type EventObject, type EventReference, type EventType,
+} from './event-object.js';
+import { createTokenBucket, EVENTS_INVALID_OPTIONS } from './rate-limiter.js';
+import { createSeriesCache, FINISH_MS, REFRESH_MS } from './series-cache.js';
+import {
+  createEventWriter, DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type EventTimers, type EventWriter, type RetryPolicy,
+} from './writer.js';
+
+/** The reportingController of the agent's events: upstream's kubelet reports as `kubelet`. */
+export const DEFAULT_REPORTING_CONTROLLER = 'nodeagent';
+export const DEFAULT_STOP_TIMEOUT_MS = 5000;
+
+export interface EventRecorder {
+  /**
+   * Records that `action` happened (or failed) to `regarding`, because of `reason`. Never
+   * blocks, never throws: the write happens later, and may be folded into a series, paced,
+   * or dropped (logged) when the queue overflows or the server rejects it.
+   */
+  event(regarding: EventReference, type: EventType, reason: string, action: string, note: string): void;
+  /** Resolves when every queued write has been sent or given up (retries included). Never rejects. */
+  flush(): Promise<void>;
+  /**
+   * Stops the timers, queues the unsent counts of open series, and waits for the writes up to
+   * the stop timeout; then aborts what is left (one warning). Idempotent; never rejects.
+   * Later events are only logged.
+   */
+  stop(): Promise<void>;
+}
+
+export interface EventRecorderOptions {
+  /** The API server; undefined in standalone mode (events are only logged). */
+  readonly rest: RestClient | undefined;
+  /** Default `nodeagent` (the renamed `kubelet`). */
+  readonly reportingController?: string;
+  /** The node's name. */
+  readonly reportingInstance: string;
+  /** eventRecordQPS: writes per second; 0 = unlimited. */
+  readonly qps: number;
+  /** eventBurst: used only when qps > 0. */
+  readonly burst: number;
+  readonly logger: Logger;
+  /** Milliseconds since the epoch (fractions kept to the microsecond). Default Date.now. */
+  readonly now?: () => number;
+  readonly timers?: EventTimers;
+  /** Queued writes at most (default 1000, as upstream's broadcaster). */
+  readonly maxQueued?: number;
+  /** Concurrent writes (default 4). */
+  readonly concurrency?: number;
+  readonly retry?: Partial<RetryPolicy>;
+  /** How long stop() waits for pending writes (default 5 s). */
+  readonly stopTimeoutMs?: number;
+  /** Verbosity of the `Event occurred` log line; default 0 (info). Upstream's kubelet uses 3. */
+  readonly logVerbosity?: number;
+  /** In [0, 1), for the back-off jitter. Default Math.random. */
+  readonly random?: () => number;
+}
+
+const defaultTimers: EventTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
+
+function unref(handle: unknown): void {
+  const h = handle as { unref?: unknown };
+  if (typeof h === 'object' && typeof h.unref === 'function') (h as { unref(): void }).unref();
+}
+
+/** Throws EVENTS_INVALID_OPTIONS for a negative qps or burst, or an empty reportingInstance. */
+export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
+  const now = options.now ?? Date.now;
+  const timers = options.timers ?? defaultTimers;
+  const logger = options.logger;
+  const controller = options.reportingController ?? DEFAULT_REPORTING_CONTROLLER;
+  const instance = options.reportingInstance;
+  if (instance === '') {
+    throw new OrchError(EVENTS_INVALID_OPTIONS, 'invalid', 'reportingInstance (the node name) must not be empty', { subject: 'reportingInstance' });
+  }
+  const limiter = createTokenBucket({ qps: options.qps, burst: options.burst, now });
+  const logVerbosity = options.logVerbosity ?? 0;
+  const cache = createSeriesCache();
+  let lastNanos = 0n;
+  let stopped = false;
+  let stopping: Promise<void> | undefined;
+
+  const writer: EventWriter | undefined = options.rest === undefined ? undefined : createEventWriter({
+    rest: options.rest,
+    logger,
+    limiter,
+    timers,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    maxQueued: options.maxQueued ?? DEFAULT_MAX_QUEUED,
+    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    random: options.random ?? Math.random,
+  });
+
+  function send(writes: readonly EventObject[]): void {
+    if (writer === undefined) return;
+    for (const w of writes) writer.enqueue(w);
+  }
+
+  // Periodic timers (setTimeout re-armed, unref'd so that they never keep the process alive).
+  const handles = new Map<string, unknown>();
+  function every(name: string, ms: number, fn: () => void): void {
+    const arm = (): void => {
+      const handle = timers.setTimeout(() => {
+        if (stopped) return;
+        try {
+          fn();
+        } catch (err) {
+          logger.error('Event series timer failed', { timer: name, err: messageOf(err) });
+        }
+        arm();
+      }, ms);
+      unref(handle);
+      handles.set(name, handle);
+    };
+    arm();
+  }
+  if (writer !== undefined) {
+    every('sweep', FINISH_MS, () => {
+      send(cache.sweep(now()));
+    });
+    every('heartbeat', REFRESH_MS, () => {
+      send(cache.heartbeat());
+    });
+  }
+
+  function logEvent(regarding: EventReference, type: string, reason: string, action: string, note: string): void {
+    const fields = {
+      object: objectKey(regarding), kind: regarding.kind, apiVersion: regarding.apiVersion ?? '',
+      ...(regarding.fieldPath !== undefined ? { fieldPath: regarding.fieldPath } : {}),
+      type, reason, action, note,
+    };
+    if (logVerbosity <= 0) logger.info('Event occurred', fields);
+    else logger.v(logVerbosity, 'Event occurred', fields);
+  }
+
+  function nextNanos(ms: number): bigint {
+    // Names must be unique: two events in the same microsecond get consecutive nanoseconds.
+    let nanos = epochNanos(ms);
+    if (nanos <= lastNanos) nanos = lastNanos + 1n;
+    lastNanos = nanos;
+    return nanos;
+  }
+
+  function record(regarding: EventReference, type: EventType, reason: string, action: string, note: string): void {
+    logEvent(regarding, type, reason, action, note);
+    if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+      logger.error('Unsupported event type, dropping the event', { object: objectKey(regarding), type, reason });
+      return;
+    }
+    if (writer === undefined) return;
+    if (stopped) {
+      logger.v(4, 'Event recorder is stopped, event only logged', { object: objectKey(regarding), reason });
+      return;
+    }
+    const t = now();
+    const event = buildEvent({ regarding, type, reason, action, note, reportingController: controller, reportingInstance: instance }, nextNanos(t), microTime(t));
+    send(cache.observe(event, t));
+  }
+
+  async function stopNow(): Promise<void> {
+    stopped = true;
+    for (const handle of handles.values()) timers.clearTimeout(handle);
+    handles.clear();
+    if (writer === undefined) return;
+    send(cache.drain());
+    let timer: unknown;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = timers.setTimeout(() => {
+        resolve('timeout');
+      }, options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
+    });
+    const result = await Promise.race([writer.idle().then(() => 'idle' as const), deadline]);
+    timers.clearTimeout(timer);
+    if (result === 'timeout') {
+      const dropped = writer.abort();
+      logger.warn('Event recorder stopped before every event was written', { dropped });
+      await writer.idle();
+    }
+  }
+
+  return {
+    event(regarding, type, reason, action, note) {
+      try {
+        record(regarding, type, reason, action, note);
+      } catch (err) {
+        // Recording must never fail its caller; a failure here is a bug, logged.
+        logger.error('Unable to record event', { object: String((regarding as Partial<EventReference> | undefined)?.name), reason, err: messageOf(err) });
+      }
+    },
+    async flush() {
+      if (writer !== undefined) await writer.idle();
+    },
+    stop() {
+      stopping ??= stopNow();
+      return stopping;
+    },
+  };
+}

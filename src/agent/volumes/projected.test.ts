@@ -1,0 +1,70 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
+import type { ConfigMap, Pod, ProjectedVolumeSource, Secret } from 'kubernetes-types/core/v1.js';
+
+import { assertRejectsWith } from './fixtures.js';
+import { projectedPayload, SERVICE_ACCOUNT_TOKEN_UNSUPPORTED } from './projected.js';
+import { VOLUME_INVALID, VOLUME_OBJECT_NOT_FOUND, VOLUME_UNSUPPORTED, type VolumeObjectSource } from './types.js';
+
+const pod: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } }, spec: { containers: [{ name: 'app' }] } };
+const configMaps: Record<string, ConfigMap> = {
+  one: { metadata: { name: 'one' }, data: { shared: 'from one', only1: '1' } },
+  two: { metadata: { name: 'two' }, data: { shared: 'from two', only2: '2' } },
+};
+const secrets: Record<string, Secret> = { creds: { metadata: { name: 'creds' }, data: { token: Buffer.from('t0k').toString('base64') } } };
+const objects: VolumeObjectSource = {
+  configMap: (_ns, name) => Promise.resolve(configMaps[name]),
+  secret: (_ns, name) => Promise.resolve(secrets[name]),
+};
+const capacity = { cpuMilli: 2000, memoryBytes: 1024 };
+
+async function build(source: ProjectedVolumeSource, withObjects = true): Promise<Record<string, [string, number]>> {
+  const payload = await projectedPayload(source, { pod, volumeName: 'all', subject: 'spec.volumes[0].projected', objects: withObjects ? objects : undefined, capacity });
+  return Object.fromEntries([...payload].map(([p, f]) => [p, [f.data.toString(), f.mode]]));
+}
+
+void describe('projected volumes', () => {
+  void it('combines configMap, secret and downwardAPI sources with the volume defaultMode', async () => {
+    assert.deepEqual(
+      await build({
+        defaultMode: 0o640,
+        sources: [
+          { configMap: { name: 'one', items: [{ key: 'only1', path: 'cfg/one' }] } },
+          { secret: { name: 'creds', items: [{ key: 'token', path: 'token', mode: 0o400 }] } },
+          { downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+          { configMap: { name: 'absent', optional: true } },
+        ],
+      }),
+      { 'cfg/one': ['1', 0o640], token: ['t0k', 0o400], labels: ['a="b"', 0o640] },
+    );
+  });
+
+  void it('defaults to 0644; whole-object sources sharing a key: the later wins, as upstream', async () => {
+    assert.deepEqual(await build({ sources: [{ configMap: { name: 'one' } }, { configMap: { name: 'two' } }] }), {
+      shared: ['from two', 0o644], only1: ['1', 0o644], only2: ['2', 0o644],
+    });
+  });
+
+  void it('rejects item paths used twice (conflicting duplicate paths)', async () => {
+    await assertRejectsWith(
+      build({
+        sources: [
+          { configMap: { name: 'one', items: [{ key: 'only1', path: 'x' }] } },
+          { downwardAPI: { items: [{ path: './x', fieldRef: { fieldPath: 'metadata.name' } }] } },
+        ],
+      }),
+      VOLUME_INVALID,
+      ['projected volume "all"', 'conflicting duplicate path "x"', 'sources[0]', 'sources[1]'],
+    );
+  });
+
+  void it('fails on a missing non-optional object, a serviceAccountToken, and objects without the API server', async () => {
+    await assertRejectsWith(build({ sources: [{ secret: { name: 'nope' } }] }), VOLUME_OBJECT_NOT_FOUND, ['volume "all"', 'secret "nope" not found']);
+    await assertRejectsWith(build({ sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] }), VOLUME_UNSUPPORTED, [SERVICE_ACCOUNT_TOKEN_UNSUPPORTED, 'sources[0]']);
+    await assertRejectsWith(build({ sources: [{ configMap: { name: 'one' } }] }, false), VOLUME_UNSUPPORTED, ['needs the API server (--orchconfig)']);
+    await assertRejectsWith(build({ sources: [{}] }), VOLUME_INVALID, ['has no source']);
+    // downwardAPI alone needs no API server.
+    assert.deepEqual(await build({ sources: [{ downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }] } }] }, false), { n: ['p', 0o644] });
+  });
+});
