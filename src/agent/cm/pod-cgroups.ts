@@ -13,17 +13,23 @@
  * the controllers) into every hierarchy that has the control file, when they changed, and
  * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds.
  *
+ * The common call is cheap: a pod whose cgroup was made with the same resource settings (and
+ * not removed since) costs no file-system call; the QoS and root parents are made once per
+ * hierarchy (again only after a failure); the hierarchies are worked on in parallel; the cpuset
+ * files are only looked at in a v1 cpuset hierarchy, v1 control files only written in v1
+ * hierarchies and v2 ones in v2; a control file found missing below a parent cgroup is not
+ * tried again below that parent. A cgroup removed behind the agent's back is therefore not made
+ * again until the pod's settings change or the pod is removed.
+ *
  * With the systemd driver the directories are the expanded slices (`orchpods.slice/...`), made
  * directly on the file system: upstream asks systemd to create the slice units instead (there is
  * no systemd on these hosts; a later issue may add the D-Bus path).
  */
-import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { OrchError } from '../../api/errors.js';
+import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import {
   checkPodUID,
@@ -35,14 +41,12 @@ import {
   qosCgroupName,
   type CgroupConfig,
 } from './cgroup-name.js';
+import { allOrFirstError, describeHierarchy, errnoOf, failed, makeCgroup, removeTree, writeControl, type Hierarchy } from './cgroup-fs.js';
 import { discoverCgroupHierarchies } from './hierarchies.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, type PodResourceSettings, type ResourceConfig } from './pod-resources.js';
 import { qosClass, type QOSClass } from './qos.js';
 
-/** A pod cgroup stayed busy (tasks or children left) until the deadline. */
-export const CM_CGROUP_BUSY = 'CM_CGROUP_BUSY';
-/** A cgroup directory could not be created, read or removed. */
-export const CM_CGROUP_FAILED = 'CM_CGROUP_FAILED';
+export { CM_CGROUP_BUSY, CM_CGROUP_FAILED } from './cgroup-fs.js';
 
 export interface PodCgroups {
   /**
@@ -73,34 +77,49 @@ export interface PodCgroupsOptions extends CgroupConfig, PodResourceSettings {
   readonly now?: () => number;
 }
 
-function errnoOf(err: unknown): string | undefined {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-}
-
-function failed(message: string, subject: string, cause: unknown): OrchError {
-  return new OrchError(CM_CGROUP_FAILED, 'internal', message, { subject, cause });
-}
-
 const QOS_CLASSES: readonly QOSClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
+
+/** The parent cgroups of `components` (relative paths), outermost first. */
+function parentsOf(components: readonly string[]): string[] {
+  return components.slice(0, -1).map((_, i) => components.slice(0, i + 1).join('/'));
+}
+
+function parentOf(relative: string): string {
+  const slash = relative.lastIndexOf('/');
+  return slash < 0 ? '' : relative.slice(0, slash);
+}
 
 class FsPodCgroups implements PodCgroups {
   private readonly options: PodCgroupsOptions;
   private readonly now: () => number;
-  private hierarchies: Promise<readonly string[]> | undefined;
+  private hierarchies: Promise<readonly Hierarchy[]> | undefined;
   /** The pods ensured and not removed, by UID (the QoS cgroups' shares follow them). */
   private readonly active = new Map<string, Pod>();
   /** What was last written, by relative cgroup path. */
   private readonly written = new Map<string, string>();
+  /** The pods whose cgroup is made, by UID: their cgroup path and settings. */
+  private readonly ensured = new Map<string, string>();
+  /** Parent cgroups made (or being made), by hierarchy root and relative path. */
+  private readonly parents = new Map<string, Promise<void>>();
+  /** Control files found missing in the children of a cgroup, by hierarchy root and the parent's relative path. */
+  private readonly absent = new Map<string, Set<string>>();
+  /** Counts removals: an ensure that overlapped one does not remember its pod. */
+  private removals = 0;
+  /** The QoS shares are written one update at a time, each with the pods active when it runs. */
+  private qosQueue: Promise<void> = Promise.resolve();
 
   constructor(options: PodCgroupsOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
   }
 
-  private roots(): Promise<readonly string[]> {
-    if (this.options.hierarchies !== undefined) return Promise.resolve(this.options.hierarchies);
-    this.hierarchies ??= discoverCgroupHierarchies(this.options.mountInfoPath).then((hs) => hs.map((h) => h.path));
-    const pending = this.hierarchies;
+  private layout(): Promise<readonly Hierarchy[]> {
+    if (this.hierarchies !== undefined) return this.hierarchies;
+    const roots = this.options.hierarchies !== undefined
+      ? Promise.resolve(this.options.hierarchies)
+      : discoverCgroupHierarchies(this.options.mountInfoPath).then((hs) => hs.map((h) => h.path));
+    const pending = roots.then((rs) => Promise.all(rs.map((r) => describeHierarchy(r))));
+    this.hierarchies = pending;
     pending.catch(() => {
       // Not cached: the next call looks again (the caller of this one gets the error).
       if (this.hierarchies === pending) this.hierarchies = undefined;
@@ -109,138 +128,131 @@ class FsPodCgroups implements PodCgroups {
   }
 
   async ensure(pod: Pod): Promise<string> {
-    const name = podCgroupNameFor(pod.metadata?.uid ?? '', qosClass(pod), this.options);
+    const uid = pod.metadata?.uid ?? '';
+    const name = podCgroupNameFor(uid, qosClass(pod), this.options);
     const components = fsComponents(name, this.options.cgroupDriver);
-    for (const root of await this.roots()) {
-      let dir = root;
-      for (const component of components) {
-        dir = join(dir, component);
-        await this.makeCgroup(dir);
-      }
-    }
-    await this.apply(components.join('/'), podResourceConfig(pod, this.options));
-    this.active.set(pod.metadata?.uid ?? '', pod);
-    await this.applyQos();
+    const relative = components.join('/');
+    const config = podResourceConfig(pod, this.options);
+    const key = `${relative}\n${JSON.stringify(config)}`;
     const parent = driverName(name, this.options.cgroupDriver);
-    this.options.logger.v(3, 'pod cgroup ensured', { podUID: pod.metadata?.uid, cgroupParent: parent });
+    if (this.ensured.get(uid) !== key) {
+      const removals = this.removals;
+      const hierarchies = await this.layout();
+      await allOrFirstError(hierarchies.map((h) => this.makePodCgroup(h, components)));
+      await this.apply(relative, config);
+      if (removals === this.removals) this.ensured.set(uid, key);
+      this.options.logger.v(3, 'pod cgroup ensured', { podUID: uid, cgroupParent: parent });
+    }
+    this.active.set(uid, pod);
+    await this.applyQos();
     return parent;
+  }
+
+  /** The pod's cgroup in one hierarchy; when that fails, its parents are looked at again (once). */
+  private async makePodCgroup(h: Hierarchy, components: readonly string[]): Promise<void> {
+    const dir = join(h.root, ...components);
+    const parents = parentsOf(components);
+    try {
+      for (const p of parents) await this.makeParent(h, p);
+      await makeCgroup(h, dir);
+    } catch (err) {
+      if (parents.length === 0) throw err;
+      this.options.logger.v(2, 'making a pod cgroup failed; making its parents again', { path: dir, err: messageOf(err) });
+      for (const p of parents) this.parents.delete(`${h.root}\0${p}`);
+      for (const p of parents) await this.makeParent(h, p);
+      await makeCgroup(h, dir);
+    }
+  }
+
+  /** A parent cgroup, made once per hierarchy (concurrent callers share the attempt; a failed one is forgotten). */
+  private makeParent(h: Hierarchy, relative: string): Promise<void> {
+    const key = `${h.root}\0${relative}`;
+    let made = this.parents.get(key);
+    if (made === undefined) {
+      made = makeCgroup(h, join(h.root, relative));
+      this.parents.set(key, made);
+      const pending = made;
+      pending.catch(() => {
+        // The caller gets the error; the next call tries again.
+        if (this.parents.get(key) === pending) this.parents.delete(key);
+      });
+    }
+    return made;
   }
 
   /** Writes the settings of a cgroup (relative path) in every hierarchy that has the files, when they changed. */
   private async apply(relative: string, config: ResourceConfig): Promise<void> {
     const key = JSON.stringify(config);
     if (this.written.get(relative) === key) return;
-    const files = [...cgroupFiles(config, 1), ...cgroupFiles(config, 2)];
-    for (const root of await this.roots()) {
-      for (const [file, value] of files) await this.writeControl(join(root, relative, file), value);
-    }
+    const hierarchies = await this.layout();
+    await allOrFirstError(hierarchies.map((h) => this.writeControls(h, relative, cgroupFiles(config, h.version))));
     this.written.set(relative, key);
   }
 
-  /** Writes a control file that exists (a hierarchy without that controller has none). */
-  private async writeControl(path: string, value: string): Promise<void> {
-    let handle;
-    try {
-      handle = await open(path, constants.O_WRONLY | constants.O_TRUNC); // never O_CREAT: a missing file means no such controller
-    } catch (err) {
-      if (errnoOf(err) === 'ENOENT') return;
-      throw failed(`cannot open ${path}`, path, err);
-    }
-    try {
-      await handle.writeFile(value);
-    } catch (err) {
-      throw failed(`cannot write ${value} to ${path}`, path, err);
-    } finally {
-      await handle.close();
+  /** The files of one cgroup in one hierarchy, one after another, skipping those known to be missing there. */
+  private async writeControls(h: Hierarchy, relative: string, files: readonly [string, string][]): Promise<void> {
+    const absentKey = `${h.root}\0${parentOf(relative)}`;
+    const absent = this.absent.get(absentKey);
+    for (const [file, value] of files) {
+      if (absent?.has(file) === true) continue;
+      if (await writeControl(join(h.root, relative, file), value)) continue;
+      const known = this.absent.get(absentKey) ?? new Set<string>();
+      known.add(file);
+      this.absent.set(absentKey, known);
     }
   }
 
-  /** The burstable and besteffort QoS cgroups' cpu.shares (with cgroupsPerQOS). */
-  private async applyQos(): Promise<void> {
-    if (!this.options.cgroupsPerQOS) return;
+  /** The burstable and besteffort QoS cgroups' cpu.shares (with cgroupsPerQOS), one update at a time. */
+  private applyQos(): Promise<void> {
+    if (!this.options.cgroupsPerQOS) return Promise.resolve();
+    const run = this.qosQueue.then(() => this.writeQos());
+    // The queue only orders the updates: each caller gets its own update's error from `run`.
+    this.qosQueue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async writeQos(): Promise<void> {
     const shares = qosCpuShares(this.active.values());
-    for (const qos of ['Burstable', 'BestEffort'] as const) {
-      await this.apply(fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver).join('/'), { cpuShares: shares[qos] });
-    }
-  }
-
-  private async makeCgroup(dir: string): Promise<void> {
-    try {
-      await mkdir(dir);
-    } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw failed(`cannot create cgroup ${dir}`, dir, err);
-    }
-    for (const file of ['cpuset.cpus', 'cpuset.mems']) await this.inheritIfEmpty(dir, file);
-  }
-
-  /** Copies a cpuset file from the parent when the cgroup's own is empty; nothing when the file does not exist. */
-  private async inheritIfEmpty(dir: string, file: string): Promise<void> {
-    let own: string;
-    try {
-      own = await readFile(join(dir, file), 'utf8');
-    } catch (err) {
-      if (errnoOf(err) === 'ENOENT') return; // not a cpuset hierarchy
-      throw failed(`cannot read ${join(dir, file)}`, dir, err);
-    }
-    if (own.trim() !== '') return;
-    try {
-      const inherited = (await readFile(join(dirname(dir), file), 'utf8')).trim();
-      await writeFile(join(dir, file), inherited);
-    } catch (err) {
-      throw failed(`cannot copy ${file} from the parent of ${dir}`, dir, err);
-    }
+    await allOrFirstError(
+      (['Burstable', 'BestEffort'] as const).map((qos) =>
+        this.apply(fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver).join('/'), { cpuShares: shares[qos] }),
+      ),
+    );
   }
 
   async remove(podUID: string): Promise<void> {
     checkPodUID(podUID);
-    const deadline = this.now() + (this.options.removeTimeoutMs ?? 10_000);
+    this.removals++;
+    this.ensured.delete(podUID);
+    const settings = {
+      deadline: this.now() + (this.options.removeTimeoutMs ?? 10_000),
+      now: this.now,
+      retryIntervalMs: this.options.retryIntervalMs ?? 100,
+      logger: this.options.logger,
+    };
     const candidates = new Set(
       QOS_CLASSES.map((qos) => fsComponents(podCgroupNameFor(podUID, qos, this.options), this.options.cgroupDriver).join('/')),
     );
-    for (const root of await this.roots()) {
-      for (const relative of candidates) await this.removeTree(join(root, relative), deadline);
-    }
+    const hierarchies = await this.layout();
+    await allOrFirstError(
+      hierarchies.map(async (h) => {
+        for (const relative of candidates) await removeTree(join(h.root, relative), settings);
+      }),
+    );
     for (const relative of candidates) this.written.delete(relative);
     if (this.active.delete(podUID)) await this.applyQos();
     this.options.logger.v(3, 'pod cgroup removed', { podUID });
   }
 
-  /** rmdir of `dir` after its child cgroups, depth first. */
-  private async removeTree(dir: string, deadline: number): Promise<void> {
-    let children: string[];
-    try {
-      children = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
-    } catch (err) {
-      if (errnoOf(err) === 'ENOENT') return;
-      throw failed(`cannot list cgroup ${dir}`, dir, err);
-    }
-    for (const child of children) await this.removeTree(join(dir, child), deadline);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await rmdir(dir);
-        return;
-      } catch (err) {
-        const code = errnoOf(err);
-        if (code === 'ENOENT') return;
-        if (code !== 'EBUSY') throw failed(`cannot remove cgroup ${dir}`, dir, err);
-        if (this.now() >= deadline) {
-          throw new OrchError(CM_CGROUP_BUSY, 'timeout', `cgroup ${dir} is still busy (tasks or child cgroups left) after ${attempt} attempts`, {
-            subject: dir,
-            cause: err,
-          });
-        }
-        this.options.logger.warn('pod cgroup busy; retrying rmdir', { path: dir, attempt });
-        await delay(this.options.retryIntervalMs ?? 100);
-      }
-    }
-  }
-
   async listPodUIDs(): Promise<string[]> {
     const uids = new Set<string>();
-    const roots = await this.roots();
+    const hierarchies = await this.layout();
     for (const container of podContainerNames(this.options)) {
       const relative = fsComponents(container, this.options.cgroupDriver);
-      for (const root of roots) {
+      for (const { root } of hierarchies) {
         const dir = join(root, ...relative);
         let entries;
         try {

@@ -2,11 +2,20 @@
  * One scan of `--pod-manifest-path`: a single file, or a directory whose regular files
  * (not those named with a leading '.', not subdirectories) are each a manifest, read in
  * name order. Gives the static pods and the rejected manifests with their problems. Does
- * not watch, log or remember anything.
+ * not watch or log.
+ *
+ * It remembers one thing: each manifest's outcome (its pod, or its problems), by file and node
+ * name, under the file's identity and change stamps (device, inode, size, mtime, ctime from the
+ * stat a scan makes anyway). A file whose stamps are unchanged is neither read nor parsed again;
+ * its pod is handed out as a copy (callers may change what they get). Entries of files a scan no
+ * longer finds are dropped. A file that was being written while it was read is read again at the
+ * next scan: its stamps then differ from those recorded before the read. A file changed less than
+ * RACY_WINDOW_MS before its stat is not remembered: file times are coarse (a clock tick), so a
+ * second same-size write within the same tick would leave the stamps as they were.
  */
 import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
@@ -18,6 +27,8 @@ import { prepareStaticPod } from './static.js';
 export interface ScanContext {
   readonly nodeName: string;
   readonly now: () => Date;
+  /** The wall clock (ms) that file times are compared with, to not remember files changed just now (default Date.now). */
+  readonly fileClockMs?: () => number;
 }
 
 export interface RejectedManifest {
@@ -34,6 +45,56 @@ export type ScanResult =
   | { readonly kind: 'file' | 'dir'; readonly pods: readonly Pod[]; readonly rejected: readonly RejectedManifest[] };
 
 type FileOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] } | 'gone';
+type KnownOutcome = Exclude<FileOutcome, 'gone'>;
+
+interface CachedManifest {
+  readonly stamp: string;
+  readonly nodeName: string;
+  readonly outcome: KnownOutcome;
+}
+
+/** Outcomes of the manifests read, by file path as scanned (see the header). */
+const manifestCache = new Map<string, CachedManifest>();
+
+/** How long after a file's last change its outcome is still read again at each scan. */
+export const RACY_WINDOW_MS = 100;
+
+/** What changes when a file is replaced or written (the inode and ctime catch a same-size rewrite within one mtime tick). */
+function stampOf(info: Stats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/** Drops the entries of files directly in `dir` that are not in `keep`. */
+function forgetMissing(dir: string, keep: ReadonlySet<string> = new Set()): void {
+  const absolute = resolve(dir);
+  for (const file of manifestCache.keys()) {
+    if (!keep.has(file) && dirname(resolve(file)) === absolute) manifestCache.delete(file);
+  }
+}
+
+/** The number of remembered manifests (for tests). */
+export function cachedManifestCount(): number {
+  return manifestCache.size;
+}
+
+function copyOutcome(outcome: KnownOutcome): KnownOutcome {
+  return 'pod' in outcome ? { pod: structuredClone(outcome.pod) } : outcome;
+}
+
+/** The file's outcome: remembered when its stamps did not change since it was read, else read now (and remembered). */
+async function manifestOutcome(file: string, info: Stats, context: ScanContext): Promise<FileOutcome> {
+  const stamp = stampOf(info);
+  const cached = manifestCache.get(file);
+  if (cached !== undefined && cached.stamp === stamp && cached.nodeName === context.nodeName) return copyOutcome(cached.outcome);
+  const changedMsAgo = (context.fileClockMs ?? Date.now)() - Math.max(info.mtimeMs, info.ctimeMs);
+  const outcome = await readManifest(file, context);
+  if (outcome === 'gone' || changedMsAgo < RACY_WINDOW_MS) {
+    manifestCache.delete(file);
+    return outcome;
+  }
+  manifestCache.set(file, { stamp, nodeName: context.nodeName, outcome });
+  return copyOutcome(outcome);
+}
 
 function errorCode(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
@@ -62,9 +123,14 @@ async function readManifest(file: string, context: ScanContext): Promise<FileOut
   return prepared.ok ? { pod: prepared.pod } : { problems: prepared.problems.map((p) => `${file}: ${p}`) };
 }
 
-async function listManifests(dir: string): Promise<{ files: string[]; rejected: RejectedManifest[] }> {
+interface ListedManifest {
+  readonly file: string;
+  readonly info: Stats;
+}
+
+async function listManifests(dir: string): Promise<{ files: ListedManifest[]; rejected: RejectedManifest[] }> {
   const names = (await readdir(dir)).filter((name) => !name.startsWith('.')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const files: string[] = [];
+  const files: ListedManifest[] = [];
   const rejected: RejectedManifest[] = [];
   for (const name of names) {
     const file = join(dir, name);
@@ -76,7 +142,7 @@ async function listManifests(dir: string): Promise<{ files: string[]; rejected: 
       continue; // a dangling link or a file removed since the listing is not a manifest
     }
     if (info.isDirectory()) continue; // not recursive
-    if (info.isFile()) files.push(file);
+    if (info.isFile()) files.push({ file, info });
     else rejected.push({ file, problems: [`${file}: is not a regular file (sockets, pipes and devices are not manifests)`] });
   }
   return { files, rejected };
@@ -92,27 +158,35 @@ export async function scanManifestPath(path: string, context: ScanContext): Prom
   try {
     info = await stat(path);
   } catch (err) {
+    if (isGone(err)) {
+      manifestCache.delete(path);
+      forgetMissing(path);
+    }
     return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot stat ${path}: ${messageOf(err)}` };
   }
   if (info.isFile()) {
-    const outcome = await readManifest(path, context);
+    forgetMissing(path); // it may have been a directory
+    const outcome = await manifestOutcome(path, info, context);
     if (outcome === 'gone') return { kind: 'missing' };
     return 'pod' in outcome
       ? { kind: 'file', pods: [outcome.pod], rejected: [] }
       : { kind: 'file', pods: [], rejected: [{ file: path, problems: outcome.problems }] };
   }
   if (!info.isDirectory()) return { kind: 'error', message: `${path} is neither a regular file nor a directory` };
-  let listing: { files: string[]; rejected: RejectedManifest[] };
+  manifestCache.delete(path); // no longer a file
+  let listing: { files: ListedManifest[]; rejected: RejectedManifest[] };
   try {
     listing = await listManifests(path);
   } catch (err) {
+    if (isGone(err)) forgetMissing(path);
     return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot list ${path}: ${messageOf(err)}` };
   }
+  forgetMissing(path, new Set(listing.files.map((f) => f.file)));
   const pods: Pod[] = [];
   const rejected = [...listing.rejected];
   const owners = new Map<string, string>();
-  for (const file of listing.files) {
-    const outcome = await readManifest(file, context);
+  for (const { file, info: fileInfo } of listing.files) {
+    const outcome = await manifestOutcome(file, fileInfo, context);
     if (outcome === 'gone') continue;
     if (!('pod' in outcome)) {
       rejected.push({ file, problems: outcome.problems });

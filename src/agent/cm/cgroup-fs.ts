@@ -1,0 +1,146 @@
+/**
+ * File-system steps on cgroup directories, for pod-cgroups.ts: what a hierarchy is (version,
+ * whether it has the cpuset controller), mkdir of a cgroup with the cpuset files a v1 cpuset
+ * cgroup needs, writing an existing control file (never creating one), and rmdir of a cgroup
+ * tree, children first, retrying while busy.
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { OrchError } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+
+/** A pod cgroup stayed busy (tasks or children left) until the deadline. */
+export const CM_CGROUP_BUSY = 'CM_CGROUP_BUSY';
+/** A cgroup directory could not be created, read or removed. */
+export const CM_CGROUP_FAILED = 'CM_CGROUP_FAILED';
+
+export function errnoOf(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+export function failed(message: string, subject: string, cause: unknown): OrchError {
+  return new OrchError(CM_CGROUP_FAILED, 'internal', message, { subject, cause });
+}
+
+/** One mounted hierarchy as the pod cgroups use it. */
+export interface Hierarchy {
+  readonly root: string;
+  /** 2: the unified hierarchy (its cgroups have cgroup.controllers). */
+  readonly version: 1 | 2;
+  /** A cgroup v1 cpuset hierarchy: new cgroups need cpuset.cpus and cpuset.mems filled in. */
+  readonly cpuset: boolean;
+}
+
+async function present(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return false;
+    throw failed(`cannot look at ${path}`, path, err);
+  }
+}
+
+/** What the hierarchy mounted at `root` is (two lookups in its root). */
+export async function describeHierarchy(root: string): Promise<Hierarchy> {
+  const [unified, cpusetFile] = await Promise.all([present(join(root, 'cgroup.controllers')), present(join(root, 'cpuset.cpus'))]);
+  // A v2 cgroup with empty cpuset.cpus uses its parent's: only v1 needs the copy.
+  return { root, version: unified ? 2 : 1, cpuset: !unified && cpusetFile };
+}
+
+/**
+ * mkdir of a cgroup (an existing one is fine); in a cpuset hierarchy, cpuset.cpus and
+ * cpuset.mems are copied from the parent when empty (as runc does for the parents it makes).
+ */
+export async function makeCgroup(h: Hierarchy, dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (err) {
+    if (errnoOf(err) !== 'EEXIST') throw failed(`cannot create cgroup ${dir}`, dir, err);
+  }
+  if (!h.cpuset) return;
+  for (const file of ['cpuset.cpus', 'cpuset.mems']) await inheritIfEmpty(dir, file);
+}
+
+/** Copies a cpuset file from the parent when the cgroup's own is empty; nothing when the file does not exist. */
+async function inheritIfEmpty(dir: string, file: string): Promise<void> {
+  let own: string;
+  try {
+    own = await readFile(join(dir, file), 'utf8');
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return; // no such controller here after all
+    throw failed(`cannot read ${join(dir, file)}`, dir, err);
+  }
+  if (own.trim() !== '') return;
+  try {
+    const inherited = (await readFile(join(dirname(dir), file), 'utf8')).trim();
+    await writeFile(join(dir, file), inherited);
+  } catch (err) {
+    throw failed(`cannot copy ${file} from the parent of ${dir}`, dir, err);
+  }
+}
+
+/** Writes a control file that exists; false when it does not (a cgroup without that controller has none). */
+export async function writeControl(path: string, value: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_WRONLY | constants.O_TRUNC); // never O_CREAT: a missing file means no such controller
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return false;
+    throw failed(`cannot open ${path}`, path, err);
+  }
+  try {
+    await handle.writeFile(value);
+  } catch (err) {
+    throw failed(`cannot write ${value} to ${path}`, path, err);
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+export interface RemoveSettings {
+  readonly deadline: number;
+  readonly now: () => number;
+  readonly retryIntervalMs: number;
+  readonly logger: Logger;
+}
+
+/** rmdir of `dir` after its child cgroups, depth first; a missing `dir` is fine. */
+export async function removeTree(dir: string, settings: RemoveSettings): Promise<void> {
+  let children: string[];
+  try {
+    children = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return;
+    throw failed(`cannot list cgroup ${dir}`, dir, err);
+  }
+  for (const child of children) await removeTree(join(dir, child), settings);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await rmdir(dir);
+      return;
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY') throw failed(`cannot remove cgroup ${dir}`, dir, err);
+      if (settings.now() >= settings.deadline) {
+        throw new OrchError(CM_CGROUP_BUSY, 'timeout', `cgroup ${dir} is still busy (tasks or child cgroups left) after ${attempt} attempts`, {
+          subject: dir,
+          cause: err,
+        });
+      }
+      settings.logger.warn('pod cgroup busy; retrying rmdir', { path: dir, attempt });
+      await delay(settings.retryIntervalMs);
+    }
+  }
+}
+
+/** Waits for every task (none is left running) and throws the first failure, if any. */
+export async function allOrFirstError(tasks: readonly Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(tasks);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
