@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OrchError } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+import { createReflector, type ReflectorOptions } from './reflector.js';
+import type { ObjectList, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
+import { errorFromResponse } from './status.js';
+
+interface Obj { metadata: { name?: string; resourceVersion?: string } }
+type Query = NonNullable<RestCallOptions['query']>;
+type Done = Awaited<WatchHandle['done']>;
+
+interface OpenWatch {
+  readonly query: Query;
+  emit(event: WatchEvent<Obj>): void;
+  finish(result: Done): void;
+  readonly ended: boolean;
+}
+
+/** A RestClient whose lists answer from a queue and whose watches the test drives. */
+class FakeRest implements RestClient {
+  readonly listQueries: Query[] = [];
+  readonly watches: OpenWatch[] = [];
+  readonly listAnswers: (ObjectList<Obj> | Error)[] = [];
+
+  list<T>(_path: string, o?: RestCallOptions): Promise<ObjectList<T>> {
+    this.listQueries.push(o?.query ?? {});
+    const next = this.listAnswers.shift() ?? new OrchError('ORCHCLIENT_UNAVAILABLE', 'unavailable', 'no list answer queued');
+    return next instanceof Error ? Promise.reject(next) : Promise.resolve(next as unknown as ObjectList<T>);
+  }
+
+  watch<T>(_path: string, onEvent: (event: WatchEvent<T>) => void, o?: RestCallOptions): WatchHandle {
+    let resolve: (d: Done) => void = () => undefined;
+    const done = new Promise<Done>((r) => { resolve = r; });
+    const w = {
+      query: o?.query ?? {},
+      ended: false,
+      emit: (event: WatchEvent<Obj>) => { onEvent(event as unknown as WatchEvent<T>); },
+      finish: (result: Done) => { w.ended = true; resolve(result); },
+    };
+    this.watches.push(w);
+    return { done, stop: () => { w.finish({ reason: 'stopped' }); } };
+  }
+
+  get<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
+  create<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
+  update<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
+  patch<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
+  delete<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
+  close(): void { /* nothing open */ }
+}
+
+function recordingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger: Logger = {
+    info: (m) => { lines.push(`I ${m}`); },
+    warn: (m) => { lines.push(`W ${m}`); },
+    error: (m) => { lines.push(`E ${m}`); },
+    enabled: () => true,
+    v: (level, m) => { lines.push(`V${level} ${m}`); },
+    named: () => logger,
+  };
+  return { logger, lines };
+}
+
+/** Polls (without timers of any length) until `cond` holds; fails after 2 s. */
+async function until(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!cond()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+const obj = (name: string, rv: string): Obj => ({ metadata: { name, resourceVersion: rv } });
+const listOf = (rv: string, ...items: Obj[]): ObjectList<Obj> => ({ metadata: { resourceVersion: rv }, items });
+const unavailable = (): OrchError => new OrchError('ORCHCLIENT_UNAVAILABLE', 'unavailable', 'connect ECONNREFUSED');
+
+function setup(extra: Partial<ReflectorOptions<Obj>> = {}): {
+  rest: FakeRest; lists: [string[], string][]; events: string[]; sleeps: number[]; lines: string[]; reflector: ReturnType<typeof createReflector<Obj>>;
+} {
+  const rest = new FakeRest();
+  const lists: [string[], string][] = [];
+  const events: string[] = [];
+  const sleeps: number[] = [];
+  const { logger, lines } = recordingLogger();
+  let t = 0;
+  const reflector = createReflector<Obj>({
+    rest, path: '/api/v1/pods', query: { fieldSelector: 'spec.nodeName=n1' }, logger,
+    onList: (items, rv) => { lists.push([items.map((i) => i.metadata.name ?? ''), rv]); },
+    onEvent: (e) => { events.push(`${e.type} ${e.object.metadata.name ?? ''}`); },
+    now: () => t,
+    sleep: (ms) => { sleeps.push(Math.round(ms)); t += ms; return Promise.resolve(); },
+    random: () => 0,
+    ...extra,
+  });
+  return { rest, lists, events, sleeps, lines, reflector };
+}
+
+void describe('the reflector', () => {
+  void it('lists, then watches from the list\'s resourceVersion; resumes from the last one seen', async () => {
+    const { rest, lists, events, sleeps, reflector } = setup();
+    rest.listAnswers.push(listOf('10', obj('a', '7')));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    assert.deepEqual(lists, [[['a'], '10']]);
+    assert.equal(reflector.hasSynced(), true);
+    assert.equal(rest.listQueries[0]?.fieldSelector, 'spec.nodeName=n1');
+    assert.equal(rest.listQueries.at(0)?.limit, 500);
+    const w1 = rest.watches[0]!;
+    assert.equal(w1.query.resourceVersion, '10');
+    assert.equal(w1.query.allowWatchBookmarks, true);
+    assert.equal(w1.query.fieldSelector, 'spec.nodeName=n1');
+    assert.ok(Number(w1.query.timeoutSeconds) >= 300);
+    w1.emit({ type: 'ADDED', object: obj('b', '11') });
+    w1.emit({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } });
+    assert.deepEqual(events, ['ADDED b'], 'bookmarks are not events');
+    assert.equal(reflector.lastSyncResourceVersion(), '15');
+    // The server ends the watch (timeoutSeconds): reopened at once from the bookmark's version.
+    w1.finish({ reason: 'closed' });
+    await until('the second watch', () => rest.watches.length === 2);
+    assert.equal(rest.watches[1]?.query.resourceVersion, '15');
+    assert.deepEqual(sleeps, []);
+    rest.watches[1].emit({ type: 'MODIFIED', object: obj('b', '16') });
+    // A disconnect: reopened from the last version after a pause, without listing again.
+    rest.watches[1].finish({ reason: 'error', error: unavailable() });
+    await until('the third watch', () => rest.watches.length === 3);
+    assert.equal(rest.watches[2]?.query.resourceVersion, '16');
+    assert.deepEqual(sleeps, [800]);
+    assert.equal(lists.length, 1);
+    assert.deepEqual(events, ['ADDED b', 'MODIFIED b']);
+    await reflector.stop();
+    assert.equal(rest.watches.at(2)?.ended, true);
+  });
+
+  void it('lists again on a 410 ERROR event or a 410 answer, then watches from the new list', async () => {
+    const { rest, lists, lines, reflector } = setup();
+    rest.listAnswers.push(listOf('10', obj('a', '7')), listOf('50', obj('a', '7'), obj('c', '44')), listOf('60'));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    rest.watches[0]!.emit({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 10' } as unknown as Obj });
+    rest.watches[0]!.finish({ reason: 'closed' });
+    await until('the watch after the re-list', () => rest.watches.length === 2);
+    assert.deepEqual(lists, [[['a'], '10'], [['a', 'c'], '50']]);
+    assert.equal(rest.watches[1]?.query.resourceVersion, '50');
+    rest.watches[1].emit({ type: 'ADDED', object: obj('d', '55') });
+    rest.watches[1].finish({ reason: 'error', error: errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410,"reason":"Gone","message":"gone"}') });
+    await until('the watch after the second re-list', () => rest.watches.length === 3);
+    assert.deepEqual(lists.at(-1), [[], '60']);
+    assert.equal(rest.watches[2]?.query.resourceVersion, '60');
+    assert.equal(lines.filter((l) => l.includes('too old; listing again')).length, 2);
+    await reflector.stop();
+  });
+
+  void it('backs off exponentially while the server is down, logs the outage once, and resets after success', async () => {
+    const { rest, lists, sleeps, lines, reflector } = setup({ backoff: { initialMs: 800, maxMs: 30_000, jitter: 0.5 }, random: () => 1 });
+    for (let i = 0; i < 8; i++) rest.listAnswers.push(unavailable());
+    rest.listAnswers.push(listOf('10'));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    assert.equal(reflector.hasSynced(), true);
+    assert.deepEqual(sleeps, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000].map((ms) => ms * 1.5));
+    assert.deepEqual(lines.filter((l) => !l.startsWith('V')), ['W /api/v1/pods: list failed; retrying with back-off', 'I /api/v1/pods: list and watch work again']);
+    assert.deepEqual(lists, [[[], '10']]);
+    sleeps.length = 0;
+    rest.watches[0]!.finish({ reason: 'error', error: unavailable() });
+    await until('the second watch', () => rest.watches.length === 2);
+    rest.watches[1]!.finish({ reason: 'error', error: unavailable() });
+    await until('the third watch', () => rest.watches.length === 3);
+    assert.deepEqual(sleeps, [1200, 2400], 'a successful list reset the back-off');
+    assert.equal(lines.filter((l) => l.startsWith('W')).length, 2, 'one warning per outage');
+    await reflector.stop();
+  });
+
+  void it('treats a watch that ends at once without events as a failure, not a tight loop', async () => {
+    let t = 0;
+    const { rest, sleeps, reflector } = setup({ now: () => t, sleep: (ms) => { sleeps.push(ms); t += ms; return Promise.resolve(); } });
+    rest.listAnswers.push(listOf('10'));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    rest.watches[0]!.finish({ reason: 'closed' });
+    await until('the second watch', () => rest.watches.length === 2);
+    assert.deepEqual(sleeps, [800]);
+    t += 5000;
+    rest.watches[1]!.finish({ reason: 'closed' });
+    await until('the third watch', () => rest.watches.length === 3);
+    assert.deepEqual(sleeps, [800], 'a watch that lasted is reopened at once');
+    await reflector.stop();
+  });
+
+  void it('follows continue pages, and lists without pages when a continue token expired', async () => {
+    const { rest, lists, reflector } = setup({ pageSize: 2 });
+    rest.listAnswers.push(
+      { metadata: { resourceVersion: '20', continue: 'p2' }, items: [obj('a', '1'), obj('b', '2')] },
+      { metadata: { resourceVersion: '20', continue: 'p3' }, items: [obj('c', '3'), obj('d', '4')] },
+      { metadata: { resourceVersion: '20' }, items: [obj('e', '5')] },
+    );
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    assert.deepEqual(lists, [[['a', 'b', 'c', 'd', 'e'], '20']]);
+    assert.deepEqual(rest.listQueries.map((q) => q.continue), [undefined, 'p2', 'p3']);
+    rest.listAnswers.push(
+      { metadata: { resourceVersion: '30', continue: 'q2' }, items: [obj('a', '1'), obj('b', '2')] },
+      errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410,"reason":"Expired"}'),
+      listOf('31', obj('a', '1'), obj('b', '2'), obj('z', '31')),
+    );
+    rest.watches[0]!.finish({ reason: 'error', error: errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410}') });
+    await until('the second watch', () => rest.watches.length === 2);
+    assert.deepEqual(lists.at(-1), [['a', 'b', 'z'], '31']);
+    assert.equal(rest.listQueries.at(-1)?.limit, undefined);
+    assert.equal(rest.watches[1]?.query.resourceVersion, '31');
+    await reflector.stop();
+  });
+
+  void it('survives its consumers\' exceptions and stops cleanly during a pause', async () => {
+    let failList = true;
+    const { rest, events, lines, reflector } = setup({
+      onList: () => { if (failList) { failList = false; throw new Error('store broken'); } },
+      onEvent: (e) => { if (e.object.metadata.name === 'bad') throw new Error('handler broken'); events.push(e.object.metadata.name ?? ''); },
+    });
+    rest.listAnswers.push(listOf('1'), listOf('2'));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    assert.equal(rest.watches[0]?.query.resourceVersion, '2');
+    rest.watches[0].emit({ type: 'ADDED', object: obj('bad', '3') });
+    rest.watches[0].emit({ type: 'ADDED', object: obj('good', '4') });
+    assert.deepEqual(events, ['good']);
+    assert.equal(reflector.lastSyncResourceVersion(), '4');
+    assert.ok(lines.some((l) => l.startsWith('E') && l.includes('consumer failed')));
+    await reflector.stop();
+    await reflector.stop();
+
+    // Stopped while pausing between failed lists: stop() resolves, nothing throws.
+    const never = setup({ sleep: (_ms, signal) => new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(new Error('aborted')); }); }) });
+    never.reflector.start();
+    await until('the first list', () => never.rest.listQueries.length === 1);
+    await never.reflector.stop();
+    assert.equal(never.reflector.hasSynced(), false);
+  });
+});

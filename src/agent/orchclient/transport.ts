@@ -1,0 +1,160 @@
+/**
+ * One HTTP(S) exchange with the API server, shared by createOrchClient and createRestClient:
+ * keep-alive agents built from an OrchConnection (CA, client certificate, SNI name, bearer token
+ * or token file re-read every minute, basic auth), a buffered request (`send`, with a per-attempt
+ * idle timeout) and a streamed one (`open`, for watches: the timeout covers only the wait for
+ * the response's headers, then the body streams for as long as the server keeps it open).
+ * Watches get their own agent so that long-lived streams never take the sockets of requests.
+ * Network failures become OrchErrors (ORCHCLIENT_UNAVAILABLE, ORCHCLIENT_TIMEOUT,
+ * ORCHCLIENT_ABORTED); HTTP statuses are the caller's to judge. No retries here.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { readFile } from 'node:fs/promises';
+import { OrchError, messageOf } from '../../api/errors.js';
+import type { OrchConnection } from './kubeconfig.js';
+import { ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
+
+const TOKEN_FILE_TTL_MS = 60_000;
+
+export interface TransportOptions {
+  readonly connection: OrchConnection;
+  /** Per attempt, default 10 s. */
+  readonly timeoutMs?: number;
+  readonly userAgent?: string;
+}
+
+export interface Exchange {
+  readonly method: string;
+  /** Path and query, e.g. /api/v1/nodes?limit=10 (the server URL's path is prefixed). */
+  readonly path: string;
+  readonly body?: Buffer;
+  readonly contentType?: string;
+  readonly accept: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+}
+
+export interface Transport {
+  /** Sends one request and reads the whole answer. Rejects only on network failures. */
+  send(exchange: Exchange): Promise<Answer>;
+  /** Sends one request and resolves with the response as soon as its headers came. */
+  open(exchange: Exchange): Promise<IncomingMessage>;
+  /** Closes idle connections and destroys open streams; later calls open new ones. */
+  close(): void;
+}
+
+export function createTransport(options: TransportOptions): Transport {
+  const c = options.connection;
+  const url = new URL(c.server);
+  const secure = url.protocol === 'https:';
+  const base = url.pathname.replace(/\/$/, '');
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const tls = {
+    ...(c.ca === undefined ? {} : { ca: c.ca }),
+    ...(c.clientCert === undefined ? {} : { cert: c.clientCert }),
+    ...(c.clientKey === undefined ? {} : { key: c.clientKey }),
+    rejectUnauthorized: !c.insecureSkipTLSVerify,
+    ...(c.tlsServerName === undefined ? {} : { servername: c.tlsServerName }),
+  };
+  const newAgent = (keepAlive: boolean): HttpAgent => (secure
+    ? new HttpsAgent({ keepAlive, maxSockets: keepAlive ? 32 : Infinity, ...tls })
+    : new HttpAgent({ keepAlive, maxSockets: keepAlive ? 32 : Infinity }));
+  let agent = newAgent(true);
+  let streamAgent = newAgent(false);
+  let token: { value: string; read: number } | undefined;
+
+  async function authorization(): Promise<string | undefined> {
+    if (c.token !== undefined) return `Bearer ${c.token}`;
+    if (c.tokenFile !== undefined) {
+      if (token === undefined || Date.now() - token.read > TOKEN_FILE_TTL_MS) {
+        try {
+          token = { value: (await readFile(c.tokenFile, 'utf8')).trim(), read: Date.now() };
+        } catch (err) {
+          throw new OrchError(ORCHCLIENT_REQUEST_FAILED, 'unauthorized', `cannot read the token file ${c.tokenFile}: ${messageOf(err)}`, { subject: c.tokenFile, cause: err });
+        }
+      }
+      return `Bearer ${token.value}`;
+    }
+    if (c.username !== undefined) return `Basic ${Buffer.from(`${c.username}:${c.password ?? ''}`).toString('base64')}`;
+    return undefined;
+  }
+
+  function networkError(e: Exchange, href: string, err: unknown): OrchError {
+    if (err instanceof OrchError) return err;
+    if (e.signal?.aborted === true) {
+      return new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `${e.method} ${href}: aborted`, { subject: e.path, cause: err });
+    }
+    return new OrchError(ORCHCLIENT_UNAVAILABLE, 'unavailable', `${e.method} ${href}: ${messageOf(err)}`, { subject: e.path, cause: err });
+  }
+
+  /** Starts the request; `onResponse` gets the response once its headers came. */
+  async function start(e: Exchange, streaming: boolean, onResponse: (res: IncomingMessage) => void, onError: (err: OrchError) => void): Promise<void> {
+    const auth = await authorization();
+    const target = new URL(`${base}${e.path}`, url);
+    const send = secure ? httpsRequest : httpRequest;
+    const limit = e.timeoutMs ?? timeoutMs;
+    const req = send(target, {
+      method: e.method,
+      agent: streaming ? streamAgent : agent,
+      headers: {
+        accept: e.accept,
+        'user-agent': options.userAgent ?? 'nodeagent',
+        ...(e.body === undefined ? {} : { 'content-type': e.contentType ?? 'application/json', 'content-length': e.body.length }),
+        ...(auth === undefined ? {} : { authorization: auth }),
+      },
+      // Requests: an idle timeout per attempt. Streams: only until the headers came (below).
+      ...(streaming || limit <= 0 ? {} : { timeout: limit }),
+      ...(e.signal === undefined ? {} : { signal: e.signal }),
+    });
+    let headerTimer: NodeJS.Timeout | undefined;
+    const timedOut = (): void => {
+      req.destroy(new OrchError(ORCHCLIENT_TIMEOUT, 'timeout', `${e.method} ${target.href}: no answer within ${limit} ms`, { subject: e.path }));
+    };
+    if (streaming && limit > 0) headerTimer = setTimeout(timedOut, limit);
+    req.on('timeout', timedOut);
+    req.on('response', (res: IncomingMessage) => {
+      clearTimeout(headerTimer);
+      onResponse(res);
+    });
+    req.on('error', (err) => {
+      clearTimeout(headerTimer);
+      onError(networkError(e, target.href, err));
+    });
+    req.end(e.body);
+  }
+
+  return {
+    send(e) {
+      return new Promise<Answer>((resolve, reject) => {
+        start(e, false, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (err) => {
+            reject(networkError(e, e.path, err));
+          });
+        }, reject).catch(reject);
+      });
+    },
+    open(e) {
+      return new Promise<IncomingMessage>((resolve, reject) => {
+        start(e, true, resolve, reject).catch(reject);
+      });
+    },
+    close() {
+      agent.destroy();
+      streamAgent.destroy();
+      agent = newAgent(true);
+      streamAgent = newAgent(false);
+    },
+  };
+}
