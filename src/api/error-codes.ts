@@ -45,6 +45,23 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/server, src/agent/orchclient
   SERVER_TLS_INVALID: "the serving certificate or key cannot be read, parsed or generated",
   SERVER_CONFIG_INVALID: 'a server setting cannot be applied (address, TLS version, cipher suites)',
+  // src/agent/certificate
+  CERT_CSR_DENIED: 'the certificate signing request was denied',
+  CERT_CSR_FAILED: 'the signer set Failed on the certificate signing request, or it was deleted',
+  CERT_CSR_TIMEOUT: 'no certificate was issued before the deadline',
+  CERT_CSR_CONFLICT: 'a same-named certificate signing request exists for another key, signer or usages',
+  CERT_ISSUED_INVALID: 'the issued certificate cannot be parsed, is not for our key, or has expired',
+  CERT_STORE_INVALID: 'a certificate file in --cert-dir cannot be read, parsed or written',
+  CERT_ORCHCONFIG_WRITE: 'the --orchconfig file cannot be read or written',
+  CERT_BOOTSTRAP_CONFIG_MISSING: 'a client certificate is needed but --bootstrap-orchconfig is not set',
+  CERT_CANCELLED: 'waiting for a certificate was stopped',
+  // src/agent/nodestatus
+  NODE_MACHINE_INFO_UNREADABLE: '/proc/meminfo cannot be read or has no MemTotal',
+  NODE_RESOURCE_INVALID: 'a reserved amount or hard eviction threshold does not parse',
+  NODE_LEASE_UPDATE_FAILED: 'the node lease was not renewed in 5 tries (logged; tried again at the next interval)',
+  ORCHCLIENT_ABORTED: "the caller's signal fired or the client was closed before the answer came",
+  ORCHCLIENT_OPTIONS_INVALID: 'REST client or rate-limiter options are out of range (negative QPS, burst below 1)',
+  ORCHCLIENT_WATCH_DECODE_FAILED: 'a watch stream line is not a JSON watch event, or is over 16 MiB',
   ORCHCLIENT_CONFIG_INVALID: 'the --orchconfig file is malformed or names missing files',
   ORCHCLIENT_REQUEST_FAILED: 'the API server refused a request (its Status message is kept)',
   ORCHCLIENT_TIMEOUT: 'a request to the API server timed out',
