@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
 import { messageOf } from '../api/errors.js';
+import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
 import { POD_UID_LABEL, createRuntimeManager, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
@@ -19,6 +20,7 @@ import { createProberManager, createProberMetrics, type PodEvent, type ProberMan
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
 import { createVolumeManager, mountsFor, writeEtcHosts, containerDir, type PodVolumes } from '../agent/volumes/index.js';
+import type { ApiConnection } from './agent-api.js';
 
 /** Waits until the runtime answers, logging (once per change of reason) while it does not. */
 async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, signal?: AbortSignal): Promise<void> {
@@ -61,7 +63,7 @@ export interface NodeModules {
  * Builds the modules; waits for the container runtime to answer first. `isDesired` tells the
  * per-pod sync whether a terminated pod is still wanted (see podsync).
  */
-export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, isDesired: (uid: string) => boolean): Promise<NodeModules> {
+export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, isDesired: (uid: string) => boolean, api?: ApiConnection): Promise<NodeModules> {
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
@@ -101,7 +103,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     onEvent,
     onResult: (change) => { probeWake.fn?.(change.podUID); },
   });
-  const volumes = createVolumeManager({ rootDir: o.rootDir, logger: logs.logger('volumes') });
+  const volumes = createVolumeManager({ rootDir: o.rootDir, logger: logs.logger('volumes'), ...(api === undefined ? {} : { objects: api.objects }) });
   const prepared = new Map<string, PodVolumes>();
   const etcHosts = new Map<string, { sandbox: string; path: string | undefined }>();
 
@@ -151,6 +153,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     sidecarContainers,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
+    ...(api === undefined ? {} : { pullCredentials: api.pullCredentials }),
   });
 
   const status = createStatusManager();
@@ -186,6 +189,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     staticPodURLHeader: c.staticPodURLHeader,
     httpCheckFrequencyMs: durationToMs(c.httpCheckFrequency),
     logger: logs.logger('podsource'),
+    pushSources: api === undefined ? [] : [API_SOURCE],
   });
   return { nodeName: name, cri, runtime, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
 }

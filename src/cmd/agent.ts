@@ -9,7 +9,7 @@ import { durationToMs } from '../api/duration.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { sysctlAdmission, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { nodeIPs } from '../agent/nodeinfo/index.js';
+import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPleg, type Pleg } from '../agent/pleg/index.js';
 import type { PodConfig } from '../agent/podsource/index.js';
 import { createPodWorkers, type PodWorkers } from '../agent/podworkers/index.js';
@@ -19,7 +19,10 @@ import {
 } from '../agent/server/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import { createSyncLoop, podCapacity, type SyncLoop } from '../agent/syncloop/index.js';
-import { buildNode } from './agent-node.js';
+import { API_SOURCE } from '../api/pod/index.js';
+import { apiAdmitHandlers } from '../agent/apipods/index.js';
+import { connectApi, startApiMode, type ApiMode } from './agent-api.js';
+import { buildNode, type NodeModules } from './agent-node.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -41,15 +44,28 @@ export interface Agent {
 export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot): Promise<Agent> {
   const c = resolved.config;
   const log = logs.logger('agent');
-  // The sync loop and the workers refer to each other through these closures.
-  const late: { loop?: SyncLoop } = {};
-  const node = await buildNode(resolved, logs, (uid) => late.loop?.isDesired(uid) ?? false);
+  // The sync loop, the workers and API-server mode refer to each other through these closures.
+  const late: { loop?: SyncLoop; apiMode?: ApiMode } = {};
+  // API-server mode (--orchconfig): bootstrap, the REST client and the event recorder come first.
+  const api = await connectApi(resolved, logs, nodeName(resolved.options.hostnameOverride));
+  let node: NodeModules;
+  try {
+    node = await buildNode(resolved, logs, (uid) => late.loop?.isDesired(uid) ?? false, api);
+  } catch (err) {
+    await api?.close();
+    throw err;
+  }
   const { nodeName: name, cri, runtime, status, syncer, podConfig, volumes, cgroups, prober } = node;
+  if (api !== undefined) node.events.fn = (e) => { api.podEvent(e); };
   const workers: PodWorkers = createPodWorkers({
     syncer,
     logger: logs.logger('podworkers'),
     resyncIntervalMs: durationToMs(c.syncFrequency),
-    onFinished: (uid) => late.loop?.podFinished(uid),
+    onFinished: (uid) => {
+      const pod = late.loop?.pod(uid);
+      late.loop?.podFinished(uid);
+      if (pod !== undefined) late.apiMode?.podFinished(pod);
+    },
   });
   const syncLoop = createSyncLoop({
     podConfig,
@@ -60,7 +76,9 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls)],
+    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(api === undefined ? [] : apiAdmitHandlers(() => late.apiMode?.node()))],
+    onReject: (pod, reason, message) => { api?.podEvent({ type: 'Warning', reason, message, pod }); },
+    onDeletable: (pod) => { late.apiMode?.podFinished(pod); },
   });
   late.loop = syncLoop;
   node.probeWake.fn = (uid) => { syncLoop.podChanged(uid); };
@@ -74,20 +92,25 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const healthChecks: HealthCheck[] = [
     { name: 'ping', check: () => undefined },
     { name: 'log', check: () => undefined },
-    {
-      name: 'syncloop',
-      check: () => {
-        const p = pleg.health();
-        if (!p.healthy) return p.message;
-        const last = syncLoop.lastHousekeeping();
-        const reference = last === 0 ? started : last;
-        return Date.now() - reference > 3 * 60_000 ? `sync loop stalled: last housekeeping ${Math.round((Date.now() - reference) / 1000)}s ago` : undefined;
-      },
-    },
+    { name: 'syncloop', check: loopHealth },
   ];
+  function loopHealth(): string | undefined {
+    const p = pleg.health();
+    if (!p.healthy) return p.message;
+    const last = syncLoop.lastHousekeeping();
+    const reference = last === 0 ? started : last;
+    return Date.now() - reference > 3 * 60_000 ? `sync loop stalled: last housekeeping ${Math.round((Date.now() - reference) / 1000)}s ago` : undefined;
+  }
   syncLoop.start();
   pleg.start();
   await podConfig.start();
+  if (api !== undefined) {
+    late.apiMode = startApiMode({
+      resolved, logs, api, nodeName: name, nodeIPs: await nodeIPs({ nodeIP: resolved.options.nodeIP }), cri, status, syncLoop,
+      pushPods: (pods) => { podConfig.pushSnapshot(API_SOURCE, pods); },
+      health: loopHealth,
+    });
+  }
 
   // ---- The servers (src/agent/server): secure (TLS, authn, authz), read-only and health ----
   const metrics = createAgentMetrics({ nodeName: name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
@@ -120,6 +143,8 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
     await pleg.stop();
     await workers.stop();
     await prober.stop();
+    await late.apiMode?.stop();
+    await api?.close();
     cri.close();
     throw err;
   }
@@ -137,6 +162,8 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
       await prober.stop();
       stopPodStarts();
       await servers.close();
+      await late.apiMode?.stop();
+      await api?.close();
       orchClient?.close();
       cri.close();
     },

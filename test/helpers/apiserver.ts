@@ -52,6 +52,10 @@ export interface ApiServer {
   logs(): string;
   /** SIGTERM (then SIGKILL), waits for the exit, stops its etcd, removes the files. Idempotent. */
   stop(): Promise<void>;
+  /** Stops the process only (its data, port and files stay): the API server is down. */
+  pause(): Promise<void>;
+  /** Starts the process again on the same port and data; resolves once it is ready. */
+  resume(): Promise<void>;
 }
 
 const BINARY = fileURLToPath(new URL('../../../bin/orch-apiserver', import.meta.url));
@@ -211,29 +215,38 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
   ];
   if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);
   let stderr = '';
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    resolve();
-  }));
+  let child!: ChildProcess;
+  let exited: Promise<void> = Promise.resolve();
   const killOnExit = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
-  process.once('exit', killOnExit);
-  let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    client.close();
+  const launch = (): void => {
+    child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const c = child;
+    exited = new Promise<void>((resolve) => c.once('exit', () => {
+      resolve();
+    }));
+  };
+  const halt = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(killer);
     }
+  };
+  launch();
+  process.once('exit', killOnExit);
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    client.close();
+    await halt();
     process.removeListener('exit', killOnExit);
     await etcd?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -241,19 +254,27 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
   const url = `https://127.0.0.1:${port}`;
   const caFile = join(dir, 'pki', 'ca.crt');
   let client = new ApiClient(url, '', token);
+  const ready = (): Promise<unknown> => waitFor(`orch-apiserver on ${url} to be ready`, async () => {
+    if (child.exitCode !== null) throw new Error(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
+    if (!existsSync(kubeconfig) || !existsSync(caFile)) return false;
+    if (client.ca === '') client = new ApiClient(url, readFileSync(caFile, 'utf8'), token);
+    const res = await client.request('GET', '/readyz', { token: null });
+    return res.status === 200;
+  }, { timeoutMs: 30_000, intervalMs: 50 });
   try {
-    await waitFor(`orch-apiserver on ${url} to be ready`, async () => {
-      if (child.exitCode !== null) throw new Error(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
-      if (!existsSync(kubeconfig) || !existsSync(caFile)) return false;
-      if (client.ca === '') client = new ApiClient(url, readFileSync(caFile, 'utf8'), token);
-      const res = await client.request('GET', '/readyz', { token: null });
-      return res.status === 200;
-    }, { timeoutMs: 30_000, intervalMs: 50 });
+    await ready();
   } catch (err) {
     await stop();
     throw err;
   }
-  return { url, port, caFile, adminKubeconfig: kubeconfig, token, dir, etcdEndpoints, client, logs: () => stderr, stop };
+  const pause = async (): Promise<void> => {
+    await halt();
+  };
+  const resume = async (): Promise<void> => {
+    launch();
+    await ready();
+  };
+  return { url, port, caFile, adminKubeconfig: kubeconfig, token, dir, etcdEndpoints, get client() { return client; }, logs: () => stderr, stop, pause, resume };
 }
 
 /** A valid events.orch.io/v1 Event body (name, namespace default), with `extra` fields merged over it. */

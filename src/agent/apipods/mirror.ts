@@ -4,7 +4,7 @@
  * mirror has the static pod's name, namespace, labels and spec, its annotations plus
  * orch.io/config.mirror (the static pod's config hash), and the Node as owner. A mirror that
  * someone deleted is made again; one whose hash does not match (the manifest changed, or
- * someone edited its annotation) or that is being deleted is deleted and made again; mirrors of
+ * someone edited its annotation) or that is being deleted (someone deleted it) is deleted at once and made again; mirrors of
  * static pods that are gone are deleted. Edits to a mirror never reach the static pod (mirror
  * pods are not a pod source).
  */
@@ -107,7 +107,7 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
     for (const [key, mirror] of mirrors) {
       const pod = statics.get(key);
       if (pod === undefined) work.push(remove(mirror, 'its static pod is gone'));
-      else if (mirror.metadata?.deletionTimestamp !== undefined) continue; // being deleted: made again once gone
+      else if (mirror.metadata?.deletionTimestamp !== undefined) work.push(remove(mirror, 'someone deleted it; it is made again'));
       else if (mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION] !== hashOf(pod)) work.push(remove(mirror, 'it does not match its static pod'));
     }
     const nodeUID = options.nodeUID();

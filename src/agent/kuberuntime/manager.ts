@@ -6,7 +6,8 @@
  *      nothing is left to run; otherwise kill the containers to restart;
  *   2. remove init container instances: all of them before a new sandbox, else the older
  *      exited ones;
- *   3. create the sandbox (its log directory first), reading its IPs;
+ *   3. create the sandbox (its log directory first), reading its IPs; at most
+ *      `maxConcurrentSandboxes` RunPodSandbox calls are in flight, the others wait their turn;
  *   4. start the init containers to start (without sidecars: the next one), and stop there
  *      while init containers are not done;
  *   5. start the containers to start, each on its own (one's failure does not stop another).
@@ -34,6 +35,7 @@ import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
+import { Semaphore, defaultSandboxConcurrency } from './semaphore.js';
 import { startContainer, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, toRuntimeSandboxStatus } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
@@ -67,12 +69,15 @@ class RuntimeManager implements PodRuntimeManager {
   private readonly backOff: BackOff;
   private readonly startDeps: StartDeps;
   private readonly seccomp: SeccompSettings;
+  /** Bounds the RunPodSandbox calls in flight. */
+  private readonly sandboxSlots: Semaphore;
   private oomWarned = false;
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
     this.now = options.now ?? Date.now;
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
+    this.sandboxSlots = new Semaphore(options.maxConcurrentSandboxes ?? defaultSandboxConcurrency());
     this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, this.now);
     this.puller = new ImagePuller({
       images: options.images,
@@ -96,6 +101,7 @@ class RuntimeManager implements PodRuntimeManager {
         this.checkOomScore(adjust);
       },
       puller: this.puller,
+      pullCredentials: options.pullCredentials,
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,
@@ -149,7 +155,7 @@ class RuntimeManager implements PodRuntimeManager {
     if (actions.createSandbox) {
       try {
         await mkdir(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 });
-        sandboxId = await this.options.runtime.runPodSandbox({ config: sandboxConfig });
+        sandboxId = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
         const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: sandboxId })).status;
         podIPs = toRuntimeSandboxStatus({ id: sandboxId, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' }, created).ips;
         this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });

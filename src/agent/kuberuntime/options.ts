@@ -6,7 +6,7 @@
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
-import type { ContainerService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
+import type { AuthConfig, ContainerService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
@@ -67,6 +67,11 @@ export interface RuntimeManagerOptions {
   readonly serializeImagePulls?: boolean;
   /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
   readonly maxParallelImagePulls?: number;
+  /**
+   * RunPodSandbox calls in flight at most; the others wait their turn (default: two per CPU,
+   * os.availableParallelism(); 0: no bound).
+   */
+  readonly maxConcurrentSandboxes?: number;
   /** Pulls per second (default 5; 0: no limit), as upstream a pull above the rate fails. */
   readonly registryPullQPS?: number;
   /** Pulls allowed in a burst (default 10). */
@@ -91,4 +96,6 @@ export interface RuntimeManagerOptions {
    * pods keep the runtime's score, and one warning says so.
    */
   readonly canLowerOomScore?: () => boolean;
+  /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
+  readonly pullCredentials?: (pod: Pod, image: string) => Promise<AuthConfig | undefined>;
 }

@@ -1,0 +1,278 @@
+/**
+ * Part of nodeagent's composition root: API-server mode (--orchconfig, with
+ * --bootstrap-orchconfig). `connectApi` runs before the node's modules are built: TLS bootstrap,
+ * the REST client (orchAPIQPS/orchAPIBurst, contentType), client-certificate rotation, the
+ * event recorder, and the readers volumes and pulls need. `startApiMode` runs once the sync loop
+ * exists: node registration and status, the lease, the pod watch, the status writer and mirror
+ * pods. Without --orchconfig none of this runs (standalone mode).
+ */
+import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import { durationToMs } from '../api/duration.js';
+import { API_SOURCE, isStaticPod } from '../api/pod/index.js';
+import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
+import { bootstrapClientCertificate, createClientCertificateManager, type CertificateManager } from '../agent/certificate/index.js';
+import type { ResolvedConfiguration } from '../agent/config/index.js';
+import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
+import type { LogRoot } from '../agent/logging/index.js';
+import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController } from '../agent/nodestatus/index.js';
+import { createRestClient, loadOrchconfig, statusOf, type OrchConnection } from '../agent/orchclient/index.js';
+import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
+import type { PodEvent } from '../agent/prober/index.js';
+import type { CriClient } from '../agent/runtime/cri/index.js';
+import type { StatusManager } from '../agent/status/index.js';
+import type { SyncLoop } from '../agent/syncloop/index.js';
+
+/** The API server as the node's modules use it. */
+export interface ApiConnection {
+  readonly rest: RestClient;
+  readonly recorder: EventRecorder;
+  /** configMap and secret readers of the volume manager (undefined: not found). */
+  readonly objects: {
+    configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
+    secret(namespace: string, name: string): Promise<Secret | undefined>;
+  };
+  readonly pullCredentials: ReturnType<typeof pullCredentials>;
+  /** Records a pod event the node's modules decided. */
+  podEvent(event: PodEvent): void;
+  close(): Promise<void>;
+}
+
+/** A RestClient whose connection can be replaced (a rotated client certificate). */
+function swappableRest(first: RestClient): { rest: RestClient; swap(next: RestClient): void } {
+  let inner = first;
+  const rest: RestClient = {
+    get: (p, o) => inner.get(p, o),
+    list: (p, o) => inner.list(p, o),
+    create: (p, b, o) => inner.create(p, b, o),
+    update: (p, b, o) => inner.update(p, b, o),
+    patch: (p, t, b, o) => inner.patch(p, t, b, o),
+    delete: (p, b, o) => inner.delete(p, b, o),
+    watch: (p, f, o) => inner.watch(p, f, o),
+    close: () => { inner.close(); },
+  };
+  return {
+    rest,
+    swap(next) {
+      const old = inner;
+      inner = next;
+      // Open watches end on the old connection and are resumed on the new one by their reflectors.
+      setTimeout(() => { old.close(); }, 30_000).unref();
+    },
+  };
+}
+
+async function getOrUndefined<T>(rest: RestClient, path: string, options?: RestCallOptions): Promise<T | undefined> {
+  try {
+    return await rest.get<T>(path, options);
+  } catch (err) {
+    if (statusOf(err)?.code === 404) return undefined;
+    throw err;
+  }
+}
+
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, nodeName: string): Promise<ApiConnection | undefined> {
+  const c = resolved.config;
+  const o = resolved.options;
+  if (o.orchconfig === '') return undefined;
+  const log = logs.logger('orchclient');
+  const clientFor = (connection: OrchConnection): RestClient =>
+    createRestClient({ connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
+  if (o.bootstrapOrchconfig !== '') {
+    await bootstrapClientCertificate({
+      orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,
+      logger: logs.logger('certificate'), createClient: clientFor,
+    });
+  }
+  const connection = await loadOrchconfig(o.orchconfig);
+  const swappable = swappableRest(clientFor(connection));
+  const rest = swappable.rest;
+  let rotation: CertificateManager | undefined;
+  if (c.rotateCertificates && connection.clientCert !== undefined) {
+    rotation = createClientCertificateManager({
+      certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig,
+      ...(o.bootstrapOrchconfig === '' ? {} : { bootstrapOrchconfigPath: o.bootstrapOrchconfig }),
+      createClient: clientFor, logger: logs.logger('certificate'),
+      onRotated: () => {
+        void loadOrchconfig(o.orchconfig).then((next) => { swappable.swap(clientFor(next)); }, (err: unknown) => {
+          log.error('Cannot reload --orchconfig after a certificate rotation', { err: String(err) });
+        });
+      },
+    });
+    await rotation.start();
+  }
+  const recorder = createEventRecorder({
+    rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'),
+    // The modules log their events already; the recorder's own line is verbose.
+    logVerbosity: 3,
+  });
+  const objects = {
+    configMap: (ns: string, name: string) => getOrUndefined<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
+    secret: (ns: string, name: string) => getOrUndefined<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
+  };
+  return {
+    rest,
+    recorder,
+    objects,
+    pullCredentials: pullCredentials(objects.secret),
+    podEvent(e) {
+      const container = e.container === undefined ? undefined : containerRef(e.pod, e.container);
+      recorder.event(podReference(e.pod, container), e.type, e.reason, actionOf(e.reason), e.message);
+    },
+    async close() {
+      await rotation?.stop();
+      await recorder.stop();
+      rest.close();
+    },
+  };
+}
+
+function containerRef(pod: Pod, name: string): { name: string; list: 'containers' | 'initContainers' } {
+  const init = (pod.spec?.initContainers ?? []).some((c) => c.name === name);
+  return { name, list: init ? 'initContainers' : 'containers' };
+}
+
+/** The events API's action for an upstream reason (what the agent did or tried). */
+function actionOf(reason: string): string {
+  switch (reason) {
+    case 'Pulling': case 'Pulled': case 'Failed': case 'BackOff': case 'ErrImageNeverPull': return 'Pull';
+    case 'Created': return 'Create';
+    case 'Started': return 'Start';
+    case 'Killing': return 'Kill';
+    case 'Unhealthy': return 'Probe';
+    default: return reason;
+  }
+}
+
+export interface ApiModeDeps {
+  readonly resolved: ResolvedConfiguration;
+  readonly logs: LogRoot;
+  readonly api: ApiConnection;
+  readonly nodeName: string;
+  readonly nodeIPs: readonly string[];
+  readonly cri: CriClient;
+  readonly status: StatusManager;
+  readonly syncLoop: SyncLoop;
+  /** Pushes the API pods into the pod config's `api` source. */
+  readonly pushPods: (pods: readonly Pod[]) => void;
+  /** A problem of the agent's loops that makes the node not ready. */
+  readonly health: () => string | undefined;
+}
+
+export interface ApiMode {
+  /** The Node as last written (admission reads its labels, taints and allocatable). */
+  node(): Node | undefined;
+  readonly source: ApiPodSource;
+  readonly writer: StatusWriter;
+  readonly mirrors: MirrorPods;
+  /** The pod's worker finished (the workers' onFinished) or it has nothing left to stop. */
+  podFinished(pod: Pod): void;
+  stop(): Promise<void>;
+}
+
+export function startApiMode(d: ApiModeDeps): ApiMode {
+  const c = d.resolved.config;
+  const o = d.resolved.options;
+  const { api, cri } = d;
+  const nodeLog = d.logs.logger('nodestatus');
+  const nodeStatus: NodeStatusController = createNodeStatusController({
+    client: api.rest,
+    identity: {
+      nodeName: d.nodeName,
+      hostname: o.hostnameOverride === '' ? d.nodeName : o.hostnameOverride.trim().toLowerCase(),
+      nodeLabels: o.nodeLabels,
+      registerWithTaints: c.registerWithTaints,
+      registerSchedulable: o.registerSchedulable,
+      providerID: c.providerID,
+      enableControllerAttachDetach: c.enableControllerAttachDetach,
+      operatingSystem: process.platform === 'win32' ? 'windows' : process.platform,
+      architecture: goArch(process.arch),
+    },
+    status: {
+      nodeIPs: d.nodeIPs,
+      port: c.port,
+      agentVersion: d.resolved.version,
+      maxPods: c.maxPods,
+      podsPerCore: c.podsPerCore,
+      reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
+      maxImages: c.nodeStatusMaxImages,
+    },
+    facts: {
+      async runtimeStatus() {
+        const s = await cri.status();
+        const cond = (type: string) => {
+          const found = s.status?.conditions.find((x) => x.type === type);
+          return found === undefined ? { ready: false, reason: `${type}Missing`, message: `the runtime reports no ${type} condition` } : { ready: found.status, reason: found.reason, message: found.message };
+        };
+        return { runtime: cond('RuntimeReady'), network: cond('NetworkReady') };
+      },
+      async runtimeVersion() {
+        const v = await cri.version('v1');
+        return { name: v.runtimeName, version: v.runtimeVersion };
+      },
+      async images() {
+        return (await cri.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) }));
+      },
+      health: d.health,
+    },
+    registerNode: c.registerNode,
+    updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
+    reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
+    machineInfo: { rootDir: o.rootDir },
+    logger: nodeLog,
+    onEvent: (e) => { api.recorder.event(nodeReference(d.nodeName), e.type, e.reason, e.reason, e.message); },
+  });
+  api.recorder.event(nodeReference(d.nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
+  const lease: LeaseController = createLeaseController({
+    client: api.rest, nodeName: d.nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    node: () => nodeStatus.node(), logger: nodeLog,
+  });
+  const podLog = d.logs.logger('apipods');
+  const late: { mirrors?: MirrorPods } = {};
+  const source = createApiPodSource({
+    rest: api.rest, nodeName: d.nodeName, logger: podLog, push: d.pushPods,
+    onMirrorsChanged: () => { late.mirrors?.requestSync(); },
+  });
+  const writer = createStatusWriter({
+    rest: api.rest, status: d.status, logger: podLog,
+    podOf: (uid) => d.syncLoop.pod(uid),
+    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') : source.byUID(pod.metadata?.uid ?? '')),
+  });
+  const mirrors = createMirrorPods({
+    rest: api.rest, nodeName: d.nodeName, logger: podLog,
+    desiredPods: () => d.syncLoop.desiredPods(), mirrors: () => source.mirrors(),
+    nodeUID: () => nodeStatus.node()?.metadata?.uid,
+    onCreated: (uid) => { writer.requestWrite(uid); },
+  });
+  late.mirrors = mirrors;
+  // Registration first (upstream registers before it lists pods), but in the background: the
+  // pods already running keep running, and the watch starts at once.
+  source.start();
+  writer.start();
+  const registered = nodeStatus.start().then(() => {
+    lease.start();
+    mirrors.start();
+  });
+  void registered;
+  return {
+    node() {
+      const n = nodeStatus.node();
+      if (n === undefined) return undefined;
+      const allocatable = n.status?.allocatable;
+      return { ...(n.metadata === undefined ? {} : { metadata: n.metadata }), ...(n.spec === undefined ? {} : { spec: n.spec }), status: allocatable === undefined ? {} : { allocatable } };
+    },
+    source,
+    writer,
+    mirrors,
+    podFinished(pod) {
+      writer.podFinished(pod);
+      if (isStaticPod(pod) || pod.metadata?.annotations?.['orch.io/config.source'] !== API_SOURCE) mirrors.requestSync();
+    },
+    async stop() {
+      await source.stop();
+      await mirrors.stop();
+      await writer.stop();
+      await lease.stop();
+      await nodeStatus.stop();
+    },
+  };
+}
