@@ -5,17 +5,22 @@
 # (the library/ prefix is what containerd asks for when docker.io short names are mirrored here).
 # Prints 127.0.0.1:PORT when ready. DIR/registry.pid, DIR/registry.log, DIR/config.yml.
 #
-# Usage: registry-up.sh DIR PORT [--images IMAGEDIR]
+# With --auth USER:PASSWORD the registry asks for HTTP basic authentication (htpasswd, bcrypt)
+# and the images are pushed with those credentials.
+#
+# Usage: registry-up.sh DIR PORT [--images IMAGEDIR] [--auth USER:PASSWORD]
 set -euo pipefail
 
-[ $# -ge 2 ] || { echo "usage: $0 DIR PORT [--images IMAGEDIR]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 DIR PORT [--images IMAGEDIR] [--auth USER:PASSWORD]" >&2; exit 2; }
 dir=$1
 port=$2
 shift 2
 images=${NODEAGENT_IMAGE_DIR:-/var/tmp/nodeagent-images}
+auth=
 while [ $# -gt 0 ]; do
   case "$1" in
     --images) images=${2:?}; shift 2 ;;
+    --auth) auth=${2:?}; shift 2 ;;
     *) echo "registry-up: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +58,18 @@ http:
   addr: $addr
   secret: nodeagent-test-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 YAML
+creds=()
+if [ -n "$auth" ]; then
+  command -v htpasswd >/dev/null 2>&1 || { echo "registry-up: missing htpasswd (apache2-utils); run: bash scripts/install-packages.sh" >&2; exit 1; }
+  htpasswd -Bbn "${auth%%:*}" "${auth#*:}" >"$dir/htpasswd"
+  cat >>"$dir/config.yml" <<YAML
+auth:
+  htpasswd:
+    realm: nodeagent-test
+    path: $dir/htpasswd
+YAML
+  creds=(--dest-creds "$auth")
+fi
 
 setsid docker-registry serve "$dir/config.yml" >>"$dir/registry.log" 2>&1 </dev/null &
 pid=$!
@@ -64,13 +81,15 @@ for _ in $(seq 1 200); do
     tail -n 20 "$dir/registry.log" >&2
     exit 1
   fi
-  if curl -fsS -o /dev/null "http://$addr/v2/" 2>/dev/null; then ready=1; break; fi
+  # /v2/ answers 200, or 401 when authentication is on: either way the registry is up.
+  code=$(curl -sS -o /dev/null -w '%{http_code}' "http://$addr/v2/" 2>/dev/null || true)
+  if [ "$code" = 200 ] || [ "$code" = 401 ]; then ready=1; break; fi
   sleep 0.05
 done
 [ "$ready" -eq 1 ] || { echo "registry-up: http://$addr/v2/ did not answer within 10 s" >&2; exit 1; }
 
 push() {
-  skopeo --insecure-policy copy --quiet --dest-tls-verify=false \
+  skopeo --insecure-policy copy --quiet --dest-tls-verify=false ${creds[@]+"${creds[@]}"} \
     "oci:$images/$1:$2" "docker://$addr/library/$1:$2" >/dev/null
 }
 push busybox "$BUSYBOX_TAG"

@@ -82,7 +82,7 @@ const CONTAINERD_BINARIES = [
   'flock',
   'setsid',
 ];
-const REGISTRY_BINARIES = ['docker-registry', 'skopeo', 'curl', '/bin/busybox', 'tar', 'gzip', 'flock', 'setsid'];
+const REGISTRY_BINARIES = ['docker-registry', 'skopeo', 'curl', '/bin/busybox', 'tar', 'gzip', 'flock', 'setsid', 'htpasswd'];
 
 /** Throws, naming the first missing binary and the install script, unless all are executable. */
 export async function requireBinaries(what: string, binaries: readonly string[]): Promise<void> {
@@ -298,8 +298,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts docker-registry on a free loopback port with the busybox and pause images pushed. */
-export async function startRegistry(): Promise<RegistryInstance> {
+/**
+ * Starts docker-registry on a free loopback port with the busybox and pause images pushed;
+ * with `auth` ('user:password') it asks for basic authentication.
+ */
+export async function startRegistry(options: { readonly auth?: string } = {}): Promise<RegistryInstance> {
   await requireBinaries('startRegistry', REGISTRY_BINARIES);
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -317,7 +320,7 @@ export async function startRegistry(): Promise<RegistryInstance> {
       }
     };
     try {
-      const host = await runScript('registry-up.sh', [dir, String(port), '--images', IMAGE_CACHE_DIR]);
+      const host = await runScript('registry-up.sh', [dir, String(port), '--images', IMAGE_CACHE_DIR, ...(options.auth === undefined ? [] : ['--auth', options.auth])]);
       const env = await readEnvFile(path.join(IMAGE_CACHE_DIR, 'images.env'));
       const file = 'images.env';
       return {

@@ -9,7 +9,9 @@
  * caught up afterwards.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,10 +20,12 @@ import { ensureCa, issueClientCertificate } from '../../src/apiserver/server/ind
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
 import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
-import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
+import { mkdir } from 'node:fs/promises';
+import { freePort, startContainerd, startRegistry, type ContainerdInstance, type RegistryInstance } from '../helpers/containerd.js';
 import { NODE, podManifest, runningContainer, writeManifest } from '../helpers/pods.js';
 import { waitFor } from '../helpers/wait.js';
 
+const execFileP = promisify(execFile);
 const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
 let containerd: ContainerdInstance;
 let cri: CriClient;
@@ -29,6 +33,7 @@ let server: ApiServer;
 let agent: AgentProcess | undefined;
 let dir: string;
 let manifests: string;
+let registry: RegistryInstance | undefined;
 
 const kubectl = async (...args: string[]): Promise<string> => (await runKubectl(server, args)).stdout;
 const getJson = async <T>(path: string): Promise<T | undefined> => {
@@ -106,10 +111,16 @@ before(async () => {
 });
 
 after(async () => {
+  if (process.env.AGENT_LOG_DUMP !== undefined) await writeFile(process.env.AGENT_LOG_DUMP, agent?.logs() ?? '');
   await agent?.stop();
+  await registry?.stop();
   cri.close();
   await server.stop();
   await containerd.stop();
+  // The agent leaves its pods' mounts (secret tmpfs) when it stops, as upstream does.
+  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+  const mounted = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${dir}/`));
+  for (const m of mounted.reverse()) await execFileP('umount', ['-l', m]);
   await rm(dir, { recursive: true, force: true });
   await rm(manifests, { recursive: true, force: true });
 });
@@ -141,6 +152,47 @@ void describe('the agent with the API server', () => {
     }, { timeoutMs: 30_000 });
     await waitFor('kubectl logs', async () => (await kubectl('logs', 'web')).includes('hello from web'), { timeoutMs: 30_000 });
     assert.equal((await kubectl('exec', 'web', '--', 'sh', '-c', 'echo exec-ok $((40+2))')).trim(), 'exec-ok 42');
+  });
+
+  void it('pulls with imagePullSecrets from an authenticating registry, and serves configMap and secret volumes with updates', async () => {
+    registry = await startRegistry({ auth: 'puller:pull-pass' });
+    // containerd reaches that registry over plain HTTP.
+    await mkdir(join(containerd.dir, 'certs.d', registry.host), { recursive: true });
+    await writeFile(join(containerd.dir, 'certs.d', registry.host, 'hosts.toml'), `server = "http://${registry.host}"\n[host."http://${registry.host}"]\n  capabilities = ["pull", "resolve"]\n`);
+    const b64 = (t: string): string => Buffer.from(t).toString('base64');
+    const post = async (path: string, body: unknown): Promise<void> => {
+      const res = await server.client.request('POST', path, { body });
+      assert.equal(res.status, 201, res.text);
+    };
+    await post('/api/v1/namespaces/default/secrets', {
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'regcred' }, type: 'orch.io/dockerconfigjson',
+      data: { '.dockerconfigjson': b64(JSON.stringify({ auths: { [registry.host]: { auth: b64('puller:pull-pass') } } })) },
+    });
+    await post('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { greeting: 'hello' } });
+    await post('/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec' }, data: { token: b64('t0p-secret') } });
+    const withImage = (name: string, secrets: boolean): Record<string, unknown> => {
+      const body = apiPod(name, 'echo "$(cat /cfg/greeting) $(cat /sec/token)"; exec sleep 3600', {
+        ...(secrets ? { imagePullSecrets: [{ name: 'regcred' }] } : {}),
+        volumes: [{ name: 'cfg', configMap: { name: 'cfg' } }, { name: 'sec', secret: { secretName: 'sec' } }],
+      });
+      const spec = body.spec as { containers: Record<string, unknown>[] };
+      spec.containers = [{ ...spec.containers[0], image: registry?.images.busybox, imagePullPolicy: 'Always', volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }, { name: 'sec', mountPath: '/sec' }] }];
+      return body;
+    };
+    await createPod(withImage('vols', true));
+    await createPod(withImage('nocreds', false));
+    await waitFor('the vols pod Running', async () => (await podPhase('vols')) === 'Running', { timeoutMs: 60_000 });
+    await waitFor('the volume contents in the logs', async () => (await kubectl('logs', 'vols')).includes('hello t0p-secret'), { timeoutMs: 30_000 });
+    const refused = await waitFor('the pull without credentials refused', async () => {
+      const pod = await getJson<Pod>('/api/v1/namespaces/default/pods/nocreds');
+      const reason = pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+      return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? reason : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.ok(refused);
+    const res = await server.client.request('PATCH', '/api/v1/namespaces/default/configmaps/cfg', { body: { data: { greeting: 'bonjour' } }, contentType: 'application/merge-patch+json' });
+    assert.equal(res.status, 200, res.text);
+    await waitFor('the configMap update in the volume', async () => (await kubectl('exec', 'vols', '--', 'cat', '/cfg/greeting')).trim() === 'bonjour', { timeoutMs: 60_000 });
+    await kubectl('delete', 'pod', 'vols', 'nocreds', '--wait=false');
   });
 
   void it('deletes a pod gracefully: the containers stop, then the pod leaves the API server', async () => {

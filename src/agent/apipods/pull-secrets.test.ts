@@ -19,8 +19,8 @@ void describe('image pull secrets', () => {
       'https://127.0.0.1:5000/team': { username: 'team', password: 'two' },
       'other:5000': { username: 'x', password: 'y' },
     });
-    assert.deepEqual(credentialsFor('127.0.0.1:5000/team/app:v1', [secret]), { serverAddress: '127.0.0.1:5000', username: 'team', password: 'two' });
-    assert.deepEqual(credentialsFor('127.0.0.1:5000/solo:v1', [secret]), { serverAddress: '127.0.0.1:5000', username: 'all', password: 'one' });
+    assert.deepEqual(credentialsFor('127.0.0.1:5000/team/app:v1', [secret]), { username: 'team', password: 'two' });
+    assert.deepEqual(credentialsFor('127.0.0.1:5000/solo:v1', [secret]), { username: 'all', password: 'one' });
     assert.equal(credentialsFor('elsewhere:5000/app', [secret]), undefined);
     const legacy: Secret = { type: 'orch.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify({ 'elsewhere:5000': { auth: b64('a:b') } })) } };
     assert.equal(credentialsFor('elsewhere:5000/app', [secret, legacy])?.username, 'a');

@@ -51,7 +51,11 @@ function entries(secret: Secret): Record<string, DockerEntry> {
   return {};
 }
 
-function toAuth(host: string, e: DockerEntry): AuthConfig {
+/**
+ * The CRI AuthConfig of an entry. serverAddress stays empty: containerd parses it as a URL and
+ * refuses a bare host:port, and the entry was already matched to the image's registry here.
+ */
+function toAuth(e: DockerEntry): AuthConfig {
   let { username, password } = e;
   if ((username === undefined || username === '') && e.auth !== undefined && e.auth !== '') {
     const decoded = Buffer.from(e.auth, 'base64').toString('utf8');
@@ -62,7 +66,6 @@ function toAuth(host: string, e: DockerEntry): AuthConfig {
     }
   }
   return {
-    serverAddress: host,
     ...(username === undefined ? {} : { username }),
     ...(password === undefined ? {} : { password }),
     ...(e.identitytoken === undefined ? {} : { identityToken: e.identitytoken }),
@@ -78,7 +81,7 @@ export function credentialsFor(image: string, secrets: readonly Secret[]): AuthC
       const k = normalizeKey(key);
       if (k.host !== want.host) continue;
       if (k.path !== '' && want.path !== k.path && !want.path.startsWith(`${k.path}/`)) continue;
-      if (best === undefined || k.path.length > best.length) best = { length: k.path.length, auth: toAuth(k.host, entry) };
+      if (best === undefined || k.path.length > best.length) best = { length: k.path.length, auth: toAuth(entry) };
     }
     if (best !== undefined) return best.auth;
   }
