@@ -45,6 +45,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/server, src/agent/orchclient
   SERVER_TLS_INVALID: "the serving certificate or key cannot be read, parsed or generated",
   SERVER_CONFIG_INVALID: 'a server setting cannot be applied (address, TLS version, cipher suites)',
+  SERVER_NO_SERVING_CERTIFICATE: 'serverTLSBootstrap: no serving certificate has been issued yet (or it expired); TLS handshakes fail',
   // src/agent/certificate
   CERT_CSR_DENIED: 'the certificate signing request was denied',
   CERT_CSR_FAILED: 'the signer set Failed on the certificate signing request, or it was deleted',

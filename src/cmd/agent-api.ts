@@ -10,14 +10,18 @@ import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, isStaticPod } from '../api/pod/index.js';
 import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
-import { bootstrapClientCertificate, createClientCertificateManager, type CertificateManager } from '../agent/certificate/index.js';
+import {
+  bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
+} from '../agent/certificate/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
+import { nodeIPs } from '../agent/nodeinfo/index.js';
 import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController } from '../agent/nodestatus/index.js';
 import { createRestClient, loadOrchconfig, statusOf, type OrchConnection } from '../agent/orchclient/index.js';
 import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
 import type { PodEvent } from '../agent/prober/index.js';
+import type { ServingCertificateSource } from '../agent/server/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { SyncLoop } from '../agent/syncloop/index.js';
@@ -34,6 +38,8 @@ export interface ApiConnection {
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
   /** Records a pod event the node's modules decided. */
   podEvent(event: PodEvent): void;
+  /** serverTLSBootstrap (without tlsCertFile/tlsPrivateKeyFile): the serving certificate the secure server presents. */
+  readonly servingCertificates?: ServingCertificateSource;
   close(): Promise<void>;
 }
 
@@ -100,6 +106,8 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     });
     await rotation.start();
   }
+  const serving = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === ''
+    ? await servingManager(resolved, logs, nodeName, clientFor) : undefined;
   const recorder = createEventRecorder({
     rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'),
     // The modules log their events already; the recorder's own line is verbose.
@@ -114,14 +122,43 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     recorder,
     objects,
     pullCredentials: pullCredentials(objects.secret),
+    ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
       const container = e.container === undefined ? undefined : containerRef(e.pod, e.container);
       recorder.event(podReference(e.pod, container), e.type, e.reason, actionOf(e.reason), e.message);
     },
     async close() {
       await rotation?.stop();
+      await serving?.manager.stop();
       await recorder.stop();
       rest.close();
+    },
+  };
+}
+
+/** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
+async function servingManager(
+  resolved: ResolvedConfiguration, logs: LogRoot, nodeName: string, createClient: (connection: OrchConnection) => RestClient,
+): Promise<{ manager: CertificateManager; source: ServingCertificateSource }> {
+  const o = resolved.options;
+  const hostname = o.hostnameOverride === '' ? nodeName : o.hostnameOverride.trim().toLowerCase();
+  // As the node status reports them: InternalIP for each node IP, then Hostname.
+  const addresses = [...(await nodeIPs({ nodeIP: o.nodeIP })).map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: hostname }];
+  const listeners = new Set<() => void>();
+  const manager = createServingCertificateManager({
+    certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig, addresses: () => addresses, createClient,
+    logger: logs.logger('certificate'),
+    onRotated: () => { for (const l of listeners) l(); },
+  });
+  await manager.start();
+  return {
+    manager,
+    source: {
+      current: () => manager.current(),
+      onChange(listener) {
+        listeners.add(listener);
+        return () => { listeners.delete(listener); };
+      },
     },
   };
 }

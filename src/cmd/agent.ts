@@ -127,6 +127,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
       nodeName: name,
       nodeIPs: await nodeIPs({ nodeIP: resolved.options.nodeIP }),
       ...(orchClient === undefined ? {} : { orchClient }),
+      ...(api?.servingCertificates === undefined ? {} : { servingCertificates: api.servingCertificates }),
       pods: { desiredPods: () => syncLoop.desiredPods(), podStatus: (uid) => status.getPodStatus(uid) },
       cri,
       healthChecks,

@@ -1,7 +1,7 @@
 /**
  * server: the agent's listeners and endpoints, as upstream's kubelet server. The secure
- * server (TLS with a given or self-signed certificate, client-certificate and token
- * authentication, AlwaysAllow or webhook authorization), the read-only server and the health
+ * server (TLS with a given, self-signed or requested (serverTLSBootstrap) certificate,
+ * client-certificate and token authentication, AlwaysAllow or webhook authorization), the read-only server and the health
  * server; the endpoints /healthz, /pods, /runningpods/, /stats/summary, /metrics (and
  * /cadvisor, /probes, /resource), /spec/, /logs/, /containerLogs, /exec, /attach,
  * /portForward (WebSocket, proxied to the runtime's streaming server), /run, /configz,
@@ -13,7 +13,8 @@
  * background (stats are read on request and cached 10 s).
  *
  * Errors: SERVER_TLS_INVALID (certificate, key, client CA, TLS settings),
- * SERVER_CONFIG_INVALID (webhook authentication or authorization without an API server).
+ * SERVER_CONFIG_INVALID (webhook authentication or authorization without an API server),
+ * SERVER_NO_SERVING_CERTIFICATE (serverTLSBootstrap: a handshake before a certificate was issued).
  */
 export { startServers, startHealthListener, SERVER_CONFIG_INVALID, type Servers, type ServersOptions } from './servers.js';
 export { serveHealthz, type HealthCheck } from './healthz.js';
@@ -23,3 +24,6 @@ export { createAgentMetrics, criRuntimeCounts, recordPodStarts, type AgentMetric
 export { createStatsProvider, type StatsProvider, type StatsSnapshot } from './stats/provider.js';
 export { createCertificate, certificateInfo, type CertificateRequest, type IssuedCertificate } from './certs.js';
 export { SERVER_TLS_INVALID, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from './tls.js';
+export {
+  NO_SERVING_CERTIFICATE, SERVER_NO_SERVING_CERTIFICATE, type ServingCertificateSource, type ServingPair,
+} from './dynamic-tls.js';

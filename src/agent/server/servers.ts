@@ -3,6 +3,8 @@
  * authentication and authorization), the read-only server (readOnlyPort, 0 disables; no
  * authentication, read endpoints only) and the health server (healthzBindAddress:healthzPort,
  * 0 disables; /healthz only). Failing to start one stops the others already started.
+ * With serverTLSBootstrap (and no tlsCertFile/tlsPrivateKeyFile) the secure server presents the
+ * certificate of `servingCertificates` (no self-signed pair is made) and listens before one exists.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -23,6 +25,7 @@ import { createPipeline, type Pipeline } from './pipeline.js';
 import { createRouteTable } from './router.js';
 import { healthzRoutes, readOnlyRoutes, secureRoutes, type RouteDeps } from './routes.js';
 import { createStatsProvider, type StatsProvider } from './stats/provider.js';
+import { createDynamicServing, noServingCertificate, NO_SERVING_CERTIFICATE, type ServingCertificateSource } from './dynamic-tls.js';
 import { loadClientCA, servingCertificate, tlsServerOptions, type ServingCertificate } from './tls.js';
 
 export const SERVER_CONFIG_INVALID = 'SERVER_CONFIG_INVALID';
@@ -49,10 +52,13 @@ export interface ServersOptions {
   readonly stats?: StatsProvider;
   /** The node's log directory of /logs/ (default /var/log). */
   readonly logDir?: string;
+  /** serverTLSBootstrap: the requested serving certificate (the serving certificate manager; needs --orchconfig). */
+  readonly servingCertificates?: ServingCertificateSource;
 }
 
 export interface Servers {
-  readonly secure?: Listening & { readonly certificate: ServingCertificate };
+  /** certificate: the given or self-signed pair; absent when it is requested (serverTLSBootstrap). */
+  readonly secure?: Listening & { readonly certificate?: ServingCertificate };
   readonly readOnly?: Listening;
   readonly healthz?: Listening;
   /** Closes every listener and connection. Idempotent. */
@@ -104,21 +110,40 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
   try {
     if (c.enableServer) {
       const clientCA = await loadClientCA(c.authentication.x509.clientCAFile);
-      const certificate = await servingCertificate({
+      const settings = { tlsMinVersion: c.tlsMinVersion, tlsCipherSuites: c.tlsCipherSuites, ...(clientCA === undefined ? {} : { clientCA }) };
+      const requested = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === '';
+      const certificate = requested ? undefined : await servingCertificate({
         tlsCertFile: c.tlsCertFile, tlsPrivateKeyFile: c.tlsPrivateKeyFile, certDir: o.certDir,
         commonName: o.nodeName, altNames: [o.nodeName, hostname(), ...o.nodeIPs], logger: log,
       });
       const { authenticator, authorizer } = securityOf(o, clientCA);
-      const server = createHttpsServer(tlsServerOptions({ serving: certificate, tlsMinVersion: c.tlsMinVersion, tlsCipherSuites: c.tlsCipherSuites, ...(clientCA === undefined ? {} : { clientCA }) }));
+      if (requested && o.servingCertificates === undefined) {
+        log.warn('serverTLSBootstrap is on but no serving certificate can be requested without the API server (--orchconfig); TLS handshakes on the secure port fail');
+      }
+      const dynamic = requested ? createDynamicServing({ source: o.servingCertificates ?? noServingCertificate, settings: tlsServerOptions(settings), logger: log }) : undefined;
+      const server = createHttpsServer(dynamic?.serverOptions() ?? tlsServerOptions({ ...settings, ...(certificate === undefined ? {} : { serving: certificate }) }));
+      const detach = dynamic?.attach(server);
       serve(server, createPipeline({
         routes: createRouteTable(secureRoutes(deps)), serverType: 'readwrite', observer: o.metrics.requests, logger: log,
         auth: createAuthFilter({ authenticator, authorizer, nodeName: o.nodeName, logger: log }),
       }));
-      server.on('tlsClientError', (err) => { log.v(4, 'TLS handshake failed', { err: err.message }); });
-      const l = await listen(server, { address: c.address, port: c.port, logger: log });
-      started.push(l);
-      result.secure = { port: l.port, address: l.address, close: () => l.close(), certificate };
-      log.info('Secure server listening', { address: l.address, port: l.port, certificate: certificate.origin === 'files' ? certificate.certPath : `${certificate.certPath} (${certificate.origin})` });
+      server.on('tlsClientError', (err, socket) => {
+        // Without a certificate a client that sent no SNI fails in OpenSSL: report upstream's reason.
+        if (dynamic !== undefined && dynamic.context() === undefined) log.info('TLS handshake failed', { remote: socket.remoteAddress, err: NO_SERVING_CERTIFICATE });
+        else log.v(4, 'TLS handshake failed', { err: err.message });
+      });
+      let l: Listening;
+      try {
+        l = await listen(server, { address: c.address, port: c.port, logger: log });
+      } catch (err) {
+        detach?.();
+        throw err;
+      }
+      const secure: Listening = { port: l.port, address: l.address, close: async () => { detach?.(); await l.close(); } };
+      started.push(secure);
+      result.secure = { ...secure, ...(certificate === undefined ? {} : { certificate }) };
+      const shown = certificate === undefined ? 'requested from the API server (serverTLSBootstrap)' : certificate.origin === 'files' ? certificate.certPath : `${certificate.certPath} (${certificate.origin})`;
+      log.info('Secure server listening', { address: l.address, port: l.port, certificate: shown });
     }
     if (c.readOnlyPort !== 0) {
       const server = createHttpServer();

@@ -126,7 +126,8 @@ export function cipherString(suites: readonly string[], minVersion: string): str
 }
 
 export interface TlsSettings {
-  readonly serving: ServingCertificate;
+  /** Absent: the settings alone (serverTLSBootstrap adds the pair per handshake, dynamic-tls.ts). */
+  readonly serving?: ServingCertificate;
   /** PEM bundle of client CAs (authentication.x509.clientCAFile). */
   readonly clientCA?: Buffer;
   readonly tlsMinVersion: string;
@@ -138,8 +139,7 @@ export function tlsServerOptions(s: TlsSettings): TlsOptions {
   if (s.tlsMinVersion !== '' && minVersion === undefined) throw tlsError(`unknown TLS version ${JSON.stringify(s.tlsMinVersion)}`, 'tlsMinVersion');
   const ciphers = cipherString(s.tlsCipherSuites, s.tlsMinVersion);
   return {
-    cert: s.serving.cert,
-    key: s.serving.key,
+    ...(s.serving === undefined ? {} : { cert: s.serving.cert, key: s.serving.key }),
     ...(minVersion === undefined ? {} : { minVersion }),
     ...(ciphers === undefined ? {} : { ciphers }),
     ...(s.clientCA === undefined ? {} : { ca: s.clientCA, requestCert: true, rejectUnauthorized: false }),
