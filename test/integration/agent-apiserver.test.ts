@@ -192,7 +192,10 @@ void describe('the agent with the API server', () => {
     const res = await server.client.request('PATCH', '/api/v1/namespaces/default/configmaps/cfg', { body: { data: { greeting: 'bonjour' } }, contentType: 'application/merge-patch+json' });
     assert.equal(res.status, 200, res.text);
     await waitFor('the configMap update in the volume', async () => (await kubectl('exec', 'vols', '--', 'cat', '/cfg/greeting')).trim() === 'bonjour', { timeoutMs: 60_000 });
-    await kubectl('delete', 'pod', 'vols', 'nocreds', '--wait=false');
+    await createPod(apiPod('nomount', 'exec sleep 3600', { volumes: [{ name: 'cfg', configMap: { name: 'missing' } }] }));
+    await waitFor('a FailedMount event for the missing configMap', async () =>
+      /FailedMount.*missing/.test(await kubectl('get', 'events', '--field-selector', 'involvedObject.name=nomount')), { timeoutMs: 30_000 });
+    await kubectl('delete', 'pod', 'vols', 'nocreds', 'nomount', '--wait=false');
   });
 
   void it('deletes a pod gracefully: the containers stop, then the pod leaves the API server', async () => {

@@ -148,10 +148,17 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       const deadline = await checkDeadline(pod, before.startTime);
       if (deadline === 0) return { terminal: true };
       let problems: SyncError[] = [];
+      let step = 'cgroup';
       try {
         await options.cgroups.ensure(pod);
+        step = 'volumes';
         await applyFsGroup(pod, await options.volumes.preparePodVolumes(pod));
       } catch (err) {
+        if (step === 'volumes') {
+          const event: PodEvent = { type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${messageOf(err)}`, pod };
+          logger.info('Event', { type: event.type, reason: event.reason, pod: podName(pod), message: event.message });
+          options.onEvent?.(event);
+        }
         // Mount problems keep every container waiting; the worker retries with its back-off.
         problems = (pod.spec?.containers ?? []).map((c) => ({ container: c.name, reason: 'CreateContainerConfigError', message: messageOf(err) }));
         errors.set(uid, problems);
