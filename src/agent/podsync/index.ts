@@ -93,6 +93,11 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
   const owned = new Set<string>();
 
   async function publish(pod: Pod): Promise<ReturnType<typeof computePodStatus>> {
+    return (await publishHeld(pod)).computed;
+  }
+
+  /** Reads what the runtime holds for the pod, publishes the status; resolves to both. */
+  async function publishHeld(pod: Pod): Promise<{ computed: ReturnType<typeof computePodStatus>; held: Awaited<ReturnType<PodRuntimeManager['getPodStatus']>> }> {
     const { uid, name, namespace } = ids(pod);
     const held = await runtime.getPodStatus(uid, name, namespace);
     const probes = options.probes;
@@ -106,7 +111,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       ...(failure === undefined ? {} : { failure }),
     });
     status.setPodStatus(uid, computed);
-    return computed;
+    return { computed, held };
   }
 
   async function applyFsGroup(pod: Pod, volumes: ReadonlyMap<string, PreparedVolume>): Promise<void> {
@@ -142,8 +147,8 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
     lastErrors: (uid) => errors.get(uid) ?? [],
 
     async syncPod(pod): Promise<SyncOutcome> {
-      const { uid, name, namespace } = ids(pod);
-      const before = await publish(pod);
+      const { uid } = ids(pod);
+      const { computed: before, held } = await publishHeld(pod);
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
       const deadline = await checkDeadline(pod, before.startTime);
       if (deadline === 0) return { terminal: true };
@@ -166,7 +171,8 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
         for (const p of problems.slice(0, 1)) options.onSyncError?.(pod, p);
         throw err;
       }
-      const held = await runtime.getPodStatus(uid, name, namespace);
+      // The cgroup and volumes do not change what the runtime holds: the state read for the
+      // status serves the sync too (one runtime read fewer per sync).
       const result = await runtime.syncPod(pod, held);
       problems = [...result.errors];
       errors.set(uid, problems);
