@@ -154,6 +154,20 @@ void describe('the agent with the API server', () => {
     assert.equal((await kubectl('exec', 'web', '--', 'sh', '-c', 'echo exec-ok $((40+2))')).trim(), 'exec-ok 42');
   });
 
+  void it('fails pods the node refuses at admission with the upstream reason', async () => {
+    await createPod(apiPod('picky', 'exec sleep 3600', { nodeSelector: { disk: 'none-here' } }));
+    await createPod(apiPod('greedy', 'exec sleep 3600', { containers: [{ name: 'main', image: containerd.images.busybox, command: ['sleep', '3600'], resources: { requests: { cpu: '500' } } }] }));
+    const reasonOf = async (name: string): Promise<string | undefined> => {
+      const pod = await getJson<Pod>(`/api/v1/namespaces/default/pods/${name}`);
+      return pod?.status?.phase === 'Failed' ? pod.status.reason : undefined;
+    };
+    assert.equal(await waitFor('picky refused', () => reasonOf('picky'), { timeoutMs: 30_000 }), 'NodeAffinity');
+    assert.equal(await waitFor('greedy refused', () => reasonOf('greedy'), { timeoutMs: 30_000 }), 'OutOfcpu');
+    assert.equal(await apiContainer('picky'), undefined);
+    await kubectl('delete', 'pod', 'picky', 'greedy', '--wait=false');
+    await waitFor('the refused pods deleted', async () => (await getJson<Pod>('/api/v1/namespaces/default/pods/picky')) === undefined && (await getJson<Pod>('/api/v1/namespaces/default/pods/greedy')) === undefined, { timeoutMs: 30_000 });
+  });
+
   void it('pulls with imagePullSecrets from an authenticating registry, and serves configMap and secret volumes with updates', async () => {
     registry = await startRegistry({ auth: 'puller:pull-pass' });
     // containerd reaches that registry over plain HTTP.
