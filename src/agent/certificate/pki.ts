@@ -7,22 +7,12 @@
  * accepted too (their requests add the "key encipherment" usage, as upstream).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, webcrypto, X509Certificate, type KeyObject } from 'node:crypto';
-import type * as X509 from '@peculiar/x509';
+import { x509Library } from '../../api/x509.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { CERT_ISSUED_INVALID, CERT_STORE_INVALID } from './codes.js';
 
-let loaded: Promise<typeof X509> | undefined;
-
-/** @peculiar/x509 with Node's WebCrypto (loaded once, on first use: it is slow to load). */
-export function x509(): Promise<typeof X509> {
-  loaded ??= (async () => {
-    await import('reflect-metadata');
-    const lib = await import('@peculiar/x509');
-    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
-    return lib;
-  })();
-  return loaded;
-}
+/** @peculiar/x509 with Node's WebCrypto (src/api/x509.ts: loaded once, on first use). */
+export const x509 = x509Library;
 
 /** What a certificate is requested for: the subject and, for serving certificates, the names. */
 export interface CertificateTemplate {

@@ -10,6 +10,7 @@
  */
 import type { Container, EnvVar, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import { metadataFieldValue } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../api/quantity.js';
 
 /** A container's environment could not be built (reported as CreateContainerConfigError). */
@@ -88,20 +89,6 @@ function invalid(message: string, subject: string): OrchError {
   return new OrchError(KUBERUNTIME_ENV_INVALID, 'invalid', message, { subject });
 }
 
-/** `key="value"` lines, sorted by key, as upstream formats whole label and annotation maps. */
-function formatMap(map: Readonly<Record<string, string>> | undefined): string {
-  return Object.keys(map ?? {})
-    .sort()
-    .map((k) => `${k}=${JSON.stringify(map?.[k] ?? '')}`)
-    .join('\n');
-}
-
-/** metadata.labels['key'] → ['metadata.labels', 'key']. */
-function splitSubscript(path: string): [string, string | undefined] {
-  const match = /^(.*)\['(.*)'\]$/.exec(path);
-  return match === null ? [path, undefined] : [match[1] ?? '', match[2] ?? ''];
-}
-
 /** The value of a fieldRef (upstream: podFieldSelectorRuntimeValue and ExtractFieldPathAsString). */
 export function fieldRefValue(ref: ObjectFieldSelector, ctx: EnvContext, subject: string): string {
   const { pod } = ctx;
@@ -120,25 +107,8 @@ export function fieldRefValue(ref: ObjectFieldSelector, ctx: EnvContext, subject
     case 'status.podIPs':
       return ctx.podIPs.join(',');
   }
-  const meta = pod.metadata ?? {};
-  const [path, key] = splitSubscript(ref.fieldPath);
-  if (key !== undefined) {
-    if (path === 'metadata.labels') return meta.labels?.[key] ?? '';
-    if (path === 'metadata.annotations') return meta.annotations?.[key] ?? '';
-  } else {
-    switch (path) {
-      case 'metadata.name':
-        return meta.name ?? '';
-      case 'metadata.namespace':
-        return meta.namespace ?? '';
-      case 'metadata.uid':
-        return meta.uid ?? '';
-      case 'metadata.labels':
-        return formatMap(meta.labels);
-      case 'metadata.annotations':
-        return formatMap(meta.annotations);
-    }
-  }
+  const value = metadataFieldValue(pod.metadata ?? {}, ref.fieldPath);
+  if (value !== undefined) return value;
   throw invalid(`unsupported fieldPath: ${ref.fieldPath}`, subject);
 }
 

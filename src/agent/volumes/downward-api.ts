@@ -13,6 +13,9 @@ import { Buffer } from 'node:buffer';
 import type { DownwardAPIVolumeFile, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { metadataFieldValue } from '../../api/pod/downward.js';
+
+export { formatMap, goQuote } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { FileProjection } from './atomic-writer.js';
 import { fileMode } from './payload.js';
@@ -22,59 +25,13 @@ function invalid(message: string, subject: string): OrchError {
   return new OrchError(VOLUME_INVALID, 'invalid', `${subject}: ${message}`, { subject });
 }
 
-const ESCAPES: ReadonlyMap<string, string> = new Map([
-  ['\u0007', '\\a'], ['\b', '\\b'], ['\f', '\\f'], ['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\v', '\\v'], ['"', '\\"'], ['\\', '\\\\'],
-]);
-/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** `s` quoted as Go's strconv.Quote (fmt's %q) does. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    const escape = ESCAPES.get(ch);
-    if (escape !== undefined) out += escape;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\uFFFD'; // a lone surrogate: Go would hold U+FFFD
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return `${out}"`;
-}
-
-/** Labels or annotations as a downwardAPI file holds them: sorted `key="value"` lines, no final newline. */
-export function formatMap(map: Readonly<Record<string, string>> | undefined): string {
-  return Object.keys(map ?? {})
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    .map((key) => `${key}=${goQuote(map?.[key] ?? '')}`)
-    .join('\n');
-}
-
 const SUPPORTED_FIELDS = 'metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations, ' +
   "metadata.labels['<key>'] and metadata.annotations['<key>']";
 
 /** The value of a fieldRef of a downwardAPI volume. Throws `VOLUME_INVALID` for another field path. */
 export function volumeFieldValue(ref: ObjectFieldSelector, pod: Pod, subject: string): string {
-  const meta = pod.metadata ?? {};
-  const subscript = /^(metadata\.labels|metadata\.annotations)\['(.*)'\]$/s.exec(ref.fieldPath);
-  if (subscript !== null) {
-    const key = subscript[2] ?? '';
-    return (subscript[1] === 'metadata.labels' ? meta.labels?.[key] : meta.annotations?.[key]) ?? '';
-  }
-  switch (ref.fieldPath) {
-    case 'metadata.name':
-      return meta.name ?? '';
-    case 'metadata.namespace':
-      return meta.namespace ?? '';
-    case 'metadata.uid':
-      return meta.uid ?? '';
-    case 'metadata.labels':
-      return formatMap(meta.labels);
-    case 'metadata.annotations':
-      return formatMap(meta.annotations);
-  }
+  const value = metadataFieldValue(pod.metadata ?? {}, ref.fieldPath);
+  if (value !== undefined) return value;
   throw invalid(`fieldPath ${JSON.stringify(ref.fieldPath)} is not supported in downwardAPI volumes (supported: ${SUPPORTED_FIELDS})`, `${subject}.fieldPath`);
 }
 

@@ -9,20 +9,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type * as X509 from '@peculiar/x509';
+import { x509Library } from '../../api/x509.js';
 import { OrchError } from '../../api/errors.js';
 
-/** The x509 library, loaded on first use (it is slow to load, and --help must not wait for it). */
-let loaded: Promise<typeof X509> | undefined;
-/** @peculiar/x509 with Node's WebCrypto as its provider (loaded once, on first call). */
-export function x509Library(): Promise<typeof X509> {
-  loaded ??= (async () => {
-    await import('reflect-metadata');
-    const lib = await import('@peculiar/x509');
-    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
-    return lib;
-  })();
-  return loaded;
-}
+export { x509Library };
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
