@@ -20,6 +20,8 @@ export function encodeObject(key: string, object: StoredObject): string {
   if (!isJsonObject(metadata)) {
     throw invalid(StoreErrorCode.invalidObject, `metadata of the object for ${key} is not a JSON object`, key);
   }
+  // Without a resourceVersion (every create through the registry) the object is stored as is.
+  if (!Object.hasOwn(metadata, 'resourceVersion')) return JSON.stringify(object);
   const { resourceVersion: _ignored, ...rest } = metadata;
   return JSON.stringify({ ...object, metadata: rest });
 }
@@ -33,8 +35,9 @@ export function decodeValue(key: string, value: string, revision: number): Store
     throw internal(`the stored value at ${key} is not JSON`, key, err);
   }
   if (!isJsonObject(parsed)) throw internal(`the stored value at ${key} is not a JSON object`, key);
-  const metadata = isJsonObject(parsed.metadata) ? parsed.metadata : {};
-  parsed.metadata = { ...metadata, resourceVersion: String(revision) };
+  // The parsed metadata is already a fresh object: stamp it in place.
+  if (isJsonObject(parsed.metadata)) parsed.metadata.resourceVersion = String(revision);
+  else parsed.metadata = { resourceVersion: String(revision) };
   return parsed;
 }
 
