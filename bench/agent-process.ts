@@ -3,8 +3,8 @@
  * starting the built binary on a containerd instance with its log in a file, writing and
  * deleting static pod manifests, and sampling the process's RSS and CPU time from /proc.
  *
- * The agent is started as `node bin/nodeagent ...` (so the child's pid is the agent's node
- * process) with no listener at all: health, read-only and secure servers off (the secure one
+ * The agent is started as `node <flags of its #! line> bin/nodeagent ...` (so the child's pid
+ * is the agent's node process, with the V8 settings the command has) with no listener at all: health, read-only and secure servers off (the secure one
  * would bind port 10250 on every interface and write certificates under /var/lib). It is
  * stopped with SIGTERM (SIGKILL after a deadline) and leaves its containers running, as
  * upstream's agent does, so callers delete the manifests and wait first.
@@ -54,6 +54,17 @@ export async function tailOf(file: string, lines = 20): Promise<string> {
   return text.split('\n').slice(-lines - 1).join('\n');
 }
 
+/**
+ * The node flags on the binary's `#!/usr/bin/env -S node ...` line: spawned as `node <bin>`,
+ * the agent runs with the same V8 settings as when started as a command.
+ */
+async function shebangNodeFlags(bin: string): Promise<string[]> {
+  const first = (await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '';
+  const words = first.replace(/^#!\s*/, '').split(/\s+/);
+  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
+  return node < 0 ? [] : words.slice(node + 1).filter((w) => w.startsWith('--'));
+}
+
 /** Starts the built agent and resolves once its log says it runs (its pod sources started). */
 export async function startAgentProcess(options: AgentProcessOptions): Promise<AgentProcess> {
   const manifestDir = path.join(options.dir, 'manifests');
@@ -61,8 +72,10 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   const logFile = path.join(options.dir, 'agent.log');
   await mkdir(manifestDir, { recursive: true });
   await mkdir(rootDir, { recursive: true });
+  const bin = path.join(repoRoot(), 'bin', 'nodeagent');
   const args = [
-    path.join(repoRoot(), 'bin', 'nodeagent'),
+    ...(await shebangNodeFlags(bin)),
+    bin,
     `--container-runtime-endpoint=${options.endpoint}`,
     `--pod-manifest-path=${manifestDir}`,
     `--root-dir=${rootDir}`,

@@ -11,7 +11,7 @@ import { messageOf } from '../api/errors.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
-import { POD_UID_LABEL, createRuntimeManager, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
+import { POD_UID_LABEL, createPodStatusCache, createRuntimeManager, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
@@ -45,6 +45,8 @@ export interface NodeModules {
   readonly nodeName: string;
   readonly cri: CriClient;
   readonly runtime: PodRuntimeManager;
+  /** The runtime manager's pod statuses, vouched for by the daemon's PLEG. */
+  readonly statusCache: PodStatusCache;
   readonly status: StatusManager;
   readonly syncer: ReturnType<typeof createPodSyncer>;
   readonly podConfig: PodConfig;
@@ -124,7 +126,9 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     return path;
   }
 
+  const statusCache = createPodStatusCache();
   const runtime = createRuntimeManager({
+    statusCache,
     runtime: cri,
     images: cri,
     logger: logs.logger('kuberuntime'),
@@ -191,6 +195,6 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     logger: logs.logger('podsource'),
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
-  return { nodeName: name, cri, runtime, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
+  return { nodeName: name, cri, runtime, statusCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
 }
 

@@ -85,7 +85,11 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const pleg = createPleg({
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
     logger: logs.logger('pleg'),
-    onPodChanged: (uid) => { syncLoop.podChanged(uid); },
+    onPodChanged: (uid) => {
+      node.statusCache.invalidate(uid);
+      syncLoop.podChanged(uid);
+    },
+    onRelisted: (startedAt) => { node.statusCache.relisted(startedAt); },
   });
 
   const started = Date.now();

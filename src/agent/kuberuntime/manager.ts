@@ -41,8 +41,12 @@ import { listRunningPods, readPodStatus, toRuntimeSandboxStatus } from './status
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
 
+let machine: NodeCapacity | undefined;
+
+/** This machine's CPUs and memory, read once (as upstream's machine info): os.cpus() parses /proc each time. */
 function machineCapacity(): NodeCapacity {
-  return { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
+  machine ??= { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
+  return machine;
 }
 
 /** CAP_SYS_RESOURCE in this process's effective set: needed to lower an OOM score adjustment. */
@@ -115,6 +119,23 @@ class RuntimeManager implements PodRuntimeManager {
 
   async syncPod(pod: Pod, status: RuntimePodStatus): Promise<PodSyncResult> {
     const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
+    if (!changesRuntime(actions)) {
+      // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
+      this.options.logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
+      return { errors: [] };
+    }
+    // What the runtime holds for the pod changes under this sync: a kept status is stale.
+    const cache = this.options.statusCache;
+    const uid = pod.metadata?.uid ?? '';
+    cache?.invalidate(uid);
+    try {
+      return await this.applyActions(pod, status, actions);
+    } finally {
+      cache?.invalidate(uid);
+    }
+  }
+
+  private async applyActions(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<PodSyncResult> {
     const errors: SyncError[] = [];
     const retries: number[] = [];
     const result = (): PodSyncResult => (retries.length === 0 ? { errors } : { errors, requeueAfterMs: Math.min(...retries) });
@@ -179,8 +200,13 @@ class RuntimeManager implements PodRuntimeManager {
     return result();
   }
 
-  killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
-    return killPod(this.startDeps, running, options);
+  async killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
+    this.options.statusCache?.invalidate(running.uid);
+    try {
+      await killPod(this.startDeps, running, options);
+    } finally {
+      this.options.statusCache?.invalidate(running.uid);
+    }
   }
 
   /** The pod's first IP (the node's on the host network), for httpGet hooks without a host. */
@@ -203,13 +229,15 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   async removePod(uid: string): Promise<void> {
+    this.options.statusCache?.invalidate(uid);
     await removePod({ runtime: this.options.runtime, logger: this.options.logger, podLogsRoot: this.podLogsRoot }, uid);
     this.backOff.forgetPrefix(`${uid}_`);
     this.puller.forgetPod(uid);
   }
 
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {
-    return readPodStatus(this.options.runtime, this.options.logger, this.now, uid, name, namespace);
+    const read = (): Promise<RuntimePodStatus> => readPodStatus(this.options.runtime, this.options.logger, this.now, uid, name, namespace);
+    return this.options.statusCache?.read(uid, read) ?? read();
   }
 
   listPods(): Promise<RunningPod[]> {
@@ -237,6 +265,12 @@ class RuntimeManager implements PodRuntimeManager {
       }
     }
   }
+}
+
+/** Whether carrying out the actions changes what the runtime holds for the pod. */
+function changesRuntime(a: PodActions): boolean {
+  return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0;
 }
 
 function describe(actions: PodActions): Record<string, unknown> {

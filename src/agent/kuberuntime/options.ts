@@ -10,6 +10,7 @@ import type { AuthConfig, ContainerService, ImageService, SandboxService, Stream
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
+import type { PodStatusCache } from './status-cache.js';
 
 /** A mount of a container (the volume manager's Mount has this shape). */
 export interface ContainerMount {
@@ -98,4 +99,6 @@ export interface RuntimeManagerOptions {
   readonly canLowerOomScore?: () => boolean;
   /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
   readonly pullCredentials?: (pod: Pod, image: string) => Promise<AuthConfig | undefined>;
+  /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
+  readonly statusCache?: PodStatusCache;
 }

@@ -25,6 +25,8 @@ export interface PlegOptions {
   readonly logger: Logger;
   /** Called once per relist for each pod whose sandboxes or containers changed. */
   readonly onPodChanged: (uid: string) => void;
+  /** Called after each successful relist (after its onPodChanged calls) with when it began. */
+  readonly onRelisted?: (startedAt: number) => void;
   readonly relistPeriodMs?: number;
   /** A relist older than this makes the PLEG unhealthy (upstream: 3 minutes). */
   readonly relistThresholdMs?: number;
@@ -64,6 +66,7 @@ export function createPleg(options: PlegOptions): Pleg {
   async function relistOnce(): Promise<void> {
     let sandboxes;
     let containers;
+    const startedAt = now();
     try {
       [sandboxes, containers] = await Promise.all([options.runtime.listPodSandbox(), options.runtime.listContainers()]);
     } catch (err) {
@@ -88,6 +91,7 @@ export function createPleg(options: PlegOptions): Pleg {
     lastRelist = now();
     lastError = '';
     for (const uid of changed) options.onPodChanged(uid);
+    options.onRelisted?.(startedAt);
   }
 
   function loop(): void {

@@ -5,12 +5,10 @@
  * pair, so that every configurable RSA cipher suite works); a CA may use ECDSA P-256 (quick to
  * make; it only signs). SHA-256 signatures, PEM output (PKCS#8 keys).
  */
-import 'reflect-metadata';
 import { X509Certificate as NodeX509, createPrivateKey, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
-import * as x509 from '@peculiar/x509';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+import type * as X509 from '@peculiar/x509';
+import { x509Library } from '../../api/x509.js';
 
 const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
 const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -45,12 +43,13 @@ export interface IssuedCertificate {
   readonly keyPem: string;
 }
 
-function jsonName(s: Subject): x509.JsonName {
+function jsonName(s: Subject): X509.JsonName {
   return [{ CN: [s.commonName] }, ...(s.organizations ?? []).map((o) => ({ O: [o] }))];
 }
 
 /** The issuer's signing key and algorithm (RSA or ECDSA, from the key itself). */
 async function importKey(keyPem: string): Promise<{ key: webcrypto.CryptoKey; algorithm: typeof RSA | typeof ECDSA }> {
+  const x509 = await x509Library();
   const der = x509.PemConverter.decodeFirst(keyPem);
   const algorithm = createPrivateKey(keyPem).asymmetricKeyType === 'ec' ? ECDSA : RSA;
   return { key: await webcrypto.subtle.importKey('pkcs8', der, algorithm, false, ['sign']), algorithm };
@@ -58,13 +57,15 @@ async function importKey(keyPem: string): Promise<{ key: webcrypto.CryptoKey; al
 
 /** Creates a key pair and a certificate for it. */
 export async function createCertificate(r: CertificateRequest): Promise<IssuedCertificate> {
+  // Loaded on first use: an agent with its certificates from files never loads it.
+  const x509 = await x509Library();
   const own = r.keyType === 'ecdsa' ? ECDSA : RSA;
   const keys = await webcrypto.subtle.generateKey(own, true, ['sign', 'verify']);
   // keyUsage as its DER BIT STRING: digitalSignature and keyEncipherment, plus keyCertSign and cRLSign for a CA.
   const keyUsage = new x509.Extension('2.5.29.15', true, Uint8Array.from(r.isCA === true ? [0x03, 0x02, 0x01, 0xa6] : [0x03, 0x02, 0x05, 0xa0]));
   const eku = [...(r.serverAuth === true ? [x509.ExtendedKeyUsage.serverAuth] : []), ...(r.clientAuth === true ? [x509.ExtendedKeyUsage.clientAuth] : [])];
   const names = (r.altNames ?? []).map((n) => ({ type: isIP(n) === 0 ? 'dns' as const : 'ip' as const, value: n }));
-  const extensions: x509.Extension[] = [
+  const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(r.isCA === true, undefined, true),
     keyUsage,
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
@@ -74,7 +75,7 @@ export async function createCertificate(r: CertificateRequest): Promise<IssuedCe
   const notBefore = r.notBefore ?? new Date(Date.now() - 60_000);
   const notAfter = r.notAfter ?? new Date(notBefore.getTime() + 365 * 24 * 3600_000);
   const serialNumber = Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
-  let cert: x509.X509Certificate;
+  let cert: X509.X509Certificate;
   if (r.issuer === undefined) {
     cert = await x509.X509CertificateGenerator.createSelfSigned({
       serialNumber, name: jsonName(r.subject), notBefore, notAfter, keys, signingAlgorithm: own, extensions,

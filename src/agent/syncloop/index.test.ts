@@ -10,7 +10,8 @@ import { createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' } });
 
-function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[] } = {}) {
+function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[]; periodMs?: number } = {}) {
+  const listings = { count: 0 };
   const rejections: string[] = [];
   const deletable: string[] = [];
   const updates: string[] = [];
@@ -34,19 +35,19 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     podConfig: { subscribe: (l) => { listener = l; return () => undefined; }, sourcesReady: () => ready },
     workers,
     runtime: {
-      listPods: () => Promise.resolve(options.running ?? []),
+      listPods: () => { listings.count++; return Promise.resolve(options.running ?? []); },
       killPod: (r) => { removed.push(`kill:${r.uid}`); return Promise.resolve(); },
       removePod: (uid) => { removed.push(`remove:${uid}`); return Promise.resolve(); },
     },
     volumes: { listPodDirs: () => Promise.resolve(options.dirs ?? []), cleanupPodVolumes: (uid) => { removed.push(`volumes:${uid}`); return Promise.resolve(); } },
     cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
-    status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: 60_000,
+    status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: options.periodMs ?? 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
     onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
     onDeletable: (p) => { deletable.push(p.metadata?.uid ?? ''); },
   });
   loop.start();
-  return { grace, loop, updates, states, removed, status, rejections, deletable, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+  return { listings, grace, loop, updates, states, removed, status, rejections, deletable, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
 }
 
 const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
@@ -132,6 +133,31 @@ void describe('sync loop', () => {
     await h.loop.orphansCleaned();
     assert.deepEqual(h.removed.sort(), ['cgroup:gone', 'kill:orphan', 'remove:orphan', 'volumes:old']);
     assert.ok(h.loop.lastHousekeeping() > 0);
+    await h.loop.stop();
+  });
+
+  void it('lists the runtime and the node only when something may need cleaning up, or every full period', async () => {
+    const h = harness({ running: [running('a')], dirs: ['a'], cgroups: ['a'], periodMs: 2 });
+    const ticks = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        const before = h.loop.lastHousekeeping();
+        const deadline = Date.now() + 5000;
+        while (h.loop.lastHousekeeping() === before) {
+          if (Date.now() > deadline) throw new Error('housekeeping stopped');
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+      }
+    };
+    h.send({ op: 'ADD', pods: [pod('a')] });
+    h.setReady();
+    await ticks(2);
+    const full = h.listings.count;
+    assert.ok(full >= 1);
+    await ticks(5);
+    assert.equal(h.listings.count, full, 'nothing to clean up: no listing');
+    h.send({ op: 'REMOVE', pods: [pod('a')] });
+    await ticks(2);
+    assert.ok(h.listings.count > full, 'a pod removed: a full pass');
     await h.loop.stop();
   });
 });

@@ -35,6 +35,13 @@ export interface SyncLoopOptions {
   readonly podCapacity: number;
   readonly logger: Logger;
   readonly housekeepingPeriodMs?: number;
+  /**
+   * Housekeeping lists the runtime, the pod directories and the cgroups at every period only
+   * while something may need cleaning up (a pod removed or finished, the PLEG reporting a pod
+   * nobody wants, something left over by the previous pass); otherwise at most this often
+   * (default 30 s), to catch what appears behind the agent's back.
+   */
+  readonly fullHousekeepingPeriodMs?: number;
   readonly now?: () => Date;
   /**
    * Admission checks run in order after the pod-capacity check, each with the pods already
@@ -100,6 +107,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let last = 0;
+  /** When the last full housekeeping pass started (ms; 0: never), and whether one is due. */
+  let lastFull = 0;
+  let dirty = true;
   /** Orphans being killed and removed (in the background: a grace period may be long). */
   const cleaning = new Map<string, Promise<void>>();
 
@@ -174,6 +184,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   function remove(pod: Pod): void {
     const uid = uidOf(pod);
+    dirty = true;
     const known = desired.get(uid) ?? pod;
     desired.delete(uid);
     finished.delete(uid);
@@ -196,8 +207,14 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   async function housekeeping(): Promise<void> {
     if (!options.podConfig.sourcesReady()) return;
     const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
+    lastFull = now().getTime();
+    // Whatever is listed and not desired (cleaned now, being cleaned, or still terminating)
+    // makes the next pass a full one too.
+    let leftover = false;
+    dirty = false;
     try {
       for (const running of await options.runtime.listPods()) {
+        if (!desired.has(running.uid)) leftover = true;
         if (keep(running.uid)) continue;
         log.info('Cleaning up orphaned pod', { pod: `${running.namespace}/${running.name}`, uid: running.uid });
         const work = (async () => {
@@ -211,19 +228,30 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
         cleaning.set(running.uid, work);
       }
       for (const uid of await options.volumes.listPodDirs()) {
+        if (!desired.has(uid)) leftover = true;
         if (!keep(uid)) await options.volumes.cleanupPodVolumes(uid);
       }
       for (const uid of await options.cgroups.listPodUIDs()) {
+        if (!desired.has(uid)) leftover = true;
         if (!keep(uid)) await options.cgroups.remove(uid);
       }
       last = now().getTime();
+      if (leftover) dirty = true;
     } catch (err) {
+      dirty = true;
       log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
     }
   }
 
+  /** A periodic pass: the full one when due, else only the liveness mark (nothing to list). */
+  async function periodic(): Promise<void> {
+    const t = now().getTime();
+    if (dirty || t - lastFull >= (options.fullHousekeepingPeriodMs ?? 30_000)) await housekeeping();
+    else if (options.podConfig.sourcesReady()) last = t;
+  }
+
   function tick(): void {
-    running = housekeeping().finally(() => {
+    running = periodic().finally(() => {
       running = undefined;
       if (timer !== undefined || unsubscribe !== undefined) {
         timer = setTimeout(tick, options.housekeepingPeriodMs ?? 2000);
@@ -247,10 +275,12 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     },
     podChanged(uid) {
       const pod = desired.get(uid);
+      if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
       if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata?.deletionTimestamp !== undefined) return;
       workers.updatePod({ type: 'sync', pod });
     },
     podFinished(uid) {
+      dirty = true;
       if (desired.has(uid)) finished.add(uid);
       else status.removePod(uid);
     },

@@ -52,8 +52,12 @@ export interface VolumeManagerOptions {
   readonly now?: () => number;
 }
 
+let machine: NodeCapacity | undefined;
+
+/** This machine's CPUs and memory, read once (as upstream's machine info): os.cpus() parses /proc each time. */
 function machineCapacity(): NodeCapacity {
-  return { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
+  machine ??= { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
+  return machine;
 }
 
 function errnoOf(err: unknown): string | undefined {

@@ -14,6 +14,7 @@ import {
 import { OrchError } from '../../../api/errors.js';
 import { parseCriEndpoint, type CriEndpoint } from './endpoint.js';
 import { criCallError } from './errors.js';
+import { cachingListDeserializer } from './list-cache.js';
 import { criMethods, type CriMethod, type CriServiceName } from './proto.js';
 import type { ImageService, RuntimeService } from './services.js';
 import type { CallOptions, ImageSpec } from './types-common.js';
@@ -94,6 +95,8 @@ export class CriClient implements RuntimeService, ImageService {
   readonly requestTimeoutMs: number;
   private readonly runtime: Channel;
   private readonly image: Channel;
+  /** Unfiltered list calls (the PLEG's, housekeeping's): see list-cache.ts. */
+  private readonly listDecoders: ReadonlyMap<string, (buf: Buffer) => unknown>;
   private closed = false;
 
   constructor(options: CriClientOptions) {
@@ -119,6 +122,12 @@ export class CriClient implements RuntimeService, ImageService {
         : new Client(imageEndpoint.target, credentials.createInsecure(), channelOptions);
     this.runtime = { endpoint: runtimeEndpoint, client: runtimeClient, methods: runtimeMethods };
     this.image = { endpoint: imageEndpoint, client: imageClient, methods: imageMethods };
+    const listDecoders = new Map<string, (buf: Buffer) => unknown>();
+    for (const [method, field] of [['ListPodSandbox', 'items'], ['ListContainers', 'containers']] as const) {
+      const definition = runtimeMethods.get(method);
+      if (definition !== undefined) listDecoders.set(method, cachingListDeserializer(definition.responseDeserialize, field));
+    }
+    this.listDecoders = listDecoders;
   }
 
   /** Releases the channels; later calls reject with CRI_CLOSED. Idempotent. */
@@ -163,7 +172,7 @@ export class CriClient implements RuntimeService, ImageService {
   }
 
   async listPodSandbox(filter?: PodSandboxFilter, options?: CallOptions): Promise<PodSandbox[]> {
-    const res = await this.call<{ items: PodSandbox[] }>('runtime', 'ListPodSandbox', withFilter(filter), 'request', options);
+    const res = await this.call<{ items: PodSandbox[] }>('runtime', 'ListPodSandbox', withFilter(filter), 'request', options, this.unfilteredDecoder('ListPodSandbox', filter));
     return res.items;
   }
 
@@ -188,7 +197,7 @@ export class CriClient implements RuntimeService, ImageService {
   }
 
   async listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]> {
-    const res = await this.call<{ containers: Container[] }>('runtime', 'ListContainers', withFilter(filter), 'request', options);
+    const res = await this.call<{ containers: Container[] }>('runtime', 'ListContainers', withFilter(filter), 'request', options, this.unfilteredDecoder('ListContainers', filter));
     return res.containers;
   }
 
@@ -282,12 +291,17 @@ export class CriClient implements RuntimeService, ImageService {
     return value;
   }
 
+  private unfilteredDecoder(method: string, filter: object | undefined): ((buf: Buffer) => unknown) | undefined {
+    return filter === undefined ? this.listDecoders.get(method) : undefined;
+  }
+
   private call<Res>(
     which: 'runtime' | 'image',
     method: string,
     request: object,
     deadline: Deadline,
     options: CallOptions | undefined,
+    deserialize?: (buf: Buffer) => unknown,
   ): Promise<Res> {
     const channel = which === 'runtime' ? this.runtime : this.image;
     const timeoutMs =
@@ -325,7 +339,7 @@ export class CriClient implements RuntimeService, ImageService {
         call = channel.client.makeUnaryRequest(
           definition.path,
           definition.requestSerialize,
-          definition.responseDeserialize,
+          deserialize ?? definition.responseDeserialize,
           request,
           new Metadata(),
           grpcOptions,

@@ -11,7 +11,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import WebSocket, { WebSocketServer, type RawData } from 'ws';
+import type { RawData, WebSocket } from 'ws';
+
+/** ws, loaded on the first streaming request (most agents never serve one: it is not loaded at start). */
+let wsModule: Promise<typeof import('ws')> | undefined;
+const loadWs = (): Promise<typeof import('ws')> => (wsModule ??= import('ws'));
 import { messageOf } from '../../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import { HttpError } from '../http.js';
@@ -46,9 +50,10 @@ export interface ProxyOptions {
   readonly handshakeTimeoutMs?: number;
 }
 
-function dial(url: string, protocols: readonly string[], timeoutMs: number): Promise<{ backend: WebSocket; early: { data: RawData; isBinary: boolean }[] }> {
+async function dial(url: string, protocols: readonly string[], timeoutMs: number): Promise<{ backend: WebSocket; early: { data: RawData; isBinary: boolean }[] }> {
+  const { WebSocket: Client } = await loadWs();
   return new Promise((resolve, reject) => {
-    const backend = new WebSocket(url, [...protocols], { handshakeTimeout: timeoutMs, perMessageDeflate: false });
+    const backend = new Client(url, [...protocols], { handshakeTimeout: timeoutMs, perMessageDeflate: false });
     const early: { data: RawData; isBinary: boolean }[] = [];
     backend.on('message', (data, isBinary) => { early.push({ data, isBinary }); });
     backend.once('open', () => { resolve({ backend, early }); });
@@ -77,6 +82,7 @@ export async function proxyWebSocket(ctx: RequestContext, url: string, o: ProxyO
   const chosen = backend.protocol;
   const translate = chosen === V4 && !offered.includes(V4) && offered.includes(V5);
   const clientProtocol = translate ? V5 : chosen;
+  const { WebSocketServer } = await loadWs();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (clientProtocol === '' ? false : clientProtocol) });
   if (upgrade.socket instanceof Socket) ctx.res.detachSocket(upgrade.socket);
   await new Promise<void>((resolve) => {
@@ -95,6 +101,9 @@ export async function proxyWebSocket(ctx: RequestContext, url: string, o: ProxyO
   });
 }
 
+/** WebSocket.OPEN (the readyState of an open connection). */
+const OPEN = 1;
+
 function relay(client: WebSocket, backend: WebSocket, early: readonly { data: RawData; isBinary: boolean }[], translate: boolean, o: ProxyOptions): void {
   let timer: NodeJS.Timeout | undefined;
   const touch = (): void => {
@@ -112,21 +121,21 @@ function relay(client: WebSocket, backend: WebSocket, early: readonly { data: Ra
   for (const m of early) client.send(m.data, { binary: m.isBinary });
   backend.on('message', (data, isBinary) => {
     touch();
-    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+    if (client.readyState === OPEN) client.send(data, { binary: isBinary });
   });
   client.on('message', (data, isBinary) => {
     touch();
     if (translate && isBinary && Buffer.isBuffer(data) && data[0] === CLOSE_CHANNEL) return;
-    if (backend.readyState === WebSocket.OPEN) backend.send(data, { binary: isBinary });
+    if (backend.readyState === OPEN) backend.send(data, { binary: isBinary });
   });
   const closeCode = (code: number): number => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 && code !== 1015 ? code : 1000);
   backend.on('close', (code, reason) => {
     clearTimeout(timer);
-    if (client.readyState === WebSocket.OPEN) client.close(closeCode(code), reason);
+    if (client.readyState === OPEN) client.close(closeCode(code), reason);
   });
   client.on('close', (code, reason) => {
     clearTimeout(timer);
-    if (backend.readyState === WebSocket.OPEN) backend.close(closeCode(code), reason);
+    if (backend.readyState === OPEN) backend.close(closeCode(code), reason);
     else backend.terminate();
   });
   const fail = (side: string) => (err: Error): void => {

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createPodStatusCache } from './status-cache.js';
+import type { RuntimePodStatus } from './types.js';
+
+const status = (n: number): RuntimePodStatus => ({ uid: 'u', name: 'p', namespace: 'default', ips: [], sandboxes: [], containers: [], timestamp: n });
+
+void describe('pod status cache', () => {
+  void it('reuses a status only once a later relist vouched for it, until the pod is invalidated', async () => {
+    let t = 1000;
+    const cache = createPodStatusCache({ now: () => t });
+    let reads = 0;
+    const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
+    assert.equal((await cache.read('u', reader)).timestamp, 1);
+    assert.equal((await cache.read('u', reader)).timestamp, 2, 'no relist since the read: read again');
+    t = 1001;
+    cache.relisted(1001);
+    assert.equal((await cache.read('u', reader)).timestamp, 2, 'a relist began after the read: kept');
+    cache.invalidate('u');
+    assert.equal((await cache.read('u', reader)).timestamp, 3, 'invalidated: read again');
+    t = 1002;
+    cache.relisted(1002);
+    assert.equal((await cache.read('u', reader)).timestamp, 3);
+    t = 1002 + 5001;
+    assert.equal((await cache.read('u', reader)).timestamp, 4, 'the PLEG stalled: read again');
+  });
+
+  void it('does not keep a read that an invalidation overtook', async () => {
+    let t = 1000;
+    const cache = createPodStatusCache({ now: () => t });
+    let release: () => void = () => undefined;
+    const slow = cache.read('u', () => new Promise((resolve) => { release = () => { resolve(status(1)); }; }));
+    cache.invalidate('u');
+    release();
+    assert.equal((await slow).timestamp, 1);
+    t = 1001;
+    cache.relisted(1001);
+    assert.equal((await cache.read('u', () => Promise.resolve(status(2)))).timestamp, 2);
+  });
+});
