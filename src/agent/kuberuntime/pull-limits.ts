@@ -5,33 +5,8 @@
  * than waits).
  */
 
-/** Runs tasks with at most `limit` at once (0: no limit), in arrival order. */
-export class PullSlots {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.limit > 0 && this.running >= this.limit) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else {
-      this.running++;
-    }
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next === undefined) this.running--;
-      else next(); // the slot passes to the next task
-    }
-  }
-
-  /** Tasks running and waiting (for tests). */
-  load(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
-  }
-}
+/** Runs tasks with at most `limit` at once (0: no limit), in arrival order: the pull-parallelism bound (maxParallelImagePulls / serializeImagePulls): the runtime manager's semaphore. */
+export { Semaphore as PullSlots } from './semaphore.js';
 
 /** A token bucket: `burst` tokens, refilled at `qps` per second; qps 0 never refuses. */
 export class TokenBucket {

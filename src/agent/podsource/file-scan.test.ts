@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { cachedManifestCount, scanManifestPath, type ScanContext, type ScanResult } from './file-scan.js';
+import { createManifestCache, scanManifestPath, type ScanContext, type ScanResult } from './file-scan.js';
 import { makeTempDir, podYAML, type TempDir } from './fixtures.js';
 
 let dir: TempDir;
@@ -20,6 +20,7 @@ afterEach(async () => {
 /** A scan context that counts parses: each valid manifest parsed asks the clock once. */
 class CountingContext implements ScanContext {
   parses = 0;
+  readonly cache = createManifestCache();
   readonly now = (): Date => {
     this.parses++;
     return new Date('2026-01-02T03:04:05.678Z');
@@ -86,19 +87,18 @@ void describe('scanManifestPath remembers manifests', () => {
     await writeFile(a, podYAML('a'));
     await writeFile(join(dir.path, 'b.yaml'), podYAML('b'));
     const ctx = new CountingContext();
-    const before = cachedManifestCount();
     await scanManifestPath(dir.path, ctx);
-    assert.equal(cachedManifestCount(), before + 2);
+    assert.equal(ctx.cache.size, 2);
     await rm(a);
     assert.deepEqual(namesOf(await scanManifestPath(dir.path, ctx)), ['b-node1']);
-    assert.equal(cachedManifestCount(), before + 1);
+    assert.equal(ctx.cache.size, 1);
     await writeFile(a, podYAML('a', { image: 'busybox:1.37' }));
     const result = await scanManifestPath(dir.path, ctx);
     assert.equal(imageOf(result, 'a-node1'), 'busybox:1.37');
     assert.equal(ctx.parses, 3);
     await rm(dir.path, { recursive: true });
     assert.deepEqual(await scanManifestPath(dir.path, ctx), { kind: 'missing' });
-    assert.equal(cachedManifestCount(), before);
+    assert.equal(ctx.cache.size, 0);
   });
 
   void it('does not remember files changed just now (file times are coarse)', async () => {

@@ -29,6 +29,8 @@ export interface ScanContext {
   readonly now: () => Date;
   /** The wall clock (ms) that file times are compared with, to not remember files changed just now (default Date.now). */
   readonly fileClockMs?: () => number;
+  /** The remembered outcomes of this source's manifests (createManifestCache); none: every file is read. */
+  readonly cache?: ManifestCache;
 }
 
 export interface RejectedManifest {
@@ -47,14 +49,18 @@ export type ScanResult =
 type FileOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] } | 'gone';
 type KnownOutcome = Exclude<FileOutcome, 'gone'>;
 
-interface CachedManifest {
+export interface CachedManifest {
   readonly stamp: string;
   readonly nodeName: string;
   readonly outcome: KnownOutcome;
 }
 
-/** Outcomes of the manifests read, by file path as scanned (see the header). */
-const manifestCache = new Map<string, CachedManifest>();
+/** Outcomes of the manifests read, by file path as scanned (see the header); one per file source. */
+export type ManifestCache = Map<string, CachedManifest>;
+
+export function createManifestCache(): ManifestCache {
+  return new Map<string, CachedManifest>();
+}
 
 /** How long after a file's last change its outcome is still read again at each scan. */
 export const RACY_WINDOW_MS = 100;
@@ -65,16 +71,12 @@ function stampOf(info: Stats): string {
 }
 
 /** Drops the entries of files directly in `dir` that are not in `keep`. */
-function forgetMissing(dir: string, keep: ReadonlySet<string> = new Set()): void {
+function forgetMissing(cache: ManifestCache | undefined, dir: string, keep: ReadonlySet<string> = new Set()): void {
+  if (cache === undefined) return;
   const absolute = resolve(dir);
-  for (const file of manifestCache.keys()) {
-    if (!keep.has(file) && dirname(resolve(file)) === absolute) manifestCache.delete(file);
+  for (const file of cache.keys()) {
+    if (!keep.has(file) && dirname(resolve(file)) === absolute) cache.delete(file);
   }
-}
-
-/** The number of remembered manifests (for tests). */
-export function cachedManifestCount(): number {
-  return manifestCache.size;
 }
 
 function copyOutcome(outcome: KnownOutcome): KnownOutcome {
@@ -84,15 +86,16 @@ function copyOutcome(outcome: KnownOutcome): KnownOutcome {
 /** The file's outcome: remembered when its stamps did not change since it was read, else read now (and remembered). */
 async function manifestOutcome(file: string, info: Stats, context: ScanContext): Promise<FileOutcome> {
   const stamp = stampOf(info);
-  const cached = manifestCache.get(file);
+  const cache = context.cache;
+  const cached = cache?.get(file);
   if (cached !== undefined && cached.stamp === stamp && cached.nodeName === context.nodeName) return copyOutcome(cached.outcome);
   const changedMsAgo = (context.fileClockMs ?? Date.now)() - Math.max(info.mtimeMs, info.ctimeMs);
   const outcome = await readManifest(file, context);
   if (outcome === 'gone' || changedMsAgo < RACY_WINDOW_MS) {
-    manifestCache.delete(file);
+    cache?.delete(file);
     return outcome;
   }
-  manifestCache.set(file, { stamp, nodeName: context.nodeName, outcome });
+  cache?.set(file, { stamp, nodeName: context.nodeName, outcome });
   return copyOutcome(outcome);
 }
 
@@ -159,13 +162,13 @@ export async function scanManifestPath(path: string, context: ScanContext): Prom
     info = await stat(path);
   } catch (err) {
     if (isGone(err)) {
-      manifestCache.delete(path);
-      forgetMissing(path);
+      context.cache?.delete(path);
+      forgetMissing(context.cache, path);
     }
     return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot stat ${path}: ${messageOf(err)}` };
   }
   if (info.isFile()) {
-    forgetMissing(path); // it may have been a directory
+    forgetMissing(context.cache, path); // it may have been a directory
     const outcome = await manifestOutcome(path, info, context);
     if (outcome === 'gone') return { kind: 'missing' };
     return 'pod' in outcome
@@ -173,15 +176,15 @@ export async function scanManifestPath(path: string, context: ScanContext): Prom
       : { kind: 'file', pods: [], rejected: [{ file: path, problems: outcome.problems }] };
   }
   if (!info.isDirectory()) return { kind: 'error', message: `${path} is neither a regular file nor a directory` };
-  manifestCache.delete(path); // no longer a file
+  context.cache?.delete(path); // no longer a file
   let listing: { files: ListedManifest[]; rejected: RejectedManifest[] };
   try {
     listing = await listManifests(path);
   } catch (err) {
-    if (isGone(err)) forgetMissing(path);
+    if (isGone(err)) forgetMissing(context.cache, path);
     return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot list ${path}: ${messageOf(err)}` };
   }
-  forgetMissing(path, new Set(listing.files.map((f) => f.file)));
+  forgetMissing(context.cache, path, new Set(listing.files.map((f) => f.file)));
   const pods: Pod[] = [];
   const rejected = [...listing.rejected];
   const owners = new Map<string, string>();

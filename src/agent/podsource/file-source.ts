@@ -22,7 +22,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
-import { scanManifestPath, type RejectedManifest, type ScanResult } from './file-scan.js';
+import { createManifestCache, scanManifestPath, type RejectedManifest, type ScanResult } from './file-scan.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
 
 export const DEFAULT_DEBOUNCE_MS = 10;
@@ -52,6 +52,8 @@ export class FileSource implements PodSource {
   private readonly path: string;
   private readonly watches = new Map<string, Watch>();
   private readonly watchFailures = new Set<string>();
+  /** The parsed manifests of this source, by file version (file-scan.ts). */
+  private readonly manifests = createManifestCache();
   private logged = new Map<string, string>();
   private debounceTimer: NodeJS.Timeout | undefined;
   private relistTimer: NodeJS.Timeout | undefined;
@@ -121,7 +123,7 @@ export class FileSource implements PodSource {
   }
 
   private async scanOnce(): Promise<void> {
-    const result = await scanManifestPath(this.path, { nodeName: this.options.nodeName, now: this.options.now ?? (() => new Date()) });
+    const result = await scanManifestPath(this.path, { nodeName: this.options.nodeName, now: this.options.now ?? (() => new Date()), cache: this.manifests });
     if (this.isStopped()) return;
     await this.updateWatches(result.kind === 'dir');
     if (this.isStopped()) return;
