@@ -8,7 +8,7 @@
  */
 import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
-import { API_SOURCE, isStaticPod } from '../api/pod/index.js';
+import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
 import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
 import {
   bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
@@ -16,7 +16,6 @@ import {
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { nodeIPs } from '../agent/nodeinfo/index.js';
 import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController } from '../agent/nodestatus/index.js';
 import { createRestClient, loadOrchconfig, statusOf, type OrchConnection } from '../agent/orchclient/index.js';
 import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
@@ -25,6 +24,7 @@ import type { ServingCertificateSource } from '../agent/server/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { SyncLoop } from '../agent/syncloop/index.js';
+import type { NodeIdentity } from './agent-node.js';
 
 /** The API server as the node's modules use it. */
 export interface ApiConnection {
@@ -76,7 +76,8 @@ async function getOrUndefined<T>(rest: RestClient, path: string, options?: RestC
   }
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, nodeName: string): Promise<ApiConnection | undefined> {
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity): Promise<ApiConnection | undefined> {
+  const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
   if (o.orchconfig === '') return undefined;
@@ -107,7 +108,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     await rotation.start();
   }
   const serving = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === ''
-    ? await servingManager(resolved, logs, nodeName, clientFor) : undefined;
+    ? await servingManager(resolved, logs, identity, clientFor) : undefined;
   const recorder = createEventRecorder({
     rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'),
     // The modules log their events already; the recorder's own line is verbose.
@@ -138,12 +139,13 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
 async function servingManager(
-  resolved: ResolvedConfiguration, logs: LogRoot, nodeName: string, createClient: (connection: OrchConnection) => RestClient,
+  resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, createClient: (connection: OrchConnection) => RestClient,
 ): Promise<{ manager: CertificateManager; source: ServingCertificateSource }> {
+  const nodeName = identity.name;
   const o = resolved.options;
   const hostname = o.hostnameOverride === '' ? nodeName : o.hostnameOverride.trim().toLowerCase();
   // As the node status reports them: InternalIP for each node IP, then Hostname.
-  const addresses = [...(await nodeIPs({ nodeIP: o.nodeIP })).map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: hostname }];
+  const addresses = [...identity.ips.map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: hostname }];
   const listeners = new Set<() => void>();
   const manager = createServingCertificateManager({
     certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig, addresses: () => addresses, createClient,
@@ -285,11 +287,10 @@ export function startApiMode(d: ApiModeDeps): ApiMode {
   // pods already running keep running, and the watch starts at once.
   source.start();
   writer.start();
-  const registered = nodeStatus.start().then(() => {
+  void nodeStatus.start().then(() => {
     lease.start();
     mirrors.start();
-  });
-  void registered;
+  }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
   return {
     node() {
       const n = nodeStatus.node();
@@ -302,7 +303,8 @@ export function startApiMode(d: ApiModeDeps): ApiMode {
     mirrors,
     podFinished(pod) {
       writer.podFinished(pod);
-      if (isStaticPod(pod) || pod.metadata?.annotations?.['orch.io/config.source'] !== API_SOURCE) mirrors.requestSync();
+      // A static pod that finished or went away changes what mirrors there should be.
+      if (podSource(pod) !== API_SOURCE) mirrors.requestSync();
     },
     async stop() {
       await source.stop();

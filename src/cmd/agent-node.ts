@@ -43,6 +43,7 @@ async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, sig
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
   readonly nodeName: string;
+  readonly nodeIPs: readonly string[];
   readonly cri: CriClient;
   readonly runtime: PodRuntimeManager;
   /** The runtime manager's pod statuses, vouched for by the daemon's PLEG. */
@@ -65,12 +66,25 @@ export interface NodeModules {
  * Builds the modules; waits for the container runtime to answer first. `isDesired` tells the
  * per-pod sync whether a terminated pod is still wanted (see podsync).
  */
-export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, isDesired: (uid: string) => boolean, api?: ApiConnection): Promise<NodeModules> {
+/** The node's name and IPs (primary first), worked out once per start. */
+export interface NodeIdentity {
+  readonly name: string;
+  readonly ips: readonly string[];
+}
+
+export async function nodeIdentity(resolved: ResolvedConfiguration): Promise<NodeIdentity> {
+  return { name: nodeName(resolved.options.hostnameOverride), ips: await nodeIPs({ nodeIP: resolved.options.nodeIP }) };
+}
+
+export async function buildNode(
+  resolved: ResolvedConfiguration, logs: LogRoot, isDesired: (uid: string) => boolean,
+  extra: { readonly api?: ApiConnection | undefined; readonly identity?: NodeIdentity } = {},
+): Promise<NodeModules> {
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
-  const name = nodeName(o.hostnameOverride);
-  const ips = await nodeIPs({ nodeIP: o.nodeIP });
+  const api = extra.api;
+  const { name, ips } = extra.identity ?? (await nodeIdentity(resolved));
   log.info('Node identity', { node: name, ips });
   const cri = connectCri({
     runtimeEndpoint: c.containerRuntimeEndpoint,
@@ -195,6 +209,6 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     logger: logs.logger('podsource'),
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
-  return { nodeName: name, cri, runtime, statusCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, statusCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
 }
 

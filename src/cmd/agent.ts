@@ -9,7 +9,6 @@ import { durationToMs } from '../api/duration.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { sysctlAdmission, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPleg, type Pleg } from '../agent/pleg/index.js';
 import type { PodConfig } from '../agent/podsource/index.js';
 import { createPodWorkers, type PodWorkers } from '../agent/podworkers/index.js';
@@ -22,7 +21,7 @@ import { createSyncLoop, podCapacity, type SyncLoop } from '../agent/syncloop/in
 import { API_SOURCE } from '../api/pod/index.js';
 import { apiAdmitHandlers } from '../agent/apipods/index.js';
 import { connectApi, startApiMode, type ApiMode } from './agent-api.js';
-import { buildNode, type NodeModules } from './agent-node.js';
+import { buildNode, nodeIdentity, type NodeModules } from './agent-node.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -47,10 +46,11 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   // The sync loop, the workers and API-server mode refer to each other through these closures.
   const late: { loop?: SyncLoop; apiMode?: ApiMode } = {};
   // API-server mode (--orchconfig): bootstrap, the REST client and the event recorder come first.
-  const api = await connectApi(resolved, logs, nodeName(resolved.options.hostnameOverride));
+  const identity = await nodeIdentity(resolved);
+  const api = await connectApi(resolved, logs, identity);
   let node: NodeModules;
   try {
-    node = await buildNode(resolved, logs, (uid) => late.loop?.isDesired(uid) ?? false, api);
+    node = await buildNode(resolved, logs, (uid) => late.loop?.isDesired(uid) ?? false, { api, identity });
   } catch (err) {
     await api?.close();
     throw err;
@@ -110,7 +110,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   await podConfig.start();
   if (api !== undefined) {
     late.apiMode = startApiMode({
-      resolved, logs, api, nodeName: name, nodeIPs: await nodeIPs({ nodeIP: resolved.options.nodeIP }), cri, status, syncLoop,
+      resolved, logs, api, nodeName: name, nodeIPs: node.nodeIPs, cri, status, syncLoop,
       pushPods: (pods) => { podConfig.pushSnapshot(API_SOURCE, pods); },
       health: loopHealth,
     });
@@ -129,7 +129,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
       certDir: resolved.options.certDir,
       rootDir: resolved.options.rootDir,
       nodeName: name,
-      nodeIPs: await nodeIPs({ nodeIP: resolved.options.nodeIP }),
+      nodeIPs: node.nodeIPs,
       ...(orchClient === undefined ? {} : { orchClient }),
       ...(api?.servingCertificates === undefined ? {} : { servingCertificates: api.servingCertificates }),
       pods: { desiredPods: () => syncLoop.desiredPods(), podStatus: (uid) => status.getPodStatus(uid) },

@@ -111,7 +111,6 @@ before(async () => {
 });
 
 after(async () => {
-  if (process.env.AGENT_LOG_DUMP !== undefined) await writeFile(process.env.AGENT_LOG_DUMP, agent?.logs() ?? '');
   await agent?.stop();
   await registry?.stop();
   cri.close();
@@ -197,12 +196,11 @@ void describe('the agent with the API server', () => {
     await createPod(withImage('nocreds', false));
     await waitFor('the vols pod Running', async () => (await podPhase('vols')) === 'Running', { timeoutMs: 60_000 });
     await waitFor('the volume contents in the logs', async () => (await kubectl('logs', 'vols')).includes('hello t0p-secret'), { timeoutMs: 30_000 });
-    const refused = await waitFor('the pull without credentials refused', async () => {
+    await waitFor('the pull without credentials refused (ErrImagePull or ImagePullBackOff)', async () => {
       const pod = await getJson<Pod>('/api/v1/namespaces/default/pods/nocreds');
       const reason = pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
-      return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? reason : undefined;
+      return reason === 'ErrImagePull' || reason === 'ImagePullBackOff';
     }, { timeoutMs: 60_000 });
-    assert.ok(refused);
     const res = await server.client.request('PATCH', '/api/v1/namespaces/default/configmaps/cfg', { body: { data: { greeting: 'bonjour' } }, contentType: 'application/merge-patch+json' });
     assert.equal(res.status, 200, res.text);
     await waitFor('the configMap update in the volume', async () => (await kubectl('exec', 'vols', '--', 'cat', '/cfg/greeting')).trim() === 'bonjour', { timeoutMs: 60_000 });

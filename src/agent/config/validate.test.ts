@@ -89,6 +89,7 @@ const REJECTED: readonly [readonly string[], string][] = [
   [['--hostname-override=Bad_Name'], '--hostname-override: '],
   [['--authorization-mode=Webhook'], 'authorization.mode: Webhook authorization needs the API server (--orchconfig)'],
   [['--authentication-token-webhook'], 'authentication.webhook.enabled: webhook token authentication needs the API server'],
+  [['--rotate-server-certificates'], 'serverTLSBootstrap: the serving certificate is requested from the API server (--orchconfig)'],
   [['--authorization-mode=RBAC', '--orchconfig=/x'], 'authorization.mode: "RBAC" is not allowed; use one of AlwaysAllow, Webhook'],
   [['--sync-frequency=0s'], 'syncFrequency: must be a positive duration, got 0s'],
   [['--runtime-request-timeout=-1s'], 'runtimeRequestTimeout: must be a positive duration, got -1s'],

@@ -291,6 +291,9 @@ function validateCommandLineOptions(c: NodeagentConfiguration, o: CommandLineOpt
   if (standalone && c.enableServer && c.authentication.webhook.enabled) {
     add('authentication.webhook.enabled', 'webhook token authentication needs the API server (--orchconfig); disable it in standalone mode (--authentication-token-webhook=false)');
   }
+  if (standalone && c.enableServer && c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === '') {
+    add('serverTLSBootstrap', 'the serving certificate is requested from the API server (--orchconfig); in standalone mode give tlsCertFile and tlsPrivateKeyFile or turn serverTLSBootstrap off');
+  }
   if (standalone && c.enableServer && c.authorization.mode === 'Webhook') {
     add('authorization.mode', 'Webhook authorization needs the API server (--orchconfig); use AlwaysAllow in standalone mode (--authorization-mode=AlwaysAllow)');
   }
