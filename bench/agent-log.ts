@@ -4,11 +4,14 @@
  *
  *   | step (log line)                  | what happened before it                                  |
  *   |----------------------------------|----------------------------------------------------------|
- *   | `pod cgroup ensured` (first)     | file watch + debounce + scan, dispatch to the pod worker, |
- *   |                                  | first runtime status read, the pod cgroup made            |
- *   | `computed pod actions`           | volumes prepared, the runtime status read again           |
- *   | `created pod sandbox`            | sandbox config (DNS, cgroup again), RunPodSandbox + status |
- *   | `started container`              | image check, mounts, CreateContainer + StartContainer     |
+ *   | `pod cgroup ensured` (first)     | file notification + that file read, dispatch to the pod   |
+ *   |                                  | worker, runtime status (none read for a pod the last      |
+ *   |                                  | relist did not see), the pod cgroup made                  |
+ *   | `computed pod actions`           | volumes prepared (beside the cgroup)                      |
+ *   | `created pod sandbox`            | sandbox config (DNS, cgroup again), RunPodSandbox (+ its  |
+ *   |                                  | status off the host network); meanwhile the first         |
+ *   |                                  | container's image check, mounts and files                 |
+ *   | `started container`              | CreateContainer + StartContainer                          |
  *
  * Log times have millisecond resolution (UTC, no year: the write's year is used).
  */
@@ -102,13 +105,13 @@ export interface StepBreakdown {
   readonly pods: number;
   /** p50 and max of each step's duration (since the previous step, the first since the write), ms. */
   readonly steps: readonly { readonly step: Step; readonly p50Ms: number; readonly maxMs: number }[];
-  /** p50 of the bench seeing the container RUNNING minus `started container` (poll delay + log rounding), ms. */
+  /** p50 of the pod's end point (the container's startedAt; in a burst, the poll that saw it) minus `started container` (log times are whole ms), ms. */
   readonly seenAfterStartedP50Ms: number;
 }
 
 /**
  * The p50 and max of each step over pods written at `writtenAt` (epoch ms, per pod name) and
- * seen running at `seenAt` (epoch ms, per pod name).
+ * running at `seenAt` (epoch ms, per pod name).
  */
 export function breakdown(log: string, writtenAt: ReadonlyMap<string, number>, seenAt: ReadonlyMap<string, number>): StepBreakdown {
   const since = Math.min(...writtenAt.values());
@@ -142,5 +145,5 @@ export function breakdown(log: string, writtenAt: ReadonlyMap<string, number>, s
 /** One line: `write->cgroup 112/140 ms, ->actions ...` (p50/max). */
 export function formatBreakdown(b: StepBreakdown): string {
   const parts = b.steps.map((s) => `${STEP_LABELS[s.step]} ${Math.round(s.p50Ms)}/${Math.round(s.maxMs)}`);
-  return `${parts.join(', ')} ms (p50/max over ${b.pods} pods); seen by the bench ${Math.round(b.seenAfterStartedP50Ms)} ms after \`started container\``;
+  return `${parts.join(', ')} ms (p50/max over ${b.pods} pods); end point ${Math.round(b.seenAfterStartedP50Ms)} ms from \`started container\``;
 }

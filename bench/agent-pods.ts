@@ -5,9 +5,10 @@
  *   (a) raw floor: RunPodSandbox + CreateContainer + StartContainer straight over CRI
  *       (bench/cri-floor.ts) with the agent's kind of config — cgroup parent under the
  *       instance's cgroup root, a log directory laid out as the agent does, the agent's
- *       labels — 20 pods one after another: p50, p99;
- *   (b) nodeagent: manifest written -> container RUNNING as seen through CRI, 20 pods one
- *       after another (see bench/agent-phases.ts for how it is observed): p50, p99;
+ *       labels — 20 pods one after another, each from its first call to its container's
+ *       `startedAt` (ContainerStatus): p50, p99;
+ *   (b) nodeagent: manifest written -> the container's `startedAt` as CRI reports it, 20 pods
+ *       one after another (see bench/agent-phases.ts for how it is observed): p50, p99;
  *   (c) 110 pods at once: all manifests written -> all containers RUNNING, next to the raw
  *       calls at the best of 2, 4 and 8 in flight: total seconds and the ratio;
  *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
@@ -129,7 +130,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
   const ctx: PhaseContext = { cri, agent, nodeName: NODE_NAME, namespace: NAMESPACE, image: ctrd.images.busybox, hostNetwork: network === 'host', cgroupRoot: ctrd.cgroupRoot };
   try {
     say(options, `[${network}] nodeagent pid ${agent.pid}, log ${agent.logFile}`);
-    const poll = { holdOffMs: Math.floor(floor.p50Ms / 2), intervalMs: 2 };
+    const poll = { holdOffMs: Math.floor(floor.p50Ms / 2), intervalMs: 10 };
     await startSequential(ctx, 'warm', 2, poll); // warm-up: the agent's code paths, as the raw warm-up
     await removeAll(ctx);
 
