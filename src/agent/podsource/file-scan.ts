@@ -1,17 +1,21 @@
 /**
- * One scan of `--pod-manifest-path`: a single file, or a directory whose regular files
- * (not those named with a leading '.', not subdirectories) are each a manifest, read in
- * name order. Gives the static pods and the rejected manifests with their problems. Does
- * not watch or log.
+ * Scanning `--pod-manifest-path`: a single file, or a directory whose regular files (not
+ * those named with a leading '.', not subdirectories) are each a manifest, taken in name
+ * order. Gives the static pods and the rejected manifests with their problems. Does not
+ * watch or log. A full scan of a directory (lookAtPath, scanManifestPath) lists it, then
+ * stats and reads its files concurrently, FILE_CONCURRENCY at a time; lookAtFiles does the
+ * same for some of its files only (manifest-dir.ts, for the files that notifications name).
  *
  * It remembers one thing: each manifest's outcome (its pod, or its problems), by file and node
  * name, under the file's identity and change stamps (device, inode, size, mtime, ctime from the
- * stat a scan makes anyway). A file whose stamps are unchanged is neither read nor parsed again;
- * its pod is handed out as a copy (callers may change what they get). Entries of files a scan no
- * longer finds are dropped. A file that was being written while it was read is read again at the
- * next scan: its stamps then differ from those recorded before the read. A file changed less than
- * RACY_WINDOW_MS before its stat is not remembered: file times are coarse (a clock tick), so a
- * second same-size write within the same tick would leave the stamps as they were.
+ * stat a scan makes anyway). A file whose stamps are unchanged is neither read nor parsed again.
+ * Outcomes are shared (between this memory and a directory's entries), never handed out:
+ * assembleDirectory and resultOf give copies (callers may change what they get). Entries of
+ * files no longer found are dropped. A file that was being written while it was read is read
+ * again at the next scan: its stamps then differ from those recorded before the read. A file
+ * changed less than RACY_WINDOW_MS before its stat is not remembered: file times are coarse (a
+ * clock tick), so a second same-size write within the same tick would leave the stamps as they
+ * were.
  */
 import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -46,13 +50,30 @@ export type ScanResult =
   | { readonly kind: 'error'; readonly message: string }
   | { readonly kind: 'file' | 'dir'; readonly pods: readonly Pod[]; readonly rejected: readonly RejectedManifest[] };
 
-type FileOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] } | 'gone';
-type KnownOutcome = Exclude<FileOutcome, 'gone'>;
+/** A manifest's pod, or the problems that reject it. Shared: never handed out as is (see the header). */
+export type ManifestOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] };
+
+/** The outcomes of the manifests of a directory, by file path (`join(dir, name)`). */
+export type DirectoryEntries = Map<string, ManifestOutcome>;
+
+/** A full scan of the path: like ScanResult, but with the outcomes not yet assembled (resultOf). */
+export type PathLook =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'error'; readonly message: string }
+  | { readonly kind: 'file'; readonly file: string; readonly outcome: ManifestOutcome }
+  | { readonly kind: 'dir'; readonly entries: DirectoryEntries };
+
+export interface FileLook {
+  /** Undefined: not a manifest of the directory (gone, a dangling link, a subdirectory). */
+  readonly outcome: ManifestOutcome | undefined;
+  /** The file was read less than RACY_WINDOW_MS after its last change: a writer may not be done with it. */
+  readonly justChanged: boolean;
+}
 
 export interface CachedManifest {
   readonly stamp: string;
   readonly nodeName: string;
-  readonly outcome: KnownOutcome;
+  readonly outcome: ManifestOutcome;
 }
 
 /** Outcomes of the manifests read, by file path as scanned (see the header); one per file source. */
@@ -65,9 +86,23 @@ export function createManifestCache(): ManifestCache {
 /** How long after a file's last change its outcome is still read again at each scan. */
 export const RACY_WINDOW_MS = 100;
 
+/**
+ * Files stat'ed and read at once in a scan. libuv runs file operations on a pool of 4 threads
+ * by default: a few more than that in flight keep the pool busy while the main thread parses
+ * what was read, and a bound keeps a large directory from queueing all its files ahead of the
+ * pool's other users.
+ */
+export const FILE_CONCURRENCY = 16;
+
+const NOT_A_MANIFEST: FileLook = { outcome: undefined, justChanged: false };
+
 /** What changes when a file is replaced or written (the inode and ctime catch a same-size rewrite within one mtime tick). */
 function stampOf(info: Stats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Drops the entries of files directly in `dir` that are not in `keep`. */
@@ -79,24 +114,26 @@ function forgetMissing(cache: ManifestCache | undefined, dir: string, keep: Read
   }
 }
 
-function copyOutcome(outcome: KnownOutcome): KnownOutcome {
+/** A copy to hand out: outcomes are shared with the cache and the directory's entries. */
+function copyOutcome(outcome: ManifestOutcome): ManifestOutcome {
   return 'pod' in outcome ? { pod: structuredClone(outcome.pod) } : outcome;
 }
 
 /** The file's outcome: remembered when its stamps did not change since it was read, else read now (and remembered). */
-async function manifestOutcome(file: string, info: Stats, context: ScanContext): Promise<FileOutcome> {
+async function manifestOutcome(file: string, info: Stats, context: ScanContext): Promise<FileLook> {
   const stamp = stampOf(info);
   const cache = context.cache;
   const cached = cache?.get(file);
-  if (cached !== undefined && cached.stamp === stamp && cached.nodeName === context.nodeName) return copyOutcome(cached.outcome);
+  if (cached !== undefined && cached.stamp === stamp && cached.nodeName === context.nodeName) return { outcome: cached.outcome, justChanged: false };
   const changedMsAgo = (context.fileClockMs ?? Date.now)() - Math.max(info.mtimeMs, info.ctimeMs);
   const outcome = await readManifest(file, context);
   if (outcome === 'gone' || changedMsAgo < RACY_WINDOW_MS) {
     cache?.delete(file);
-    return outcome;
+    // A change time ahead of the clock (skew) says nothing about a writer at work.
+    return outcome === 'gone' ? NOT_A_MANIFEST : { outcome, justChanged: changedMsAgo >= 0 };
   }
   cache?.set(file, { stamp, nodeName: context.nodeName, outcome });
-  return copyOutcome(outcome);
+  return { outcome, justChanged: false };
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -109,7 +146,7 @@ function isGone(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-async function readManifest(file: string, context: ScanContext): Promise<FileOutcome> {
+async function readManifest(file: string, context: ScanContext): Promise<ManifestOutcome | 'gone'> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -126,37 +163,61 @@ async function readManifest(file: string, context: ScanContext): Promise<FileOut
   return prepared.ok ? { pod: prepared.pod } : { problems: prepared.problems.map((p) => `${file}: ${p}`) };
 }
 
-interface ListedManifest {
-  readonly file: string;
-  readonly info: Stats;
-}
-
-async function listManifests(dir: string): Promise<{ files: ListedManifest[]; rejected: RejectedManifest[] }> {
-  const names = (await readdir(dir)).filter((name) => !name.startsWith('.')).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const files: ListedManifest[] = [];
-  const rejected: RejectedManifest[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    let info: Stats;
-    try {
-      info = await stat(file); // follows symbolic links, as upstream does
-    } catch (err) {
-      if (!isGone(err)) rejected.push({ file, problems: [`${file}: cannot stat: ${messageOf(err)}`] });
-      continue; // a dangling link or a file removed since the listing is not a manifest
-    }
-    if (info.isDirectory()) continue; // not recursive
-    if (info.isFile()) files.push({ file, info });
-    else rejected.push({ file, problems: [`${file}: is not a regular file (sockets, pipes and devices are not manifests)`] });
+/** One file of a directory: stat'ed (following symbolic links, as upstream does), then its outcome. */
+async function lookAtFile(file: string, context: ScanContext): Promise<FileLook> {
+  let info: Stats;
+  try {
+    info = await stat(file);
+  } catch (err) {
+    context.cache?.delete(file);
+    // A dangling link or a file removed since the listing (or the notification) is not a manifest.
+    return isGone(err) ? NOT_A_MANIFEST : { outcome: { problems: [`${file}: cannot stat: ${messageOf(err)}`] }, justChanged: false };
   }
-  return { files, rejected };
+  if (info.isFile()) return manifestOutcome(file, info, context);
+  context.cache?.delete(file); // it may have been a regular file
+  if (info.isDirectory()) return NOT_A_MANIFEST; // not recursive
+  return { outcome: { problems: [`${file}: is not a regular file (sockets, pipes and devices are not manifests)`] }, justChanged: false };
 }
 
-/**
- * Scans `path` once. In a directory, a pod whose full name (name_namespace, after the node
- * suffix) is taken by a file earlier in name order is rejected, naming both files. Never
- * throws.
- */
-export async function scanManifestPath(path: string, context: ScanContext): Promise<ScanResult> {
+/** Maps `items` with `fn`, at most `limit` calls under way, results in the order of `items`. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  // Each worker takes the next index in turn (no two take the same: they only run between awaits).
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Looks at the given files of a directory (full paths), concurrently; one look per file, in order. Never throws. */
+export function lookAtFiles(files: readonly string[], context: ScanContext): Promise<FileLook[]> {
+  return mapBounded(files, FILE_CONCURRENCY, (file) => lookAtFile(file, context));
+}
+
+/** Lists and looks at every manifest of `dir`. */
+async function lookAtDirectory(dir: string, context: ScanContext): Promise<PathLook> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => !name.startsWith('.'));
+  } catch (err) {
+    if (isGone(err)) forgetMissing(context.cache, dir);
+    return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot list ${dir}: ${messageOf(err)}` };
+  }
+  const files = names.sort(byName).map((name) => join(dir, name));
+  forgetMissing(context.cache, dir, new Set(files));
+  const looks = await lookAtFiles(files, context);
+  const entries: DirectoryEntries = new Map();
+  files.forEach((file, i) => {
+    const outcome = looks[i]?.outcome;
+    if (outcome !== undefined) entries.set(file, outcome);
+  });
+  return { kind: 'dir', entries };
+}
+
+/** Scans the whole of `path` once (stat, then the file, or the directory's listing and files). Never throws. */
+export async function lookAtPath(path: string, context: ScanContext): Promise<PathLook> {
   let info: Stats;
   try {
     info = await stat(path);
@@ -169,28 +230,24 @@ export async function scanManifestPath(path: string, context: ScanContext): Prom
   }
   if (info.isFile()) {
     forgetMissing(context.cache, path); // it may have been a directory
-    const outcome = await manifestOutcome(path, info, context);
-    if (outcome === 'gone') return { kind: 'missing' };
-    return 'pod' in outcome
-      ? { kind: 'file', pods: [outcome.pod], rejected: [] }
-      : { kind: 'file', pods: [], rejected: [{ file: path, problems: outcome.problems }] };
+    const { outcome } = await manifestOutcome(path, info, context);
+    return outcome === undefined ? { kind: 'missing' } : { kind: 'file', file: path, outcome };
   }
   if (!info.isDirectory()) return { kind: 'error', message: `${path} is neither a regular file nor a directory` };
   context.cache?.delete(path); // no longer a file
-  let listing: { files: ListedManifest[]; rejected: RejectedManifest[] };
-  try {
-    listing = await listManifests(path);
-  } catch (err) {
-    if (isGone(err)) forgetMissing(context.cache, path);
-    return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot list ${path}: ${messageOf(err)}` };
-  }
-  forgetMissing(context.cache, path, new Set(listing.files.map((f) => f.file)));
+  return lookAtDirectory(path, context);
+}
+
+/**
+ * The pods (copies) and rejected manifests of a directory's entries, in file name order. A pod
+ * whose full name (name_namespace, after the node suffix) is taken by a file earlier in name
+ * order is rejected, naming both files.
+ */
+export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>): { pods: Pod[]; rejected: RejectedManifest[] } {
   const pods: Pod[] = [];
-  const rejected = [...listing.rejected];
+  const rejected: RejectedManifest[] = [];
   const owners = new Map<string, string>();
-  for (const { file, info: fileInfo } of listing.files) {
-    const outcome = await manifestOutcome(file, fileInfo, context);
-    if (outcome === 'gone') continue;
+  for (const [file, outcome] of [...entries].sort(([a], [b]) => byName(a, b))) {
     if (!('pod' in outcome)) {
       rejected.push({ file, problems: outcome.problems });
       continue;
@@ -206,8 +263,29 @@ export async function scanManifestPath(path: string, context: ScanContext): Prom
       continue;
     }
     owners.set(fullName, file);
-    pods.push(outcome.pod);
+    pods.push(structuredClone(outcome.pod));
   }
-  rejected.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  return { kind: 'dir', pods, rejected };
+  return { pods, rejected };
+}
+
+/** The result of a full scan, with copies of its pods. */
+export function resultOf(look: PathLook): ScanResult {
+  switch (look.kind) {
+    case 'missing':
+    case 'error':
+      return look;
+    case 'file': {
+      const outcome = copyOutcome(look.outcome);
+      return 'pod' in outcome
+        ? { kind: 'file', pods: [outcome.pod], rejected: [] }
+        : { kind: 'file', pods: [], rejected: [{ file: look.file, problems: outcome.problems }] };
+    }
+    case 'dir':
+      return { kind: 'dir', ...assembleDirectory(look.entries) };
+  }
+}
+
+/** Scans `path` once and assembles the result (see assembleDirectory). Never throws. */
+export async function scanManifestPath(path: string, context: ScanContext): Promise<ScanResult> {
+  return resultOf(await lookAtPath(path, context));
 }

@@ -126,13 +126,6 @@ void describe('file source (directory)', () => {
     assert.equal(logger.matching(join(dir.path, 'b.yaml'), `already defined by ${join(dir.path, 'a.yaml')}`).length, 1);
   });
 
-  void it('re-lists on its period when notifications are missed', async () => {
-    // Notifications wait an hour before a scan: only the re-list can see the change in time.
-    const { recorder } = await start(dir.path, { fileCheckFrequencyMs: 100, fileDebounceMs: HOUR_MS });
-    await put(join(dir.path, 'web.yaml'), podYAML('web'));
-    await waitFor('ADD of web-node1 by the re-list', () => recorder.names('ADD').includes('web-node1'), DEADLINE);
-  });
-
   void it('follows the directory disappearing, reappearing and being replaced', async () => {
     const path = join(dir.path, 'manifests');
     const { config, recorder, logger } = await start(path);

@@ -1,31 +1,45 @@
 /**
- * The file source (`--pod-manifest-path`): scans the path at start, again about 100 ms after
- * the file system reports a change, and every `checkIntervalMs` in any case (notifications
- * can be missed), and delivers each scan's full set of pods.
+ * The file source (`--pod-manifest-path`): scans the whole path at start, every
+ * `checkIntervalMs` (notifications can be missed), and on a notification that names no file
+ * of the directory; a notification that names a file of the directory has that file alone
+ * read again, at once (the files named in one event-loop turn together; manifest-dir.ts).
+ * Each scan or file update delivers the full set of pods. They run one at a time, in the
+ * order wanted: a full scan wanted during one runs once more after it, and files named during
+ * a full scan are read again after it.
  *
- * Watching: the path's parent directory (for the path appearing, disappearing or being
- * replaced) and, when the path is a directory, the directory itself. After each scan the
- * watches are set up again if the path changed kind or a watched directory was replaced.
+ * Watching: the path's parent directory (the path appearing, disappearing or being replaced:
+ * a full scan) and, when the path is a directory, the directory itself (a file named: that
+ * file; no name: a full scan). A watcher's error, too, gives a full scan. After each full scan
+ * the watches are set up again if the path changed kind or a watched directory was replaced.
  *
- * | scan finds                         | delivered                          | logged                     |
+ * | found                              | delivered                          | logged                     |
  * |------------------------------------|------------------------------------|----------------------------|
  * | no such path                       | no pods                            | once, until it appears     |
  * | a directory                        | the valid pods of its files        | each rejected file, once per distinct problem list |
+ * | a named file of the directory      | the same, that file read again     | the same                   |
+ * | a named file rejected less than RACY_WINDOW_MS after its change | the same, that file's last outcome kept; read again after that window (its writer may not be done) | nothing yet |
  * | a single valid file                | its pod                            |                            |
  * | a single rejected file             | nothing (the last pods stay, as upstream) | once per distinct problem list |
  * | an unreadable path (permissions)   | nothing (the last pods stay)       | once per distinct error    |
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, resolve, sep } from 'node:path';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
-import { createManifestCache, scanManifestPath, type RejectedManifest, type ScanResult } from './file-scan.js';
+import { RACY_WINDOW_MS, createManifestCache, lookAtPath, resultOf, type RejectedManifest, type ScanContext, type ScanResult } from './file-scan.js';
+import { ManifestDirectory } from './manifest-dir.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
 
-export const DEFAULT_DEBOUNCE_MS = 10;
+/** Starts watching `dir`, calling `onEvent` with the file name of each notification (null: none given). */
+export type WatchDirectory = (dir: string, onEvent: (name: string | null) => void) => FSWatcher;
+
+const watchDirectory: WatchDirectory = (dir, onEvent) =>
+  watch(dir, { persistent: false }, (_event, name) => {
+    onEvent(name);
+  });
 
 export interface FileSourceOptions {
   /** A manifest file or a directory of manifests. */
@@ -36,11 +50,11 @@ export interface FileSourceOptions {
   readonly onSnapshot: SnapshotSink;
   readonly logger: SourceLogger;
   readonly now?: () => Date;
-  /** Milliseconds that change notifications are gathered for before a scan (default 100). */
-  readonly debounceMs?: number;
+  /** How directories are watched (default fs.watch); tests pass one that drops notifications. */
+  readonly watch?: WatchDirectory;
 }
 
-type NameFilter = (name: string | null) => boolean;
+type EventHandler = (name: string | null) => void;
 
 interface Watch {
   readonly watcher: FSWatcher;
@@ -54,11 +68,19 @@ export class FileSource implements PodSource {
   private readonly watchFailures = new Set<string>();
   /** The parsed manifests of this source, by file version (file-scan.ts). */
   private readonly manifests = createManifestCache();
+  private readonly context: ScanContext;
+  /** The path's files as of the last full scan and the file updates since; undefined: the path was no directory then. */
+  private directory: ManifestDirectory | undefined;
+  private fullScanWanted = false;
+  /** Files named by notifications since the last scan or file update began. */
+  private readonly namesWanted = new Set<string>();
+  /** Files rejected just after a change, to be read again when the hold timer fires. */
+  private readonly namesHeld = new Set<string>();
   private logged = new Map<string, string>();
-  private debounceTimer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
+  private holdTimer: NodeJS.Timeout | undefined;
   private relistTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private again = false;
   private started = false;
   private stopped = false;
   private missingLogged = false;
@@ -66,68 +88,111 @@ export class FileSource implements PodSource {
 
   constructor(private readonly options: FileSourceOptions) {
     this.path = resolve(options.path);
+    this.context = { nodeName: options.nodeName, now: options.now ?? (() => new Date()), cache: this.manifests };
   }
 
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await this.scanNow();
+    this.fullScanWanted = true;
+    await this.run();
     if (this.stopped || this.options.checkIntervalMs <= 0) return;
     this.relistTimer = setInterval(() => {
-      void this.scanNow();
+      this.fullScanWanted = true;
+      void this.run();
     }, this.options.checkIntervalMs);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.debounceTimer);
+    clearImmediate(this.immediate);
+    clearTimeout(this.holdTimer);
     clearInterval(this.relistTimer);
     for (const w of this.watches.values()) w.watcher.close();
     this.watches.clear();
     await this.running;
   }
 
-  /** Scans now, or once more right after the scan under way. Never rejects. */
-  private scanNow(): Promise<void> {
-    if (this.running !== undefined) {
-      this.again = true;
-      return this.running;
-    }
-    const run = async (): Promise<void> => {
-      do {
-        this.again = false;
-        await this.scanOnce();
-      } while (this.rescanWanted());
-    };
-    this.running = run().finally(() => {
+  /** Does the work wanted, unless under way (it then picks up what is wanted since). Never rejects. */
+  private run(): Promise<void> {
+    this.running ??= this.work().finally(() => {
       this.running = undefined;
     });
     return this.running;
   }
 
-  /** Whether a change arrived during the last scan (read through a method: the flag changes across awaits). */
-  private rescanWanted(): boolean {
-    return this.again && !this.stopped;
+  /** One full scan or file update at a time, until nothing is wanted. */
+  private async work(): Promise<void> {
+    while (!this.isStopped()) {
+      const directory = this.directory;
+      if (this.fullScanWanted || (this.namesWanted.size > 0 && directory === undefined)) {
+        // A full scan covers the files named before it begins; those named while it runs come after it.
+        this.fullScanWanted = false;
+        this.namesWanted.clear();
+        await this.fullScan();
+      } else if (this.namesWanted.size > 0 && directory !== undefined) {
+        const names = [...this.namesWanted];
+        this.namesWanted.clear();
+        await this.updateFiles(directory, names);
+      } else {
+        return;
+      }
+    }
   }
 
+  /** Read through a method: the flag changes across awaits. */
   private isStopped(): boolean {
     return this.stopped;
   }
 
-  private onChange(): void {
-    if (this.stopped || this.debounceTimer !== undefined) return;
-    this.debounceTimer = setTimeout(() => {
-      this.debounceTimer = undefined;
-      void this.scanNow();
-    }, this.options.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+  private wantFullScan(): void {
+    this.fullScanWanted = true;
+    this.soon();
   }
 
-  private async scanOnce(): Promise<void> {
-    const result = await scanManifestPath(this.path, { nodeName: this.options.nodeName, now: this.options.now ?? (() => new Date()), cache: this.manifests });
+  private wantFile(name: string): void {
+    this.namesWanted.add(name);
+    this.soon();
+  }
+
+  /**
+   * Runs at the end of this event-loop turn: the notifications read together from the file
+   * system are all called back in one turn, so their files are read again together.
+   */
+  private soon(): void {
+    if (this.stopped) return;
+    this.immediate ??= setImmediate(() => {
+      this.immediate = undefined;
+      void this.run();
+    });
+  }
+
+  private async fullScan(): Promise<void> {
+    const look = await lookAtPath(this.path, this.context);
     if (this.isStopped()) return;
-    await this.updateWatches(result.kind === 'dir');
+    await this.updateWatches(look.kind === 'dir');
     if (this.isStopped()) return;
-    this.handle(result);
+    this.directory = look.kind === 'dir' ? new ManifestDirectory(this.path, look.entries) : undefined;
+    this.handle(resultOf(look));
+  }
+
+  private async updateFiles(directory: ManifestDirectory, names: readonly string[]): Promise<void> {
+    const held = await directory.update(names, this.context);
+    if (this.isStopped()) return;
+    this.hold(held);
+    this.handle({ kind: 'dir', ...directory.snapshot() });
+  }
+
+  private hold(names: readonly string[]): void {
+    if (names.length === 0) return;
+    for (const name of names) this.namesHeld.add(name);
+    // Once the window has passed, a rejection is no longer taken for a write under way.
+    this.holdTimer ??= setTimeout(() => {
+      this.holdTimer = undefined;
+      for (const name of this.namesHeld) this.namesWanted.add(name);
+      this.namesHeld.clear();
+      void this.run();
+    }, RACY_WINDOW_MS);
   }
 
   private handle(result: ScanResult): void {
@@ -177,11 +242,18 @@ export class FileSource implements PodSource {
     this.logged = current;
   }
 
-  private wantedWatches(pathIsDir: boolean): Map<string, NameFilter> {
-    const wanted = new Map<string, NameFilter>();
+  private wantedWatches(pathIsDir: boolean): Map<string, EventHandler> {
+    const wanted = new Map<string, EventHandler>();
     const name = basename(this.path);
-    wanted.set(dirname(this.path), (n) => n === null || n === name);
-    if (pathIsDir) wanted.set(this.path, (n) => n === null || !n.startsWith('.'));
+    wanted.set(dirname(this.path), (n) => {
+      if (n === null || n === name) this.wantFullScan();
+    });
+    if (pathIsDir) {
+      wanted.set(this.path, (n) => {
+        if (n === null || n === '' || n.includes(sep)) this.wantFullScan(); // which file changed is not known
+        else if (!n.startsWith('.')) this.wantFile(n);
+      });
+    }
     return wanted;
   }
 
@@ -203,18 +275,17 @@ export class FileSource implements PodSource {
       w.watcher.close();
       this.watches.delete(dir);
     }
-    for (const [dir, filter] of wanted) {
+    const watchDir = this.options.watch ?? watchDirectory;
+    for (const [dir, onEvent] of wanted) {
       const id = ids.get(dir);
       if (id === undefined || this.watches.has(dir)) continue;
       try {
-        const watcher = watch(dir, { persistent: false }, (_event, name) => {
-          if (filter(name)) this.onChange();
-        });
+        const watcher = watchDir(dir, onEvent);
         watcher.on('error', (err) => {
           this.options.logger.warn(`stopped watching ${dir}; the next scan watches again`, { error: messageOf(err) });
           watcher.close();
           if (this.watches.get(dir)?.watcher === watcher) this.watches.delete(dir);
-          this.onChange();
+          this.wantFullScan();
         });
         this.watches.set(dir, { watcher, id });
         this.watchFailures.delete(dir);

@@ -12,7 +12,7 @@
  */
 export { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
 export { PodMerger, UNKNOWN_SOURCE, type PodMergerOptions } from './merger.js';
-export { FileSource, type FileSourceOptions } from './file-source.js';
+export { FileSource, type FileSourceOptions, type WatchDirectory } from './file-source.js';
 export { UrlSource, MAX_MANIFEST_BYTES, type UrlSourceOptions } from './url-source.js';
 export { decodeManifest, type ManifestOptions, type ManifestResult } from './manifest.js';
 export { prepareStaticPod, staticPodUID, type StaticOrigin, type StaticPodContext, type StaticPodResult } from './static.js';

@@ -47,8 +47,6 @@ export interface PodConfigOptions {
   readonly now?: () => Date;
   /** Sources that push through pushSnapshot (e.g. 'api'); sourcesReady() waits for them too. */
   readonly pushSources?: readonly string[];
-  /** Milliseconds the file source gathers change notifications for (default 100). */
-  readonly fileDebounceMs?: number;
 }
 
 class DefaultPodConfig implements PodConfig {
@@ -72,7 +70,6 @@ class DefaultPodConfig implements PodConfig {
           },
           logger: options.logger,
           now,
-          ...(options.fileDebounceMs === undefined ? {} : { debounceMs: options.fileDebounceMs }),
         }),
       );
     }

@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { watch } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+
+import type { Pod } from 'kubernetes-types/core/v1.js';
+
+import { waitFor } from '../../../test/helpers/wait.js';
+import { FileSource } from './file-source.js';
+import { RecordingLogger, makeTempDir, podYAML, type TempDir } from './fixtures.js';
+
+const HOUR_MS = 3_600_000;
+const DEADLINE = { timeoutMs: 5000, intervalMs: 10 };
+/** Files whose notifications the tests' watch drops: only a full scan finds them. */
+const UNSEEN = 'unseen';
+
+let dir: TempDir;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  dir = await makeTempDir();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await dir.remove();
+});
+
+interface Started {
+  readonly snapshots: (readonly Pod[])[];
+  readonly logger: RecordingLogger;
+}
+
+/** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
+async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
+  const snapshots: (readonly Pod[])[] = [];
+  const logger = new RecordingLogger();
+  const source = new FileSource({
+    path: dir.path,
+    nodeName: 'node1',
+    checkIntervalMs,
+    onSnapshot: (pods) => snapshots.push(pods),
+    logger,
+    watch: (path, onEvent) =>
+      watch(path, { persistent: false }, (_event, name) => {
+        if (name === null || !name.startsWith(UNSEEN)) onEvent(name);
+      }),
+  });
+  cleanups.push(() => source.stop());
+  await source.start();
+  return { snapshots, logger };
+}
+
+/** Writes `.<name>.tmp`, then renames it to `<name>`, as manifest writers should. */
+async function put(name: string, text: string): Promise<void> {
+  const tmp = join(dir.path, `.${name}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, join(dir.path, name));
+}
+
+function latest(started: Started): readonly Pod[] {
+  return started.snapshots.at(-1) ?? [];
+}
+
+function namesOf(pods: readonly Pod[]): string[] {
+  return pods.map((p) => p.metadata?.name ?? '').sort();
+}
+
+function imageOf(pods: readonly Pod[], name: string): string | undefined {
+  return pods.find((p) => p.metadata?.name === name)?.spec?.containers[0]?.image;
+}
+
+/** True when no snapshot so far came from a full scan (which would have found the UNSEEN file). */
+function noFullScanSince(started: Started, from: number): boolean {
+  return started.snapshots.slice(from).every((pods) => !namesOf(pods).includes(`${UNSEEN}-node1`));
+}
+
+/** The problems logged each time `file` was rejected. */
+function rejections(logger: RecordingLogger, file: string): string[] {
+  return logger.lines.filter((l) => l.msg === `rejected static pod manifest ${file}`).map((l) => JSON.stringify(l.fields.problems));
+}
+
+async function putMany(count: number): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) => `p${String(i).padStart(3, '0')}`);
+  await Promise.all(names.map((n) => put(`${n}.yaml`, podYAML(n))));
+  return names.map((n) => `${n}-node1`);
+}
+
+void describe('file source: a notified file is read again alone', () => {
+  void it('adds, changes and removes one file among many, the other pods as they were', async () => {
+    const initial = await putMany(20);
+    const started = await start();
+    assert.deepEqual(namesOf(latest(started)), initial);
+    const before = new Map(latest(started).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const from = started.snapshots.length;
+    await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
+
+    await put('new.yaml', podYAML('new'));
+    await waitFor('new-node1', () => namesOf(latest(started)).includes('new-node1'), DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), [...initial, 'new-node1'].sort());
+
+    await put('p005.yaml', podYAML('p005', { image: 'busybox:1.37' }));
+    await waitFor('the new p005', () => imageOf(latest(started), 'p005-node1') === 'busybox:1.37', DEADLINE);
+
+    await rm(join(dir.path, 'p007.yaml'));
+    await waitFor('p007-node1 gone', () => !namesOf(latest(started)).includes('p007-node1'), DEADLINE);
+
+    const after = latest(started);
+    assert.deepEqual(namesOf(after), [...initial.filter((n) => n !== 'p007-node1'), 'new-node1'].sort());
+    for (const pod of after) {
+      const name = pod.metadata?.name;
+      if (name !== 'p005-node1' && name !== 'new-node1') assert.equal(pod.metadata?.uid, before.get(name), `${name} changed`);
+    }
+    assert.ok(noFullScanSince(started, from), 'a full scan ran');
+  });
+
+  void it('takes a file renamed into place, and ignores the dot-file it was written as', async () => {
+    await putMany(3);
+    const started = await start();
+    const from = started.snapshots.length;
+    await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
+    await writeFile(join(dir.path, '.x.yaml.tmp'), podYAML('x'));
+    await rename(join(dir.path, '.x.yaml.tmp'), join(dir.path, 'x.yaml'));
+    await waitFor('x-node1', () => namesOf(latest(started)).includes('x-node1'), DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), ['p000-node1', 'p001-node1', 'p002-node1', 'x-node1']);
+    assert.ok(noFullScanSince(started, from), 'a full scan ran');
+  });
+
+  void it('keeps the duplicate-name rule across updates: the file first in name order owns the pod', async () => {
+    await put('b.yaml', podYAML('web', { image: 'busybox:b' }));
+    await put('c.yaml', podYAML('web', { image: 'busybox:c' }));
+    const started = await start();
+    const { logger } = started;
+    const a = join(dir.path, 'a.yaml');
+    const b = join(dir.path, 'b.yaml');
+    const c = join(dir.path, 'c.yaml');
+    const definedBy = (owner: string) => (problems: string) => problems.includes(`already defined by ${owner}`);
+    assert.equal(imageOf(latest(started), 'web-node1'), 'busybox:b');
+    assert.equal(rejections(logger, c).filter(definedBy(b)).length, 1);
+
+    // A file earlier in name order takes the pod from b.yaml.
+    await put('a.yaml', podYAML('web', { image: 'busybox:a' }));
+    await waitFor('web from a.yaml', () => imageOf(latest(started), 'web-node1') === 'busybox:a', DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), ['web-node1']);
+    assert.equal(rejections(logger, b).filter(definedBy(a)).length, 1);
+    assert.equal(rejections(logger, c).filter(definedBy(a)).length, 1);
+
+    // Removing the earlier owners lets the later file's pod in.
+    await rm(a);
+    await waitFor('web from b.yaml', () => imageOf(latest(started), 'web-node1') === 'busybox:b', DEADLINE);
+    await rm(b);
+    await waitFor('web from c.yaml', () => imageOf(latest(started), 'web-node1') === 'busybox:c', DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), ['web-node1']);
+    // Each rejection was logged once per distinct problem list: c.yaml by b.yaml, by a.yaml, by b.yaml again.
+    assert.equal(rejections(logger, b).length, 1);
+    assert.deepEqual(rejections(logger, c).map((p) => (definedBy(a)(p) ? 'a' : definedBy(b)(p) ? 'b' : p)), ['b', 'a', 'b']);
+  });
+
+  void it('delivers a burst of 110 files renamed into place, without a full scan', async () => {
+    const started = await start();
+    const from = started.snapshots.length;
+    await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
+    const names = await putMany(110);
+    await waitFor('all 110 pods', () => latest(started).length === 110, DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), names);
+    assert.ok(noFullScanSince(started, from), 'a full scan ran');
+  });
+
+  void it('rejects a file that becomes invalid, logs it once, and leaves the other pods alone', async () => {
+    await putMany(3);
+    const started = await start();
+    const { logger } = started;
+    const bad = join(dir.path, 'p001.yaml');
+    await put('p001.yaml', podYAML('p001', { restartPolicy: 'Sometimes' }));
+    await waitFor('p001-node1 gone', () => !namesOf(latest(started)).includes('p001-node1'), DEADLINE);
+    assert.deepEqual(namesOf(latest(started)), ['p000-node1', 'p002-node1']);
+    assert.equal(logger.matching(bad, 'restartPolicy').length, 1);
+    // Another update delivers the same rejection without logging it again.
+    await put('p002.yaml', podYAML('p002', { image: 'busybox:1.37' }));
+    await waitFor('the new p002', () => imageOf(latest(started), 'p002-node1') === 'busybox:1.37', DEADLINE);
+    assert.equal(logger.matching(bad, 'restartPolicy').length, 1);
+    // Fixed: its pod is back.
+    await put('p001.yaml', podYAML('p001'));
+    await waitFor('p001-node1 back', () => namesOf(latest(started)).includes('p001-node1'), DEADLINE);
+  });
+
+  void it('still finds a file whose notification was missed, at the periodic re-list', async () => {
+    const started = await start(100);
+    await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
+    await waitFor(`${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`), DEADLINE);
+  });
+});
