@@ -89,7 +89,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
       node.statusCache.invalidate(uid);
       syncLoop.podChanged(uid);
     },
-    onRelisted: (startedAt) => { node.statusCache.relisted(startedAt); },
+    onRelisted: (startedAt, seen) => { node.statusCache.relisted(startedAt, seen); },
   });
 
   const started = Date.now();

@@ -18,7 +18,7 @@
  * Back-offs live here (restart: per pod, container and spec hash; image pulls: per pod and
  * image) and tell the worker when to sync again.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -36,7 +36,7 @@ import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { Semaphore, defaultSandboxConcurrency } from './semaphore.js';
-import { startContainer, type StartContext, type StartDeps } from './start-container.js';
+import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, toRuntimeSandboxStatus } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
@@ -173,27 +173,41 @@ class RuntimeManager implements PodRuntimeManager {
     }
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
+    const hostNetwork = pod.spec?.hostNetwork === true;
+    // A new sandbox's first container is prepared (image, mounts, files) while the sandbox is made.
+    const first = actions.createSandbox ? firstToStart(actions) : undefined;
+    const early = first === undefined ? undefined : this.prepareEarly(pod, status, sandboxConfig, first.container);
     if (actions.createSandbox) {
       try {
         await mkdir(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 });
         sandboxId = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
-        const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: sandboxId })).status;
-        podIPs = toRuntimeSandboxStatus({ id: sandboxId, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' }, created).ips;
+        if (!hostNetwork) {
+          // On the host network the pod's IPs are the node's: no status read for them.
+          const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: sandboxId })).status;
+          podIPs = toRuntimeSandboxStatus({ id: sandboxId, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' }, created).ips;
+        }
         this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });
       } catch (err) {
+        await early; // settled (never rejects): its files are the pod's, removed with it
         return fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
       }
     }
     const hostIPs = await this.options.hostIPs();
-    const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: pod.spec?.hostNetwork === true ? hostIPs : podIPs, hostIPs };
+    const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: hostNetwork ? hostIPs : podIPs, hostIPs };
+    const preparedFor = async (container: Container): Promise<Preparation | undefined> => {
+      if (first?.container !== container) return undefined;
+      const prepared = await early;
+      if (prepared instanceof Error) throw prepared; // the runtime became unreachable
+      return prepared;
+    };
     for (const init of actions.initContainersToStart) {
-      const r = await startContainer(this.startDeps, ctx, init, true);
+      const r = await startContainer(this.startDeps, ctx, init, true, await preparedFor(init));
       if (r.error !== undefined) errors.push(r.error);
       if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
     }
     if (!actions.initDone) return result();
     for (const container of actions.containersToStart) {
-      const r = await startContainer(this.startDeps, ctx, container, false);
+      const r = await startContainer(this.startDeps, ctx, container, false, await preparedFor(container));
       if (r.error !== undefined) errors.push(r.error);
       if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
     }
@@ -237,11 +251,17 @@ class RuntimeManager implements PodRuntimeManager {
 
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {
     const read = (): Promise<RuntimePodStatus> => readPodStatus(this.options.runtime, this.options.logger, this.now, uid, name, namespace);
-    return this.options.statusCache?.read(uid, read) ?? read();
+    const absent = (): RuntimePodStatus => ({ uid, name, namespace, ips: [], sandboxes: [], containers: [], timestamp: this.now() });
+    return this.options.statusCache?.read(uid, read, absent) ?? read();
   }
 
   listPods(): Promise<RunningPod[]> {
     return listRunningPods(this.options.runtime);
+  }
+
+  /** prepareContainer started now; settles to the preparation or to the error that must end the sync. */
+  private prepareEarly(pod: Pod, status: RuntimePodStatus, sandboxConfig: PodSandboxConfig, container: Container): Promise<Preparation | Error> {
+    return prepareContainer(this.startDeps, { pod, status, sandboxConfig }, container).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
   }
 
   /** The sandbox's configuration; DNS warnings are logged only when it is being created (the DNS applies then). */
@@ -265,6 +285,12 @@ class RuntimeManager implements PodRuntimeManager {
       }
     }
   }
+}
+
+/** The container a sync that makes a new sandbox starts first: the first init container, else the first container. */
+function firstToStart(actions: PodActions): { readonly container: Container } | undefined {
+  const container = actions.initContainersToStart[0] ?? (actions.initDone ? actions.containersToStart[0] : undefined);
+  return container === undefined ? undefined : { container };
 }
 
 /** Whether carrying out the actions changes what the runtime holds for the pod. */

@@ -123,14 +123,30 @@ async function terminationMessageFile(deps: StartDeps, pod: Pod, container: Cont
   return file;
 }
 
-/** Starts one container; rejects only when the runtime is unreachable. */
-export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean): Promise<StartResult> {
+/** What starting a container needs that does not depend on its sandbox existing yet. */
+export interface PreparedContainer {
+  readonly image: Extract<Awaited<ReturnType<ImagePuller['ensureImage']>>, { ok: true }>;
+  readonly restartCount: number;
+  readonly mounts: Awaited<ReturnType<ContainerVolumes['mountsFor']>>;
+  readonly messageFile: string | undefined;
+}
+
+/** A container made ready to create, or the result that ends its start (back-off, image or config error). */
+export type Preparation = { readonly ready: PreparedContainer } | { readonly done: StartResult };
+
+/**
+ * The steps of a start before CreateContainer that need only the sandbox's config: the back-off
+ * check, the image (ImageStatus, a pull when the policy asks), the restart count, mounts, the
+ * termination-message file and the log directory. A new sandbox's first container is prepared
+ * while RunPodSandbox runs. Rejects only when the runtime is unreachable.
+ */
+export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' | 'status' | 'sandboxConfig'>, container: Container): Promise<Preparation> {
   const { pod } = ctx;
   const name = container.name;
   const backedOff = checkBackOff(deps.backOff, pod, container, ctx.status);
   if (backedOff !== undefined) {
     emitEvent(deps, { type: 'Warning', reason: 'BackOff', message: `Back-off restarting failed container ${name} in pod ${formatPod(pod)}`, pod, container: name });
-    return backedOff;
+    return { done: backedOff };
   }
   const credentials = deps.pullCredentials;
   const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig, {
@@ -138,18 +154,41 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
     ...(credentials === undefined ? {} : { auth: (ref: string) => credentials(pod, ref) }),
   });
   if (!image.ok) {
-    return { error: { container: name, reason: image.reason, message: image.message }, ...(image.retryAfterMs === undefined ? {} : { retryAfterMs: image.retryAfterMs }) };
+    return { done: { error: { container: name, reason: image.reason, message: image.message }, ...(image.retryAfterMs === undefined ? {} : { retryAfterMs: image.retryAfterMs }) } };
   }
-  const configError = (err: unknown): StartResult => ({ error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } });
   const logDir = path.join(ctx.sandboxConfig.logDirectory ?? '', name);
   const previous = findContainer(ctx.status, name);
-  let config: ContainerConfig;
   try {
     verifyRunAsNonRoot(pod, container, image);
-    const restartCount = previous === undefined ? await restartCountFromLogs(logDir) : previous.restartCount + 1;
-    const mounts = await deps.volumes.mountsFor(pod, container);
-    const messageFile = await terminationMessageFile(deps, pod, container);
-    await mkdir(logDir, { recursive: true, mode: 0o755 });
+    const [restartCount, mounts, messageFile] = await Promise.all([
+      previous === undefined ? restartCountFromLogs(logDir) : previous.restartCount + 1,
+      deps.volumes.mountsFor(pod, container),
+      terminationMessageFile(deps, pod, container),
+      mkdir(logDir, { recursive: true, mode: 0o755 }),
+    ]);
+    return { ready: { image, restartCount, mounts, messageFile } };
+  } catch (err) {
+    return { done: configFailure(deps, pod, name, err) };
+  }
+}
+
+function configFailure(deps: StartDeps, pod: Pod, name: string, err: unknown): StartResult {
+  emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
+  return { error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } };
+}
+
+/**
+ * Starts one container (prepared beforehand, or now); rejects only when the runtime is
+ * unreachable.
+ */
+export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean, prepared?: Preparation): Promise<StartResult> {
+  const { pod } = ctx;
+  const name = container.name;
+  const preparation = prepared ?? (await prepareContainer(deps, ctx, container));
+  if ('done' in preparation) return preparation.done;
+  const { image, restartCount, mounts, messageFile } = preparation.ready;
+  let config: ContainerConfig;
+  try {
     config = makeContainerConfig({
       pod,
       container,
@@ -166,8 +205,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
     });
   } catch (err) {
-    emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
-    return configError(err);
+    return configFailure(deps, pod, name, err);
   }
   const oomScoreAdj = config.linux?.resources?.oomScoreAdj;
   if (oomScoreAdj !== undefined) deps.checkOomScore(oomScoreAdj);

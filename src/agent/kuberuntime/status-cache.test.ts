@@ -37,4 +37,31 @@ void describe('pod status cache', () => {
     cache.relisted(1001);
     assert.equal((await cache.read('u', () => Promise.resolve(status(2)))).timestamp, 2);
   });
+
+  void it('answers `absent` without a read only for a pod the last fresh relist did not see and nothing touched since', async () => {
+    let t = 1000;
+    const cache = createPodStatusCache({ now: () => t });
+    let reads = 0;
+    const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
+    const absent = (): RuntimePodStatus => status(-1);
+    assert.equal((await cache.read('u', reader, absent)).timestamp, 1, 'no relist yet: read');
+    cache.relisted(1000, new Set(['other']));
+    assert.equal((await cache.read('new', reader, absent)).timestamp, -1, 'unseen and untouched: absent');
+    assert.equal((await cache.read('new', reader)).timestamp, 2, 'no absent given: read');
+    assert.equal((await cache.read('other', reader, absent)).timestamp, 3, 'seen by the relist: read');
+    t = 1005;
+    cache.invalidate('new');
+    assert.equal((await cache.read('new', reader, absent)).timestamp, 4, 'touched after the relist began: read');
+    cache.relisted(1004, new Set(['other']));
+    assert.equal((await cache.read('new', reader, absent)).timestamp, 5, 'a relist that began before the touch vouches for nothing');
+    cache.invalidate('new');
+    t = 1010;
+    cache.relisted(1010, new Set(['other']));
+    assert.equal((await cache.read('gone', reader, absent)).timestamp, -1);
+    assert.equal((await cache.read('new', reader, absent)).timestamp, -1, 'a later relist found nothing of it: absent again');
+    t = 1010 + 5001;
+    assert.equal((await cache.read('new', reader, absent)).timestamp, 6, 'the PLEG stalled: read');
+    cache.relisted(6011);
+    assert.equal((await cache.read('x', reader, absent)).timestamp, 7, 'a relist that did not report what it saw: read');
+  });
 });

@@ -10,16 +10,23 @@
  *    as with upstream's cache.
  * Everything else in a status (exit codes, IPs, times, termination messages) is fixed for a
  * container id in a given state.
+ *
+ * A pod the last relist did not see at all (a new pod's first sync) is known to hold nothing in
+ * the runtime under the same conditions — the relist is recent and nothing touched the pod since
+ * it began — so its first sync starts without listing the runtime for it.
  */
 import type { RuntimePodStatus } from './types.js';
 
 export interface PodStatusCache {
   /** The pod's runtime objects changed, or may have (the PLEG saw it, or the agent acted). */
   invalidate(uid: string): void;
-  /** A relist that began at `startedAt` (ms since the epoch) succeeded. */
-  relisted(startedAt: number): void;
-  /** The pod's status: the kept one when still vouched for, else `reader`'s (kept for next time). */
-  read(uid: string, reader: () => Promise<RuntimePodStatus>): Promise<RuntimePodStatus>;
+  /** A relist that began at `startedAt` (ms since the epoch) succeeded; `seen`: the pod UIDs it found. */
+  relisted(startedAt: number, seen?: ReadonlySet<string>): void;
+  /**
+   * The pod's status: the kept one when still vouched for, `absent()` when the last relist
+   * vouches that the runtime holds nothing of the pod, else `reader`'s (kept for next time).
+   */
+  read(uid: string, reader: () => Promise<RuntimePodStatus>, absent?: () => RuntimePodStatus): Promise<RuntimePodStatus>;
 }
 
 export interface PodStatusCacheOptions {
@@ -38,18 +45,29 @@ export function createPodStatusCache(options: PodStatusCacheOptions = {}): PodSt
   const invalidated = new Map<string, number>();
   const reading = new Map<string, number>();
   let lastRelist = 0;
+  /** Pod UIDs the last relist found (undefined: it did not say). */
+  let lastSeen: ReadonlySet<string> | undefined;
+  /** When each pod was last invalidated, kept while no relist began after it. */
+  const touched = new Map<string, number>();
 
   return {
     invalidate(uid) {
       entries.delete(uid);
+      touched.set(uid, now());
       if (reading.has(uid)) invalidated.set(uid, ++generation);
     },
-    relisted(startedAt) {
-      lastRelist = Math.max(lastRelist, startedAt);
+    relisted(startedAt, seen) {
+      if (startedAt < lastRelist) return;
+      lastRelist = startedAt;
+      lastSeen = seen;
+      // Kept: touches at or after the relist began (it may have missed what they did).
+      for (const [uid, at] of touched) if (at < startedAt) touched.delete(uid);
     },
-    async read(uid, reader) {
+    async read(uid, reader, absent) {
       const kept = entries.get(uid);
-      if (kept !== undefined && lastRelist > kept.readAt && now() - lastRelist <= maxAge) return kept.status;
+      const fresh = now() - lastRelist <= maxAge;
+      if (kept !== undefined && lastRelist > kept.readAt && fresh) return kept.status;
+      if (kept === undefined && absent !== undefined && fresh && lastSeen !== undefined && !lastSeen.has(uid) && !touched.has(uid)) return absent();
       const began = ++generation;
       reading.set(uid, (reading.get(uid) ?? 0) + 1);
       try {

@@ -25,8 +25,8 @@ export interface PlegOptions {
   readonly logger: Logger;
   /** Called once per relist for each pod whose sandboxes or containers changed. */
   readonly onPodChanged: (uid: string) => void;
-  /** Called after each successful relist (after its onPodChanged calls) with when it began. */
-  readonly onRelisted?: (startedAt: number) => void;
+  /** Called after each successful relist (after its onPodChanged calls) with when it began and the pod UIDs it found. */
+  readonly onRelisted?: (startedAt: number, seen: ReadonlySet<string>) => void;
   readonly relistPeriodMs?: number;
   /** A relist older than this makes the PLEG unhealthy (upstream: 3 minutes). */
   readonly relistThresholdMs?: number;
@@ -75,10 +75,12 @@ export function createPleg(options: PlegOptions): Pleg {
       return;
     }
     const current = new Map<string, string>();
+    const seen = new Set<string>();
     for (const o of [...sandboxes, ...containers]) {
       const uid = o.labels[POD_UID_LABEL];
       if (uid === undefined) continue;
       current.set(o.id, `${uid} ${o.state}`);
+      seen.add(uid);
     }
     const changed = new Set<string>();
     for (const [id, entry] of current) {
@@ -91,7 +93,7 @@ export function createPleg(options: PlegOptions): Pleg {
     lastRelist = now();
     lastError = '';
     for (const uid of changed) options.onPodChanged(uid);
-    options.onRelisted?.(startedAt);
+    options.onRelisted?.(startedAt, seen);
   }
 
   function loop(): void {

@@ -153,17 +153,18 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       const deadline = await checkDeadline(pod, before.startTime);
       if (deadline === 0) return { terminal: true };
       let problems: SyncError[] = [];
-      let step = 'cgroup';
-      try {
-        await options.cgroups.ensure(pod);
-        step = 'volumes';
-        await applyFsGroup(pod, await options.volumes.preparePodVolumes(pod));
-      } catch (err) {
-        if (step === 'volumes') {
-          const event: PodEvent = { type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${messageOf(err)}`, pod };
+      // The pod cgroup and the volumes do not depend on each other: made side by side.
+      const [cgroup, volumes] = await Promise.allSettled([
+        options.cgroups.ensure(pod),
+        options.volumes.preparePodVolumes(pod).then((prepared) => applyFsGroup(pod, prepared)),
+      ]);
+      if (cgroup.status === 'rejected' || volumes.status === 'rejected') {
+        if (volumes.status === 'rejected') {
+          const event: PodEvent = { type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${messageOf(volumes.reason)}`, pod };
           logger.info('Event', { type: event.type, reason: event.reason, pod: podName(pod), message: event.message });
           options.onEvent?.(event);
         }
+        const err: unknown = cgroup.status === 'rejected' ? cgroup.reason : volumes.status === 'rejected' ? volumes.reason : undefined;
         // Mount problems keep every container waiting; the worker retries with its back-off.
         problems = (pod.spec?.containers ?? []).map((c) => ({ container: c.name, reason: 'CreateContainerConfigError', message: messageOf(err) }));
         errors.set(uid, problems);
