@@ -85,7 +85,9 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const pleg = createPleg({
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
     logger: logs.logger('pleg'),
-    onPodChanged: (uid) => {
+    onPodChanged: (uid, observed) => {
+      // The agent's own start of a container, read back by the sync that made it: no resync.
+      if (node.statusCache.holds(uid, observed)) return;
       node.statusCache.invalidate(uid);
       syncLoop.podChanged(uid);
     },

@@ -64,4 +64,25 @@ void describe('pod status cache', () => {
     cache.relisted(6011);
     assert.equal((await cache.read('x', reader, absent)).timestamp, 7, 'a relist that did not report what it saw: read');
   });
+
+  void it('holds a PLEG observation exactly when the kept status shows the same sandboxes and containers in the same states, all ready or running', async () => {
+    const t = 1000;
+    const cache = createPodStatusCache({ now: () => t });
+    const kept: RuntimePodStatus = {
+      ...status(1),
+      sandboxes: [{ id: 's1', state: 'ready' } as RuntimePodStatus['sandboxes'][number]],
+      containers: [{ id: 'c1', state: 'running' } as RuntimePodStatus['containers'][number]],
+    };
+    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'nothing kept');
+    await cache.read('u', () => Promise.resolve(kept));
+    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), true);
+    assert.equal(cache.holds('u', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'a state changed');
+    const exited: RuntimePodStatus = { ...kept, containers: [{ id: 'c1', state: 'exited' } as RuntimePodStatus['containers'][number]] };
+    await cache.read('e', () => Promise.resolve(exited));
+    assert.equal(cache.holds('e', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'an exited container may want a restart: never held');
+    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 'c2 CONTAINER_CREATED', 's1 SANDBOX_READY']), false, 'a container more');
+    assert.equal(cache.holds('u', ['s1 SANDBOX_READY']), false, 'a container less');
+    cache.invalidate('u');
+    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'invalidated');
+  });
 });

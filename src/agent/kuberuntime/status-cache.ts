@@ -17,9 +17,26 @@
  */
 import type { RuntimePodStatus } from './types.js';
 
+/** `<id> <CRI state>` of each sandbox and container of a status, sorted (the PLEG's form). */
+function observedIn(status: RuntimePodStatus): string[] {
+  return [
+    ...status.sandboxes.map((s) => `${s.id} ${s.state === 'ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY'}`),
+    ...status.containers.map((c) => `${c.id} CONTAINER_${c.state.toUpperCase()}`),
+  ].sort();
+}
+
 export interface PodStatusCache {
   /** The pod's runtime objects changed, or may have (the PLEG saw it, or the agent acted). */
   invalidate(uid: string): void;
+  /**
+   * Whether the kept status of the pod shows exactly `observed` (`<id> <CRI state>` of each
+   * sandbox and container, sorted) with every sandbox ready and every container running: then
+   * a change the PLEG saw is one the agent has read already (its own start of a container, read
+   * back by the sync that made it) and that asks nothing of it, so neither the kept status nor a
+   * sync of the pod is needed again. A container that exited or was only created, or a sandbox
+   * not ready, may want the agent to act (a restart, the next init container): never held.
+   */
+  holds(uid: string, observed: readonly string[]): boolean;
   /** A relist that began at `startedAt` (ms since the epoch) succeeded; `seen`: the pod UIDs it found. */
   relisted(startedAt: number, seen?: ReadonlySet<string>): void;
   /**
@@ -55,6 +72,12 @@ export function createPodStatusCache(options: PodStatusCacheOptions = {}): PodSt
       entries.delete(uid);
       touched.set(uid, now());
       if (reading.has(uid)) invalidated.set(uid, ++generation);
+    },
+    holds(uid, observed) {
+      const kept = entries.get(uid);
+      if (kept === undefined || !observed.every((entry) => entry.endsWith(' SANDBOX_READY') || entry.endsWith(' CONTAINER_RUNNING'))) return false;
+      const shown = observedIn(kept.status);
+      return shown.length === observed.length && shown.every((entry, i) => entry === observed[i]);
     },
     relisted(startedAt, seen) {
       if (startedAt < lastRelist) return;

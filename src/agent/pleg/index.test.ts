@@ -17,10 +17,17 @@ void describe('PLEG', () => {
     ];
     const changed: string[][] = [];
     let batch: string[] = [];
+    const observed = new Map<string, readonly string[]>();
+    const seenByRelist: string[][] = [];
     let now = 1000;
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
-      logger, onPodChanged: (uid) => batch.push(uid), now: () => now,
+      logger, now: () => now,
+      onPodChanged: (uid, entries) => {
+        batch.push(uid);
+        observed.set(uid, entries);
+      },
+      onRelisted: (_startedAt, seen) => seenByRelist.push([...seen].sort()),
     });
     const relist = async (): Promise<void> => {
       batch = [];
@@ -29,13 +36,17 @@ void describe('PLEG', () => {
     };
     assert.equal(pleg.health().healthy, false);
     await relist();
+    assert.deepEqual(observed.get('a'), ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY'], 'what the relist found of the pod, sorted');
     await relist();
     containers = [{ ...containers[0]!, state: 'CONTAINER_EXITED' }, containers[1]!];
     await relist();
+    assert.deepEqual(observed.get('a'), ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']);
     sandboxes = [];
     containers = [containers[0]!];
     await relist();
     assert.deepEqual(changed, [['a', 'b'], [], ['a'], ['a', 'b']]);
+    assert.deepEqual(observed.get('b'), [], 'a pod gone: nothing found of it');
+    assert.deepEqual(seenByRelist, [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a']]);
     assert.equal(pleg.health().healthy, true);
     now += 4 * 60_000;
     assert.match(pleg.health().message, /the last relist was 240s ago/);

@@ -23,8 +23,11 @@ export interface RelistSource {
 export interface PlegOptions {
   readonly runtime: RelistSource;
   readonly logger: Logger;
-  /** Called once per relist for each pod whose sandboxes or containers changed. */
-  readonly onPodChanged: (uid: string) => void;
+  /**
+   * Called once per relist for each pod whose sandboxes or containers changed, with what the
+   * relist found of the pod: `<id> <CRI state>` of each sandbox and container, sorted.
+   */
+  readonly onPodChanged: (uid: string, observed: readonly string[]) => void;
   /** Called after each successful relist (after its onPodChanged calls) with when it began and the pod UIDs it found. */
   readonly onRelisted?: (startedAt: number, seen: ReadonlySet<string>) => void;
   readonly relistPeriodMs?: number;
@@ -92,7 +95,11 @@ export function createPleg(options: PlegOptions): Pleg {
     previous = current;
     lastRelist = now();
     lastError = '';
-    for (const uid of changed) options.onPodChanged(uid);
+    if (changed.size > 0) {
+      const observed = new Map<string, string[]>([...changed].map((uid) => [uid, []]));
+      for (const [id, entry] of current) observed.get(entry.slice(0, entry.indexOf(' ')))?.push(`${id}${entry.slice(entry.indexOf(' '))}`);
+      for (const [uid, entries] of observed) options.onPodChanged(uid, entries.sort());
+    }
     options.onRelisted?.(startedAt, seen);
   }
 
