@@ -17,7 +17,7 @@ import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController } from '../agent/nodestatus/index.js';
-import { createRestClient, loadOrchconfig, statusOf, type OrchConnection } from '../agent/orchclient/index.js';
+import { createOrchClient, createRestClient, loadOrchconfig, statusOf, type OrchClient, type OrchConnection } from '../agent/orchclient/index.js';
 import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
@@ -27,6 +27,13 @@ import type { SyncLoop } from '../agent/syncloop/index.js';
 import type { NodeIdentity } from './agent-node.js';
 
 /** The API server as the node's modules use it. */
+export { apiAdmitHandlers } from '../agent/apipods/index.js';
+
+/** The plain API client of an orchconfig file (the servers' token and access reviews use it). */
+export async function orchClientFor(orchconfigPath: string): Promise<OrchClient> {
+  return createOrchClient({ connection: await loadOrchconfig(orchconfigPath) });
+}
+
 export interface ApiConnection {
   readonly rest: RestClient;
   readonly recorder: EventRecorder;

@@ -12,15 +12,14 @@ import type { LogRoot } from '../agent/logging/index.js';
 import { createPleg, type Pleg } from '../agent/pleg/index.js';
 import type { PodConfig } from '../agent/podsource/index.js';
 import { createPodWorkers, type PodWorkers } from '../agent/podworkers/index.js';
-import { createOrchClient, loadOrchconfig, type OrchClient } from '../agent/orchclient/index.js';
+import type { OrchClient } from '../agent/orchclient/index.js';
 import {
   createAgentMetrics, criRuntimeCounts, recordPodStarts, startServers, type AgentMetrics, type HealthCheck, type Servers,
 } from '../agent/server/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import { createSyncLoop, podCapacity, type SyncLoop } from '../agent/syncloop/index.js';
 import { API_SOURCE } from '../api/pod/index.js';
-import { apiAdmitHandlers } from '../agent/apipods/index.js';
-import { connectApi, startApiMode, type ApiMode } from './agent-api.js';
+import type { ApiMode } from './agent-api.js';
 import { buildNode, nodeIdentity, type NodeModules } from './agent-node.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
@@ -47,7 +46,9 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const late: { loop?: SyncLoop; apiMode?: ApiMode } = {};
   // API-server mode (--orchconfig): bootstrap, the REST client and the event recorder come first.
   const identity = await nodeIdentity(resolved);
-  const api = await connectApi(resolved, logs, identity);
+  // Its modules are loaded only then: a standalone agent holds none of their code.
+  const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
+  const api = await apiModules?.connectApi(resolved, logs, identity);
   let node: NodeModules;
   try {
     node = await buildNode(resolved, logs, (uid) => late.loop?.isDesired(uid) ?? false, { api, identity });
@@ -76,7 +77,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(api === undefined ? [] : apiAdmitHandlers(() => late.apiMode?.node()))],
+    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(api === undefined || apiModules === undefined ? [] : apiModules.apiAdmitHandlers(() => late.apiMode?.node()))],
     onReject: (pod, reason, message) => { api?.podEvent({ type: 'Warning', reason, message, pod }); },
     onDeletable: (pod) => { late.apiMode?.podFinished(pod); },
   });
@@ -110,8 +111,8 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   syncLoop.start();
   pleg.start();
   await podConfig.start();
-  if (api !== undefined) {
-    late.apiMode = startApiMode({
+  if (api !== undefined && apiModules !== undefined) {
+    late.apiMode = apiModules.startApiMode({
       resolved, logs, api, nodeName: name, nodeIPs: node.nodeIPs, cri, status, syncLoop,
       pushPods: (pods) => { podConfig.pushSnapshot(API_SOURCE, pods); },
       health: loopHealth,
@@ -125,7 +126,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   let servers: Servers;
   try {
     // The API server client of --orchconfig (for now only the servers' token and access reviews use it).
-    orchClient = resolved.options.orchconfig === '' ? undefined : createOrchClient({ connection: await loadOrchconfig(resolved.options.orchconfig) });
+    orchClient = apiModules === undefined ? undefined : await apiModules.orchClientFor(resolved.options.orchconfig);
     servers = await startServers({
       config: c,
       certDir: resolved.options.certDir,
