@@ -4,7 +4,10 @@
  *
  * - event creates per second at concurrency 64 (POST /apis/events.orch.io/v1/...), next to raw
  *   etcd3 puts of the same JSON at the same concurrency measured just before (etcd's fsync rate
- *   on these disks drifts between runs, so each server gets its own adjacent baseline);
+ *   on these disks drifts between runs, so each server gets its own adjacent baseline). Each
+ *   subject first gets a short unmeasured round (JIT warm-up), and each rate is printed with the
+ *   CPU milliseconds per operation of etcd, orch-apiserver and this process (user + system time
+ *   from /proc/<pid>/stat): on a machine with few cores the rate is bound by their sum;
  * - watch delivery latency (POST start -> ADDED line read) p50/p99 with 100 HTTP watchers;
  * - a list of 100,000 events paged by 500 (GET ?limit=500&continue=...), next to a raw paged
  *   etcd range over as many keys.
@@ -12,6 +15,8 @@
  * Run: `npm run build && node dist/bench/apiserver-events.js [--quick] [--list-objects N]`.
  * Figures vary with the disk and the CPU; nothing here is asserted.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
@@ -47,6 +52,30 @@ async function rate(total: number, concurrency: number, task: (i: number) => Pro
     }
   }));
   return total / ((performance.now() - start) / 1000);
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ). */
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU time (user + system, every thread) a process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesized command name: state is [0], utime [11], stime [12].
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** The processes whose CPU time is measured, by the name printed. */
+type Processes = Readonly<Record<string, readonly number[]>>;
+
+/** rate() of `total` tasks, with the CPU milliseconds per task of each process in `processes`. */
+async function measuredRate(total: number, concurrency: number, task: (i: number) => Promise<unknown>, processes: Processes): Promise<{ rate: number; cpu: string }> {
+  const used = (): number[] => Object.values(processes).map((pids) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0));
+  const before = used();
+  const perSecond = await rate(total, concurrency, task);
+  const after = used();
+  const cpu = Object.keys(processes).map((name, i) => `${name} ${(((after[i] ?? 0) - (before[i] ?? 0)) / total).toFixed(3)}`).join(', ');
+  return { rate: perSecond, cpu: `CPU ms/op: ${cpu}` };
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -124,6 +153,8 @@ export async function runApiServerEventsBench(options: { quick: boolean; listObj
   const { print } = options;
   const concurrency = 64;
   const creates = options.quick ? 2000 : 10_000;
+  // A fresh orch-apiserver needs about 3000 creates before its CPU per create settles (JIT).
+  const warmup = 3000;
   const watchers = 100;
   const watchWrites = options.quick ? 50 : 200;
   const rows: Row[] = [];
@@ -137,16 +168,20 @@ export async function runApiServerEventsBench(options: { quick: boolean; listObj
       const server = await startApiServer({ storage, etcdEndpoints: etcd.endpoints, args: ['--event-ttl=24h'] });
       servers.push(server);
       await server.client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } });
-      const rawRate = await rate(creates, concurrency, (i) => client.put(`/raw/events/${NS}/e${rawKeys + i}`).value(raw).exec());
+      const processes: Processes = { etcd: etcd.pids(), 'orch-apiserver': server.pid === undefined ? [] : [server.pid], bench: [process.pid] };
+      // Unmeasured warm-up rounds (outside the listed prefix for the raw puts).
+      await rate(warmup, concurrency, (i) => client.put(`/raw/warmup/${storage}/w${i}`).value(raw).exec());
+      const rawPut = await measuredRate(creates, concurrency, (i) => client.put(`/raw/events/${NS}/e${rawKeys + i}`).value(raw).exec(), processes);
       rawKeys += creates;
-      rows.push({ measure: `create rate, concurrency ${concurrency}`, subject: `raw etcd3 put (baseline for ${storage})`, value: rawRate, unit: '/s', baseline: '' });
-      const apiRate = await rate(creates, concurrency, (i) => create(server, event(i, 'create')));
-      rows.push({ measure: `create rate, concurrency ${concurrency}`, subject: `orch-apiserver over HTTPS, ${storage}`, value: apiRate, unit: '/s', baseline: `${((100 * apiRate) / rawRate).toFixed(0)}% of raw etcd put` });
+      rows.push({ measure: `create rate, concurrency ${concurrency}`, subject: `raw etcd3 put (baseline for ${storage})`, value: rawPut.rate, unit: '/s', baseline: rawPut.cpu });
+      await rate(warmup, concurrency, (i) => create(server, event(i, 'warmup')));
+      const api = await measuredRate(creates, concurrency, (i) => create(server, event(i, 'create')), processes);
+      rows.push({ measure: `create rate, concurrency ${concurrency}`, subject: `orch-apiserver over HTTPS, ${storage}`, value: api.rate, unit: '/s', baseline: `${((100 * api.rate) / rawPut.rate).toFixed(0)}% of raw etcd put; ${api.cpu}` });
       const latency = await watchLatency(server, watchers, watchWrites);
       rows.push({ measure: `watch latency, ${watchers} watchers`, subject: `p50, ${storage}`, value: percentile(latency, 50), unit: 'ms', baseline: `${latency.length} samples` });
       rows.push({ measure: `watch latency, ${watchers} watchers`, subject: `p99, ${storage}`, value: percentile(latency, 99), unit: 'ms', baseline: '' });
       const seedStart = performance.now();
-      const have = creates + watchWrites;
+      const have = warmup + creates + watchWrites;
       if (options.listObjects > have) await rate(options.listObjects - have, concurrency, (i) => create(server, event(i, 'seed')));
       print(`seeded ${options.listObjects} events into ${storage} in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
       const listed = await pagedList(server, 500);

@@ -48,6 +48,8 @@ export interface ApiServer {
   readonly dir: string;
   readonly etcdEndpoints: readonly string[];
   readonly client: ApiClient;
+  /** The pid of the server process (the latest one after resume()). */
+  readonly pid: number | undefined;
   /** The process's stderr so far. */
   logs(): string;
   /** SIGTERM (then SIGKILL), waits for the exit, stops its etcd, removes the files. Idempotent. */
@@ -274,7 +276,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     launch();
     await ready();
   };
-  return { url, port, caFile, adminKubeconfig: kubeconfig, token, dir, etcdEndpoints, get client() { return client; }, logs: () => stderr, stop, pause, resume };
+  return { url, port, caFile, adminKubeconfig: kubeconfig, token, dir, etcdEndpoints, get client() { return client; }, get pid() { return child.pid; }, logs: () => stderr, stop, pause, resume };
 }
 
 /** A valid events.orch.io/v1 Event body (name, namespace default), with `extra` fields merged over it. */

@@ -27,6 +27,8 @@ export interface EtcdCluster {
   stopMember(i: number): Promise<void>;
   /** Stops every member and removes the data directories. Idempotent. */
   stop(): Promise<void>;
+  /** The pids of the member processes started so far. */
+  pids(): number[];
 }
 
 interface Member {
@@ -181,5 +183,6 @@ export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster>
       await stopProcess(member);
     },
     stop,
+    pids: () => members.flatMap((m) => (m.process?.pid === undefined ? [] : [m.process.pid])),
   };
 }

@@ -37,6 +37,25 @@ function parseAccept(header: string | undefined): MediaRange[] {
   return ranges.filter((r) => r.q > 0).sort((a, b) => b.q - a.q);
 }
 
+/**
+ * Parsed Accept headers by their text: clients send the same few headers on every request, and
+ * parsing one took a measurable share of a small request. The ranges are never modified once
+ * parsed. Bounded (emptied when full) so that odd headers cannot grow it.
+ */
+const ACCEPT_CACHE_SIZE = 64;
+const parsedAccepts = new Map<string, readonly MediaRange[]>();
+
+function acceptRanges(header: string | undefined): readonly MediaRange[] {
+  const key = header ?? '';
+  let ranges = parsedAccepts.get(key);
+  if (ranges === undefined) {
+    ranges = parseAccept(header);
+    if (parsedAccepts.size >= ACCEPT_CACHE_SIZE) parsedAccepts.clear();
+    parsedAccepts.set(key, ranges);
+  }
+  return ranges;
+}
+
 function classify(range: MediaRange): { kind: OutputKind; version: string } | undefined {
   const as = range.params.get('as');
   const group = range.params.get('g');
@@ -60,7 +79,7 @@ function classify(range: MediaRange): { kind: OutputKind; version: string } | un
  * NotAcceptable when none fits.
  */
 export function negotiate(accept: string | undefined, allowed: readonly OutputKind[], pretty: boolean): Output {
-  for (const range of parseAccept(accept)) {
+  for (const range of acceptRanges(accept)) {
     const found = classify(range);
     if (found !== undefined && (found.kind === 'json' || allowed.includes(found.kind))) return { ...found, pretty };
   }

@@ -117,7 +117,8 @@ function ctx(r: ResourceRequest): { user: RequestUser; now: Date } {
 
 async function handleCreate(r: ResourceRequest): Promise<void> {
   const decoded = decodeObject(r.registry.def, await body(r), fieldValidation(r.query));
-  const created = await r.registry.create(ctx(r), r.namespace, decoded.object, { dryRun: r.query.dryRun() });
+  // The decoded object shares nothing with anything else: the registry may complete it in place.
+  const created = await r.registry.createFrom(ctx(r), r.namespace, decoded.object, { dryRun: r.query.dryRun() });
   sendObject(r, 201, created, warningHeaders(decoded.warnings));
 }
 

@@ -66,16 +66,30 @@ export class ResourceRegistry {
   /** The wire form of a stored object, `kind` and `apiVersion` first. */
   present(stored: StoredObject): WireObject {
     const wire = this.def.conversion === undefined ? stored : this.def.conversion.fromStorage(stored);
-    const { kind: _k, apiVersion: _a, ...rest } = wire;
-    return { kind: this.def.kind, apiVersion: apiVersionOf(this.def), ...rest };
+    // One copy, not two (rest, then spread): the spread keeps kind and apiVersion in the first
+    // places even when it overwrites them, and the assignments restore the view's values.
+    const apiVersion = apiVersionOf(this.def);
+    const object: WireObject = { kind: this.def.kind, apiVersion, ...wire };
+    object.kind = this.def.kind;
+    object.apiVersion = apiVersion;
+    return object;
   }
 
   private toStorage(wire: WireObject): StoredObject {
     return this.def.conversion === undefined ? wire : this.def.conversion.toStorage(wire);
   }
 
+  /** Creates from a copy of `body` (left as it is). */
   async create(ctx: StrategyContext, namespace: string, body: WireObject, options: WriteOptions): Promise<WireObject> {
-    const object = cloneJson(body);
+    return this.createFrom(ctx, namespace, cloneJson(body), options);
+  }
+
+  /**
+   * Like create, for an object the caller hands over (a body decoded for this request): it is
+   * completed in place and must not be used afterwards. Saves the deep copy that create makes,
+   * a good part of the cost of a small create.
+   */
+  async createFrom(ctx: StrategyContext, namespace: string, object: WireObject, options: WriteOptions): Promise<WireObject> {
     if (this.def.review !== undefined) return this.answerReview(this.def.review, object, namespace, ctx);
     prepareCreateMeta(object, this.def, namespace, ctx.now);
     await this.admission('create', this.def, namespace, nameOf(object));
@@ -135,7 +149,8 @@ export class ResourceRegistry {
     return this.write(namespace, name, expected, options, () => cloneJson(incoming), async () => {
       if (!this.def.allowCreateOnUpdate || options.subresource !== undefined) throw notFound(this.resource, name);
       delete metaOf(incoming).resourceVersion;
-      return { object: await this.create(ctx, namespace, incoming, options), created: true };
+      // `incoming` is this request's own copy and is not used after this.
+      return { object: await this.createFrom(ctx, namespace, incoming, options), created: true };
     }, ctx);
   }
 

