@@ -117,6 +117,19 @@ export async function startSequential(
   return { podNames, writtenAt, seenAt, latenciesMs, pollsPerPod: polls / Math.max(1, count) };
 }
 
+/** Several sequential runs taken together (their pods have distinct names). */
+export function joinSequential(runs: readonly SequentialResult[]): SequentialResult {
+  const polls = runs.reduce((sum, r) => sum + r.pollsPerPod * r.latenciesMs.length, 0);
+  const latenciesMs = runs.flatMap((r) => r.latenciesMs);
+  return {
+    podNames: runs.flatMap((r) => r.podNames),
+    writtenAt: new Map(runs.flatMap((r) => [...r.writtenAt])),
+    seenAt: new Map(runs.flatMap((r) => [...r.seenAt])),
+    latenciesMs,
+    pollsPerPod: polls / Math.max(1, latenciesMs.length),
+  };
+}
+
 /** Writes `count` manifests (`<prefix>-<i>`) at once and waits until every container runs (polled every `intervalMs`). */
 export async function startBurst(ctx: PhaseContext, prefix: string, count: number, intervalMs: number, timeoutMs = 600_000): Promise<BurstResult> {
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);

@@ -4,20 +4,24 @@
  *
  *   (a) raw floor: RunPodSandbox + CreateContainer + StartContainer straight over CRI
  *       (bench/cri-floor.ts) with the agent's kind of config — cgroup parent under the
- *       instance's cgroup root, a log directory laid out as the agent does, the agent's
- *       labels — 20 pods one after another, each from its first call to its container's
- *       `startedAt` (ContainerStatus): p50, p99;
+ *       instance's cgroup root, a log directory laid out as the agent does — 20 pods one after
+ *       another, each from its first call to its container's `startedAt` (ContainerStatus):
+ *       p50, p99;
  *   (b) nodeagent: manifest written -> the container's `startedAt` as CRI reports it, 20 pods
- *       one after another (see bench/agent-phases.ts for how it is observed): p50, p99;
+ *       one after another (see bench/agent-phases.ts for how it is observed): p50, p99. (a)
+ *       and (b) take turns, one pod each, so that both see the same load from the rest of the
+ *       machine;
  *   (c) 110 pods at once: all manifests written -> all containers RUNNING, next to the raw
- *       calls at the best of 2, 4 and 8 in flight: total seconds and the ratio;
+ *       calls at the best of 2, 4 and 8 in flight measured right before (the agent idle, the
+ *       raw pods without its labels): total seconds and the ratio;
  *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
  *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window.
  *
  * Each network gets its own agent (started as a child process, -v=4, log in the bench's temp
  * directory, which is kept); all pods are removed between phases; the agent and containerd
  * are stopped at the end, also on failure. Differences left between (a) and (b) configs: the
- * agent also mounts a termination-message file (and /etc/hosts on CNI), passes DNS settings
+ * raw pods of (a) carry no agent labels (the agent running beside them would clean them up as
+ * orphans); the agent also mounts a termination-message file (and /etc/hosts on CNI), passes DNS settings
  * and resources, and makes the pod cgroup itself before RunPodSandbox.
  *
  * Not a test: prints a table per network with the targets next to the numbers, fails on nothing.
@@ -33,8 +37,8 @@ import { connectCri } from '../src/agent/runtime/cri/index.js';
 import { startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
 import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
 import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type UsageWindow } from './agent-process.js';
-import { removeAll, startBurst, startSequential, type PhaseContext } from './agent-phases.js';
-import { measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
+import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
+import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
 
 export { formatAgentPodsTable } from './agent-pods-table.js';
@@ -105,18 +109,8 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     agentLabels: true,
   };
   await measureCriFloor({ ...raw, pods: 2 }); // warm-up: first CNI setup, page cache
-  const rawBurst: CriFloorResult[] = [];
-  for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
-    say(options, `[${network}] (c) raw CRI, ${burst} pods, ${concurrency} in flight`);
-    const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
-    say(options, `[${network}] (c) raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
-    rawBurst.push(result);
-  }
-  // (a) right before (b), so that both see about the same load from the rest of the machine.
-  say(options, `[${network}] (a) raw CRI floor, ${sequential} pods one after another`);
-  const floor = await measureCriFloor({ ...raw, pods: sequential });
-  say(options, `[${network}] (a) p50 ${floor.p50Ms} ms, p99 ${floor.p99Ms} ms`);
-  const rawBurstBest = rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
+  // A short raw run sets the poll's hold-off of (b); (a) itself is measured interleaved with (b).
+  const warmFloor = await measureCriFloor({ ...raw, pods: 4 });
 
   const agentDir = path.join(dir, network);
   const agent = await startAgentProcess({
@@ -130,17 +124,37 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
   const ctx: PhaseContext = { cri, agent, nodeName: NODE_NAME, namespace: NAMESPACE, image: ctrd.images.busybox, hostNetwork: network === 'host', cgroupRoot: ctrd.cgroupRoot };
   try {
     say(options, `[${network}] nodeagent pid ${agent.pid}, log ${agent.logFile}`);
-    const poll = { holdOffMs: Math.floor(floor.p50Ms / 2), intervalMs: 10 };
+    const poll = { holdOffMs: Math.floor(warmFloor.p50Ms / 2), intervalMs: 10 };
     await startSequential(ctx, 'warm', 2, poll); // warm-up: the agent's code paths, as the raw warm-up
     await removeAll(ctx);
 
-    say(options, `[${network}] (b) nodeagent, ${sequential} pods one after another (poll: hold-off ${poll.holdOffMs} ms, then every ${poll.intervalMs} ms)`);
-    const seq = await startSequential(ctx, 'seq', sequential, poll);
+    // (a) and (b) one pod each in turn, so that both see the same load from the rest of the
+    // machine (a shared VM's steal time drifts by tens of percent within minutes). The raw pods
+    // carry no agent labels here, or the running agent would clean them up as orphans.
+    say(options, `[${network}] (a)/(b) raw CRI and nodeagent in turn, ${sequential} pods each (poll: hold-off ${poll.holdOffMs} ms, then every ${poll.intervalMs} ms)`);
+    const singles: CriFloorResult[] = [];
+    const seqRuns: SequentialResult[] = [];
+    for (let i = 0; i < sequential; i++) {
+      singles.push(await measureCriFloor({ ...raw, agentLabels: false, pods: 1 }));
+      seqRuns.push(await startSequential(ctx, `seq${i}`, 1, poll));
+    }
+    const floor = floorOfSingles(singles);
+    const seq = joinSequential(seqRuns);
+    say(options, `[${network}] (a) p50 ${floor.p50Ms} ms, p99 ${floor.p99Ms} ms`);
     const seqSteps = breakdown(await readCompleteLog(agent.logFile, seq.writtenAt), seq.writtenAt, seq.seenAt);
     say(options, `[${network}] (b) p50 ${percentile(seq.latenciesMs, 50)} ms, p99 ${percentile(seq.latenciesMs, 99)} ms; ${formatBreakdown(seqSteps)}`);
     say(options, `[${network}] removing the ${sequential} pods`);
     await removeAll(ctx);
 
+    // The raw bursts right before the agent's, for the same reason (the agent idles meanwhile).
+    const rawBurst: CriFloorResult[] = [];
+    for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
+      say(options, `[${network}] (c) raw CRI, ${burst} pods, ${concurrency} in flight`);
+      const result = await measureCriFloor({ ...raw, agentLabels: false, pods: burst, concurrency });
+      say(options, `[${network}] (c) raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
+      rawBurst.push(result);
+    }
+    const rawBurstBest = rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
     say(options, `[${network}] (c) nodeagent, ${burst} manifests at once`);
     const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
     const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
