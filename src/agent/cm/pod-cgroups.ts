@@ -26,10 +26,12 @@
  * no systemd on these hosts; a later issue may add the D-Bus path).
  */
 import { readdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
+import { Semaphore } from '../../api/semaphore.js';
 import type { Logger } from '../logging/index.js';
 import {
   checkPodUID,
@@ -103,6 +105,8 @@ class FsPodCgroups implements PodCgroups {
   private readonly parents = new Map<string, Promise<void>>();
   /** Control files found missing in the children of a cgroup, by hierarchy root and the parent's relative path. */
   private readonly absent = new Map<string, Set<string>>();
+  /** Pod cgroups being made at once (each in every hierarchy side by side). */
+  private readonly making = new Semaphore(availableParallelism());
   /** Counts removals: an ensure that overlapped one does not remember its pod. */
   private removals = 0;
   /** The QoS shares are written one update at a time, each with the pods active when it runs. */
@@ -137,9 +141,14 @@ class FsPodCgroups implements PodCgroups {
     const parent = driverName(name, this.options.cgroupDriver);
     if (this.ensured.get(uid) !== key) {
       const removals = this.removals;
-      const hierarchies = await this.layout();
-      await allOrFirstError(hierarchies.map((h) => this.makePodCgroup(h, components)));
-      await this.apply(relative, config);
+      // A few pods at a time, in arrival order: 110 pods at once each made their directories and
+      // files in step with all the others (the kernel serializes cgroup creation anyway), so the
+      // first pod's cgroup was done only when nearly all were, almost a second later.
+      await this.making.run(async () => {
+        const hierarchies = await this.layout();
+        await allOrFirstError(hierarchies.map((h) => this.makePodCgroup(h, components)));
+        await this.apply(relative, config);
+      });
       if (removals === this.removals) this.ensured.set(uid, key);
       this.options.logger.v(3, 'pod cgroup ensured', { podUID: uid, cgroupParent: parent });
     }

@@ -1,7 +1,7 @@
 /**
- * A counting semaphore: at most `limit` tasks at once, the others wait in arrival order. The
- * runtime manager bounds its RunPodSandbox calls with one, so that many pods arriving together
- * (a node's 110 at start) do not all hit the runtime and its network plugins at the same time.
+ * The runtime manager's bound of concurrent RunPodSandbox calls, so that many pods arriving
+ * together (a node's 110 at start) do not all hit the runtime and its network plugins at the
+ * same time. The semaphore itself is src/api/semaphore.ts.
  */
 import os from 'node:os';
 
@@ -13,42 +13,4 @@ export function defaultSandboxConcurrency(): number {
   return 4 * os.availableParallelism();
 }
 
-export class Semaphore {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-  private readonly limit: number;
-
-  /** `limit` 0 (or less): no bound. A fraction is rounded down, but at least 1. */
-  constructor(limit: number) {
-    this.limit = limit <= 0 ? 0 : Math.max(1, Math.floor(limit));
-  }
-
-  /** Runs `task` once a slot is free; the slot passes on when it settles (also when it throws). */
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    await this.acquire();
-    try {
-      return await task();
-    } finally {
-      this.release();
-    }
-  }
-
-  /** Tasks running and waiting. */
-  load(): { readonly running: number; readonly waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
-  }
-
-  private acquire(): Promise<void> {
-    if (this.limit === 0 || this.running < this.limit) {
-      this.running++;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next === undefined) this.running--;
-    else next(); // the slot passes straight to the next task: `running` stays
-  }
-}
+export { Semaphore } from '../../api/semaphore.js';
