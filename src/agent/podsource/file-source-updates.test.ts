@@ -2,29 +2,21 @@ import assert from 'node:assert/strict';
 import { watch } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { waitFor } from '../../../test/helpers/wait.js';
 import { FileSource } from './file-source.js';
-import { RecordingLogger, makeTempDir, podYAML, type TempDir } from './fixtures.js';
+import { RecordingLogger, perTestDir, podYAML } from './fixtures.js';
 
 const HOUR_MS = 3_600_000;
 const DEADLINE = { timeoutMs: 5000, intervalMs: 10 };
 /** Files whose notifications the tests' watch drops: only a full scan finds them. */
 const UNSEEN = 'unseen';
 
-let dir: TempDir;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeEach(async () => {
-  dir = await makeTempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await dir.remove();
-});
+const dir = perTestDir();
+const cleanups = dir.cleanups;
 
 interface Started {
   readonly snapshots: (readonly Pod[])[];

@@ -1,25 +1,17 @@
 import assert from 'node:assert/strict';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import { waitFor } from '../../../test/helpers/wait.js';
-import { RecordingLogger, UpdateRecorder, makeTempDir, podYAML, type TempDir } from './fixtures.js';
+import { RecordingLogger, UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
 
 const HOUR_MS = 3_600_000;
 const DEADLINE = { timeoutMs: 5000, intervalMs: 20 };
 
-let dir: TempDir;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeEach(async () => {
-  dir = await makeTempDir();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await dir.remove();
-});
+const dir = perTestDir();
+const cleanups = dir.cleanups;
 
 interface Started {
   readonly config: PodConfig;

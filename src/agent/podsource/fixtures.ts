@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
@@ -74,6 +75,30 @@ export class UpdateRecorder {
 export interface TempDir {
   readonly path: string;
   remove(): Promise<void>;
+}
+
+/**
+ * Gives each test of the file a fresh temporary directory (`path`); what a test pushes on
+ * `cleanups` runs after it, last first, then the directory is removed.
+ */
+export function perTestDir(): { readonly path: string; readonly cleanups: (() => Promise<void>)[] } {
+  let current: TempDir | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeEach(async () => {
+    current = await makeTempDir();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await current?.remove();
+    current = undefined;
+  });
+  return {
+    get path(): string {
+      if (current === undefined) throw new Error('perTestDir: no test is running');
+      return current.path;
+    },
+    cleanups,
+  };
 }
 
 export async function makeTempDir(): Promise<TempDir> {
