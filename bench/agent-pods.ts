@@ -15,7 +15,9 @@
  *       calls at the best of 2, 4 and 8 in flight measured right before (the agent idle, the
  *       raw pods without its labels): total seconds and the ratio;
  *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
- *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window.
+ *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window;
+ *       measured on a new agent at -v=2 that adopted the pods (the one of (a)-(c) runs at -v=4
+ *       for its step times, which logs a line at each pod's periodic resync).
  *
  * Each network gets its own agent (started as a child process, -v=4, log in the bench's temp
  * directory, which is kept); all pods are removed between phases; the agent and containerd
@@ -36,7 +38,7 @@ import { parseArgs } from 'node:util';
 import { connectCri } from '../src/agent/runtime/cri/index.js';
 import { startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
 import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
-import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type UsageWindow } from './agent-process.js';
+import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type AgentProcess, type UsageWindow } from './agent-process.js';
 import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
 import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
@@ -90,6 +92,8 @@ export interface AgentPodsResult {
 }
 
 const NODE_NAME = 'bench-node';
+/** -v of the agent whose idle cost (d) measures. */
+const IDLE_VERBOSITY = 2;
 const NAMESPACE = 'bench-agent';
 
 function say(options: AgentPodsOptions, line: string): void {
@@ -113,13 +117,10 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
   const warmFloor = await measureCriFloor({ ...raw, pods: 4 });
 
   const agentDir = path.join(dir, network);
-  const agent = await startAgentProcess({
-    endpoint: ctrd.endpoint,
-    cgroupRoot: ctrd.cgroupRoot,
-    dir: agentDir,
-    nodeName: NODE_NAME,
-    ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
-  });
+  const agentOptions = { endpoint: ctrd.endpoint, cgroupRoot: ctrd.cgroupRoot, dir: agentDir, nodeName: NODE_NAME };
+  const agent = await startAgentProcess({ ...agentOptions, ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }) });
+  /** The agent of (d), which adopts the pods of (c). */
+  let idleAgent: AgentProcess | undefined;
   const cri = connectCri({ runtimeEndpoint: ctrd.endpoint });
   const ctx: PhaseContext = { cri, agent, nodeName: NODE_NAME, namespace: NAMESPACE, image: ctrd.images.busybox, hostNetwork: network === 'host', cgroupRoot: ctrd.cgroupRoot };
   try {
@@ -165,12 +166,16 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; ${formatBreakdown(burstSteps)}`);
     const idleSeconds = options.idleSeconds ?? (options.quick === true ? 15 : 60);
     const settleSeconds = options.settleSeconds ?? 5;
-    say(options, `[${network}] (d) ${burst} pods running: settling ${settleSeconds} s, then measuring ${idleSeconds} s`);
+    // (d) at the verbosity a node runs with (-v=2), not the -v=4 that (b) and (c) read their
+    // steps from (a log line per resync): that agent stops and a new one adopts the 110 pods.
+    await agent.stop();
+    idleAgent = await startAgentProcess({ ...agentOptions, verbosity: IDLE_VERBOSITY });
+    say(options, `[${network}] (d) ${burst} pods running, adopted by a new agent at -v=${IDLE_VERBOSITY} (pid ${idleAgent.pid}): settling ${settleSeconds} s, then measuring ${idleSeconds} s`);
     await delay(settleSeconds * 1000);
-    const [agentIdle, containerdIdle] = await measureUsage([agent.pid, containerdPid], idleSeconds);
+    const [agentIdle, containerdIdle] = await measureUsage([idleAgent.pid, containerdPid], idleSeconds);
     if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
     say(options, `[${network}] removing the ${burst} pods`);
-    const removalMs = await removeAll(ctx);
+    const removalMs = await removeAll({ ...ctx, agent: idleAgent });
     say(options, `[${network}] the agent removed ${burst} pods in ${(removalMs / 1000).toFixed(1)} s`);
     return {
       network,
@@ -188,6 +193,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     throw err;
   } finally {
     await agent.stop();
+    await idleAgent?.stop();
     cri.close();
     await rm(path.join(agentDir, 'manifests'), { recursive: true, force: true });
   }

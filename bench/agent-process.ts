@@ -11,7 +11,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -86,6 +86,8 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
     '--enable-server=false',
     `-v=${options.verbosity ?? 4}`,
   ];
+  // A log appended to (a second agent on the same directory): only what this one writes counts.
+  const logOffset = (await stat(logFile).catch(() => undefined))?.size ?? 0;
   const out = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
@@ -125,7 +127,7 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
       'nodeagent to start (its log to say "nodeagent running")',
       async () => {
         if (exited(child)) throw new Error(`nodeagent exited (${String(child.exitCode ?? child.signalCode)})`);
-        return (await readFile(logFile, 'utf8')).includes('nodeagent running');
+        return (await readFile(logFile)).subarray(logOffset).toString('utf8').includes('nodeagent running');
       },
       { timeoutMs: 30_000, intervalMs: 20 },
     );
