@@ -84,6 +84,9 @@ const channelOptions: ChannelOptions = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 3_000,
+  // Channelz (gRPC's introspection service, never served here) keeps counters, timestamps and
+  // traces for every call: a tenth of a call's client CPU, paid twice a second by the PLEG.
+  'grpc.enable_channelz': 0,
 };
 
 /**
