@@ -225,10 +225,18 @@ class FsPodCgroups implements PodCgroups {
 
   private async writeQos(): Promise<void> {
     const shares = qosCpuShares(this.active.values());
+    const hierarchies = await this.layout();
     await allOrFirstError(
-      (['Burstable', 'BestEffort'] as const).map((qos) =>
-        this.apply(fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver).join('/'), { cpuShares: shares[qos] }),
-      ),
+      (['Burstable', 'BestEffort'] as const).map(async (qos) => {
+        const components = fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver);
+        // Both QoS cgroups exist whatever pods there are, as upstream's QoS container manager
+        // makes them: a share written before a class's first pod would otherwise find no file,
+        // and the file would be taken for one that cgroups of that level lack.
+        await allOrFirstError(hierarchies.map(async (h) => {
+          for (const p of [...parentsOf(components), components.join('/')]) await this.makeParent(h, p);
+        }));
+        await this.apply(components.join('/'), { cpuShares: shares[qos] });
+      }),
     );
   }
 
