@@ -59,7 +59,7 @@ export interface AgentPodsOptions {
   readonly concurrencies?: readonly number[];
   /** Idle window of (d), seconds (default 60, or 15 with quick). */
   readonly idleSeconds?: number;
-  /** Pause between the last container running and the idle window (default 5 s). */
+  /** Seconds between the new agent of (d) starting and its window (default 20). */
   readonly settleSeconds?: number;
   /** -v of the agent (default 4). */
   readonly verbosity?: number;
@@ -165,7 +165,8 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     const burstSteps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
     say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; ${formatBreakdown(burstSteps)}`);
     const idleSeconds = options.idleSeconds ?? (options.quick === true ? 15 : 60);
-    const settleSeconds = options.settleSeconds ?? 5;
+    // The new agent of (d) first syncs every adopted pod and relists: 20 s before the window.
+    const settleSeconds = options.settleSeconds ?? 20;
     // (d) at the verbosity a node runs with (-v=2), not the -v=4 that (b) and (c) read their
     // steps from (a log line per resync): that agent stops and a new one adopts the 110 pods.
     await agent.stop();
