@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPodStatusCache } from './status-cache.js';
-import type { RuntimePodStatus } from './types.js';
+import type { RuntimeContainerStatus, RuntimeContainerState, RuntimePodStatus, RuntimeSandboxStatus } from './types.js';
 
+const sandbox = (id: string): RuntimeSandboxStatus => ({ id, state: 'ready', createdAt: 1, attempt: 0, ips: [], hostNetwork: true });
+const container = (id: string, state: RuntimeContainerState): RuntimeContainerStatus => ({
+  id, name: 'c', state, createdAt: 1, startedAt: 2, finishedAt: 0, exitCode: 0, reason: '', message: '', image: 'busybox', imageRef: 'sha256:1', restartCount: 0, hash: 'h', init: false,
+});
 const status = (n: number): RuntimePodStatus => ({ uid: 'u', name: 'p', namespace: 'default', ips: [], sandboxes: [], containers: [], timestamp: n });
 
 void describe('pod status cache', () => {
@@ -70,14 +74,14 @@ void describe('pod status cache', () => {
     const cache = createPodStatusCache({ now: () => t });
     const kept: RuntimePodStatus = {
       ...status(1),
-      sandboxes: [{ id: 's1', state: 'ready' } as RuntimePodStatus['sandboxes'][number]],
-      containers: [{ id: 'c1', state: 'running' } as RuntimePodStatus['containers'][number]],
+      sandboxes: [sandbox('s1')],
+      containers: [container('c1', 'running')],
     };
     assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'nothing kept');
     await cache.read('u', () => Promise.resolve(kept));
     assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), true);
     assert.equal(cache.holds('u', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'a state changed');
-    const exited: RuntimePodStatus = { ...kept, containers: [{ id: 'c1', state: 'exited' } as RuntimePodStatus['containers'][number]] };
+    const exited: RuntimePodStatus = { ...kept, containers: [container('c1', 'exited')] };
     await cache.read('e', () => Promise.resolve(exited));
     assert.equal(cache.holds('e', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'an exited container may want a restart: never held');
     assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 'c2 CONTAINER_CREATED', 's1 SANDBOX_READY']), false, 'a container more');
