@@ -110,10 +110,11 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     image: ctrd.images.busybox,
     cgroupRoot: `${ctrd.cgroupRoot}/bench-raw`,
     logRoot: ctrd.logDir,
-    agentLabels: true,
+    // Raw pods run beside the agent, which would clean up pods with its labels as orphans.
+    agentLabels: false,
   };
-  await measureCriFloor({ ...raw, pods: 2 }); // warm-up: first CNI setup, page cache
-  // A short raw run sets the poll's hold-off of (b); (a) itself is measured interleaved with (b).
+  // Warm-up (first CNI setup, page cache) whose p50 also sets the poll's hold-off of (b); (a)
+  // itself is measured interleaved with (b).
   const warmFloor = await measureCriFloor({ ...raw, pods: 4 });
 
   const agentDir = path.join(dir, network);
@@ -130,13 +131,12 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     await removeAll(ctx);
 
     // (a) and (b) one pod each in turn, so that both see the same load from the rest of the
-    // machine (a shared VM's steal time drifts by tens of percent within minutes). The raw pods
-    // carry no agent labels here, or the running agent would clean them up as orphans.
+    // machine (a shared VM's steal time drifts by tens of percent within minutes).
     say(options, `[${network}] (a)/(b) raw CRI and nodeagent in turn, ${sequential} pods each (poll: hold-off ${poll.holdOffMs} ms, then every ${poll.intervalMs} ms)`);
     const singles: CriFloorResult[] = [];
     const seqRuns: SequentialResult[] = [];
     for (let i = 0; i < sequential; i++) {
-      singles.push(await measureCriFloor({ ...raw, agentLabels: false, pods: 1 }));
+      singles.push(await measureCriFloor({ ...raw, pods: 1 }));
       seqRuns.push(await startSequential(ctx, `seq${i}`, 1, poll));
     }
     const floor = floorOfSingles(singles);
@@ -151,7 +151,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     const rawBurst: CriFloorResult[] = [];
     for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
       say(options, `[${network}] (c) raw CRI, ${burst} pods, ${concurrency} in flight`);
-      const result = await measureCriFloor({ ...raw, agentLabels: false, pods: burst, concurrency });
+      const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
       say(options, `[${network}] (c) raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
       rawBurst.push(result);
     }

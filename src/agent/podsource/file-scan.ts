@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
+import { Semaphore } from '../../api/semaphore.js';
 import { podFullName } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
@@ -179,21 +180,10 @@ async function lookAtFile(file: string, context: ScanContext): Promise<FileLook>
   return { outcome: { problems: [`${file}: is not a regular file (sockets, pipes and devices are not manifests)`] }, justChanged: false };
 }
 
-/** Maps `items` with `fn`, at most `limit` calls under way, results in the order of `items`. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = [];
-  let next = 0;
-  // Each worker takes the next index in turn (no two take the same: they only run between awaits).
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /** Looks at the given files of a directory (full paths), concurrently; one look per file, in order. Never throws. */
 export function lookAtFiles(files: readonly string[], context: ScanContext): Promise<FileLook[]> {
-  return mapBounded(files, FILE_CONCURRENCY, (file) => lookAtFile(file, context));
+  const slots = new Semaphore(FILE_CONCURRENCY);
+  return Promise.all(files.map((file) => slots.run(() => lookAtFile(file, context))));
 }
 
 /** Lists and looks at every manifest of `dir`. */
