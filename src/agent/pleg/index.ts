@@ -14,11 +14,20 @@ import { messageOf } from '../../api/errors.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
 import type { Logger } from '../logging/index.js';
 
+/** A sandbox or container as a list call returns it (what the PLEG reads of it). */
+interface RelistObject {
+  readonly id: string;
+  readonly state: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
 /** The two list calls the PLEG makes. */
 export interface RelistSource {
-  listPodSandbox(): Promise<readonly { readonly id: string; readonly state: string; readonly labels: Readonly<Record<string, string>> }[]>;
-  listContainers(): Promise<readonly { readonly id: string; readonly state: string; readonly labels: Readonly<Record<string, string>> }[]>;
+  listPodSandbox(): Promise<readonly RelistObject[]>;
+  listContainers(): Promise<readonly RelistObject[]>;
 }
+
+
 
 export interface PlegOptions {
   readonly runtime: RelistSource;
@@ -58,8 +67,8 @@ export function createPleg(options: PlegOptions): Pleg {
   const threshold = options.relistThresholdMs ?? 3 * 60_000;
   const now = options.now ?? Date.now;
   const log = options.logger;
-  /** id -> `${podUid} ${state}` of the previous relist. */
-  let previous = new Map<string, string>();
+  /** id -> each sandbox and container of the previous relist that has a pod UID label. */
+  let previous = new Map<string, RelistObject>();
   let lastRelist = 0;
   let lastError = '';
   let timer: NodeJS.Timeout | undefined;
@@ -77,27 +86,28 @@ export function createPleg(options: PlegOptions): Pleg {
       log.v(2, 'PLEG relist failed', { err: lastError });
       return;
     }
-    const current = new Map<string, string>();
+    // Nothing is built per object beyond map entries (this runs every second; the CRI client
+    // hands back the previous list's objects for unchanged elements).
+    const current = new Map<string, RelistObject>();
     const seen = new Set<string>();
-    for (const o of [...sandboxes, ...containers]) {
-      const uid = o.labels[POD_UID_LABEL];
-      if (uid === undefined) continue;
-      current.set(o.id, `${uid} ${o.state}`);
-      seen.add(uid);
-    }
     const changed = new Set<string>();
-    for (const [id, entry] of current) {
-      if (previous.get(id) !== entry) changed.add(entry.slice(0, entry.indexOf(' ')));
-    }
-    for (const [id, entry] of previous) {
-      if (!current.has(id)) changed.add(entry.slice(0, entry.indexOf(' ')));
-    }
+    const note = (o: RelistObject): void => {
+      const uid = o.labels[POD_UID_LABEL];
+      if (uid === undefined) return;
+      current.set(o.id, o);
+      seen.add(uid);
+      const before = previous.get(o.id);
+      if (before === undefined || before.labels[POD_UID_LABEL] !== uid || before.state !== o.state) changed.add(uid);
+    };
+    for (const o of sandboxes) note(o);
+    for (const o of containers) note(o);
+    for (const [id, before] of previous) if (!current.has(id)) changed.add(before.labels[POD_UID_LABEL] ?? '');
     previous = current;
     lastRelist = now();
     lastError = '';
     if (changed.size > 0) {
       const observed = new Map<string, string[]>([...changed].map((uid) => [uid, []]));
-      for (const [id, entry] of current) observed.get(entry.slice(0, entry.indexOf(' ')))?.push(`${id}${entry.slice(entry.indexOf(' '))}`);
+      for (const [id, o] of current) observed.get(o.labels[POD_UID_LABEL] ?? '')?.push(`${id} ${o.state}`);
       for (const [uid, entries] of observed) options.onPodChanged(uid, entries.sort());
     }
     options.onRelisted?.(startedAt, seen);

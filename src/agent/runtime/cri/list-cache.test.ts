@@ -32,6 +32,14 @@ void describe('cachingListDeserializer', () => {
     assert.deepEqual(two, method.responseDeserialize(reordered));
   });
 
+  void it('decodes a response with the same element twice as the plain deserializer does', () => {
+    const decode = cachingListDeserializer(method.responseDeserialize, 'containers');
+    const twice = encode([container('a', 'CONTAINER_RUNNING'), container('a', 'CONTAINER_RUNNING')]);
+    const result = decode(twice) as { containers: object[] };
+    assert.deepEqual(result, method.responseDeserialize(twice));
+    assert.notEqual(result.containers[0], result.containers[1]);
+  });
+
   void it('decodes an empty response, and falls back on anything unexpected', () => {
     const decode = cachingListDeserializer(method.responseDeserialize, 'containers');
     assert.deepEqual(decode(Buffer.alloc(0)), { containers: [] });

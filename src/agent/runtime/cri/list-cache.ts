@@ -2,13 +2,22 @@
  * Decoding of the unfiltered list responses (ListPodSandbox, ListContainers) that reuses what
  * the previous response of the same call decoded. Both responses hold one repeated message
  * field (number 1) and nothing else; the PLEG and housekeeping fetch them every second or
- * two, and from one response to the next almost every element is byte for byte the same
- * (the runtime encodes an unchanged sandbox or container identically, whatever the order).
- * So each element is decoded only when its bytes were not in the previous response; the
- * others are the objects decoded then (the CRI types are read-only: nobody mutates them).
- * The runtime writes the entries of a map field (labels, annotations) in any order, so an
- * element is known by its fields sorted (`canonicalKey`): Container and PodSandbox have no
- * repeated field other than maps, whose order means nothing.
+ * two, and from one response to the next almost every element is the same. So each element
+ * is decoded only when it was not in the previous response; the others are the objects
+ * decoded then (the CRI types are read-only: nobody mutates them).
+ *
+ * containerd writes the entries of a map field (labels, annotations) in a random order each
+ * time (measured: 11 of 190 unchanged elements came back byte for byte the same), so an element
+ * is known by its fields whatever their order: two 32-bit hashes of each field (its tag and
+ * payload), mixed and summed, and the element's length. Container and PodSandbox have no
+ * repeated field other than maps, whose order means nothing. Working that out allocates
+ * nothing: at idle with 110 pods the PLEG's two lists a second made about 1 MB/s of garbage
+ * when each element was keyed by its fields as sorted strings, most of the agent's idle
+ * allocation and so of its garbage-collection work.
+ *
+ * Two different elements taken for one another would need both 32-bit sums and the length to
+ * agree (about one chance in 2^53 per changed element); two elements of one response with the
+ * same key (the same container twice cannot happen) make that response decoded as usual.
  *
  * Anything unexpected in the wire format (another field, a malformed length) falls back to
  * decoding the whole response as usual.
@@ -17,48 +26,73 @@
 /** Field 1, wire type 2 (length-delimited): the repeated element's tag byte. */
 const ELEMENT_TAG = 0x0a;
 
+/** The value of the last varint read by `varintEnd` (module state: reading one allocates nothing). */
+let varintValue = 0;
+
 /**
  * Reads a base-128 varint at `pos` (up to 10 bytes: 64-bit values, exact up to 2^53, enough
- * for lengths and tags); undefined when the buffer ends first or it is longer.
+ * for lengths and tags) into `varintValue`; its end, or -1 when `limit` comes first or it is longer.
  */
-function readVarint(buf: Buffer, pos: number): { value: number; next: number } | undefined {
+function varintEnd(buf: Buffer, pos: number, limit: number): number {
   let value = 0;
   let shift = 1;
-  for (let i = pos; i < buf.length && i < pos + 10; i++) {
+  for (let i = pos; i < limit && i < pos + 10; i++) {
     const byte = buf[i] ?? 0;
     value += (byte & 0x7f) * shift;
-    if (byte < 0x80) return { value, next: i + 1 };
+    if (byte < 0x80) {
+      varintValue = value;
+      return i + 1;
+    }
     shift *= 128;
   }
-  return undefined;
+  return -1;
 }
 
-/** Skips one field's payload of the given wire type at `pos`; undefined when malformed. */
-function skipPayload(buf: Buffer, pos: number, wireType: number, end: number): number | undefined {
-  let next: number | undefined;
-  if (wireType === 0) next = readVarint(buf, pos)?.next;
+/** The end of one field's payload of the given wire type at `pos`; -1 when malformed. */
+function payloadEnd(buf: Buffer, pos: number, wireType: number, end: number): number {
+  let next: number;
+  if (wireType === 0) next = varintEnd(buf, pos, end);
   else if (wireType === 1) next = pos + 8;
   else if (wireType === 5) next = pos + 4;
   else if (wireType === 2) {
-    const length = readVarint(buf, pos);
-    next = length === undefined ? undefined : length.next + length.value;
-  }
-  return next === undefined || next > end ? undefined : next;
+    const lengthEnd = varintEnd(buf, pos, end);
+    next = lengthEnd < 0 ? -1 : lengthEnd + varintValue;
+  } else next = -1;
+  return next > end ? -1 : next;
 }
 
-/** The element's fields (each with its tag) sorted and joined; undefined when malformed. */
-function canonicalKey(buf: Buffer, start: number, end: number): string | undefined {
-  const fields: string[] = [];
+/** murmur3's finalizer: every input bit moves every output bit (the sums below need that). */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * The element's key: sums of two hashes of each field (so the fields' order does not count)
+ * and its length, as one number below 2^53; -1 when malformed.
+ */
+function elementKey(buf: Buffer, start: number, end: number): number {
+  let sumA = 0;
+  let sumB = end - start;
   let pos = start;
   while (pos < end) {
-    const tag = readVarint(buf, pos);
-    if (tag === undefined) return undefined;
-    const next = skipPayload(buf, tag.next, tag.value & 7, end);
-    if (next === undefined) return undefined;
-    fields.push(buf.toString('latin1', pos, next));
+    const tagEnd = varintEnd(buf, pos, end);
+    if (tagEnd < 0) return -1;
+    const next = payloadEnd(buf, tagEnd, varintValue & 7, end);
+    if (next < 0) return -1;
+    let a = 0x811c9dc5; // FNV-1a
+    let b = 0x2545f491;
+    for (let i = pos; i < next; i++) {
+      const byte = buf[i] ?? 0;
+      a = Math.imul(a ^ byte, 0x01000193);
+      b = Math.imul(b + byte, 0x9e3779b1) ^ (b >>> 15);
+    }
+    sumA = (sumA + mix(a)) >>> 0;
+    sumB = (sumB + mix(b ^ (next - pos))) >>> 0;
     pos = next;
   }
-  return fields.sort().join('');
+  return sumA * 0x200000 + (sumB >>> 11);
 }
 
 /**
@@ -66,18 +100,18 @@ function canonicalKey(buf: Buffer, start: number, end: number): string | undefin
  * `field` the name of the repeated field in what it returns (`items`, `containers`).
  */
 export function cachingListDeserializer(decode: (buf: Buffer) => unknown, field: string): (buf: Buffer) => unknown {
-  let previous = new Map<string, unknown>();
+  let previous = new Map<number, unknown>();
   return (buf: Buffer): unknown => {
-    const current = new Map<string, unknown>();
+    const current = new Map<number, unknown>();
     const items: unknown[] = [];
     let pos = 0;
     while (pos < buf.length) {
-      const length = buf[pos] === ELEMENT_TAG ? readVarint(buf, pos + 1) : undefined;
-      const end = length === undefined ? Infinity : length.next + length.value;
-      if (length === undefined || end > buf.length) return decode(buf);
-      const key = canonicalKey(buf, length.next, end);
-      if (key === undefined) return decode(buf);
-      let item = current.get(key) ?? previous.get(key);
+      const lengthEnd = buf[pos] === ELEMENT_TAG ? varintEnd(buf, pos + 1, buf.length) : -1;
+      const end = lengthEnd < 0 ? Infinity : lengthEnd + varintValue;
+      if (end > buf.length) return decode(buf);
+      const key = elementKey(buf, lengthEnd, end);
+      if (key < 0 || current.has(key)) return decode(buf);
+      let item = previous.get(key);
       if (item === undefined) {
         // The bytes from the tag to the element's end are a response holding just that element.
         const one = decode(buf.subarray(pos, end)) as Record<string, unknown>;
