@@ -20,18 +20,22 @@ const cleanups = dir.cleanups;
 
 interface Started {
   readonly snapshots: (readonly Pod[])[];
+  /** Each full scan: whether it handled a snapshot. */
+  readonly scans: boolean[];
   readonly logger: RecordingLogger;
 }
 
 /** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
 async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
   const snapshots: (readonly Pod[])[] = [];
+  const scans: boolean[] = [];
   const logger = new RecordingLogger();
   const source = new FileSource({
     path: dir.path,
     nodeName: 'node1',
     checkIntervalMs,
     onSnapshot: (pods) => snapshots.push(pods),
+    onFullScan: (handled) => scans.push(handled),
     logger,
     watch: (path, onEvent) =>
       watch(path, { persistent: false }, (_event, name) => {
@@ -40,7 +44,7 @@ async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
   });
   cleanups.push(() => source.stop());
   await source.start();
-  return { snapshots, logger };
+  return { snapshots, scans, logger };
 }
 
 /** Writes `.<name>.tmp`, then renames it to `<name>`, as manifest writers should. */
@@ -180,5 +184,17 @@ void describe('file source: a notified file is read again alone', () => {
     const started = await start(100);
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
     await waitFor(`${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`), DEADLINE);
+  });
+
+  void it('delivers nothing at a periodic re-list that finds every file as it was, and the change when one is not', async () => {
+    const started = await start(20);
+    await putMany(5);
+    await waitFor('5 pods', () => latest(started).length === 5, DEADLINE);
+    // Files read within RACY_WINDOW_MS of their change are read again: after that, scans find them as they were.
+    await waitFor('10 scans in a row that found nothing new', () => started.scans.length >= 10 && started.scans.slice(-10).every((handled) => !handled), DEADLINE);
+    const delivered = started.snapshots.length;
+    await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
+    await waitFor(`${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`), DEADLINE);
+    assert.equal(namesOf(started.snapshots[delivered] ?? []).includes(`${UNSEEN}-node1`), true, 'the first snapshot after the quiet scans holds the new file');
   });
 });

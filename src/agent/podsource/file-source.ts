@@ -29,7 +29,7 @@ import { basename, dirname, resolve, sep } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
-import { RACY_WINDOW_MS, createManifestCache, lookAtPath, resultOf, type RejectedManifest, type ScanContext, type ScanResult } from './file-scan.js';
+import { RACY_WINDOW_MS, createManifestCache, lookAtPath, resultOf, type ManifestOutcome, type RejectedManifest, type ScanContext, type ScanResult } from './file-scan.js';
 import { ManifestDirectory } from './manifest-dir.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
 
@@ -52,6 +52,15 @@ export interface FileSourceOptions {
   readonly now?: () => Date;
   /** How directories are watched (default fs.watch); tests pass one that drops notifications. */
   readonly watch?: WatchDirectory;
+  /** Called after each full scan: whether it handled a snapshot (false: the same files as the last one). */
+  readonly onFullScan?: (handled: boolean) => void;
+}
+
+/** The same files with the very same outcome objects. */
+function sameOutcomes(a: ReadonlyMap<string, ManifestOutcome>, b: ReadonlyMap<string, ManifestOutcome>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [file, outcome] of a) if (b.get(file) !== outcome) return false;
+  return true;
 }
 
 type EventHandler = (name: string | null) => void;
@@ -85,6 +94,12 @@ export class FileSource implements PodSource {
   private stopped = false;
   private missingLogged = false;
   private lastError: string | undefined;
+  /**
+   * The file outcomes behind the last snapshot handled (file-scan.ts keeps one outcome object
+   * per unchanged file version): a full scan that finds the very same ones has nothing new to
+   * deliver. With 110 manifests, every fileCheckFrequency used to clone and compare all pods.
+   */
+  private handledFrom: { readonly kind: 'file' | 'dir'; readonly outcomes: ReadonlyMap<string, ManifestOutcome> } | undefined;
 
   constructor(private readonly options: FileSourceOptions) {
     this.path = resolve(options.path);
@@ -172,8 +187,16 @@ export class FileSource implements PodSource {
     if (this.isStopped()) return;
     await this.updateWatches(look.kind === 'dir');
     if (this.isStopped()) return;
+    const outcomes = look.kind === 'dir' ? new Map(look.entries) : look.kind === 'file' ? new Map([[look.file, look.outcome]]) : undefined;
     this.directory = look.kind === 'dir' ? new ManifestDirectory(this.path, look.entries) : undefined;
+    const before = this.handledFrom;
+    if (outcomes !== undefined && before?.kind === look.kind && sameOutcomes(before.outcomes, outcomes)) {
+      this.options.onFullScan?.(false);
+      return;
+    }
     this.handle(resultOf(look));
+    this.handledFrom = outcomes === undefined ? undefined : { kind: look.kind === 'dir' ? 'dir' : 'file', outcomes };
+    this.options.onFullScan?.(true);
   }
 
   private async updateFiles(directory: ManifestDirectory, names: readonly string[]): Promise<void> {
@@ -181,6 +204,7 @@ export class FileSource implements PodSource {
     if (this.isStopped()) return;
     this.hold(held);
     this.handle({ kind: 'dir', ...directory.snapshot() });
+    this.handledFrom = { kind: 'dir', outcomes: directory.outcomes() };
   }
 
   private hold(names: readonly string[]): void {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { assembleDirectory, lookAtFiles, type DirectoryEntries, type RejectedManifest, type ScanContext } from './file-scan.js';
+import { assembleDirectory, lookAtFiles, type DirectoryEntries, type ManifestOutcome, type RejectedManifest, type ScanContext } from './file-scan.js';
 
 export class ManifestDirectory {
   /** `entries`: the outcomes of a full scan of `path`, taken over (not copied). */
@@ -39,6 +39,11 @@ export class ManifestDirectory {
       else held.push(name);
     }
     return held;
+  }
+
+  /** Each file's outcome now (a copy). */
+  outcomes(): Map<string, ManifestOutcome> {
+    return new Map(this.entries);
   }
 
   /** The pods (copies, to be changed at will) and the rejected manifests, as a full look would give them. */
