@@ -3,9 +3,14 @@
  * whether it has the cpuset controller), mkdir of a cgroup with the cpuset files a v1 cpuset
  * cgroup needs, writing an existing control file (never creating one), and rmdir of a cgroup
  * tree, children first, retrying while busy.
+ *
+ * mkdir and control-file writes are synchronous calls: each is a single system call on the
+ * in-memory cgroup file system, microseconds long, where an asynchronous call queues in libuv's
+ * four-thread pool behind every other file operation of the agent (during a burst of pod starts
+ * that wait was most of the time to a pod's cgroup, paid before its sandbox could be asked for).
  */
-import { constants } from 'node:fs';
-import { access, mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { access, readdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -55,49 +60,49 @@ export async function describeHierarchy(root: string): Promise<Hierarchy> {
  * mkdir of a cgroup (an existing one is fine); in a cpuset hierarchy, cpuset.cpus and
  * cpuset.mems are copied from the parent when empty (as runc does for the parents it makes).
  */
-export async function makeCgroup(h: Hierarchy, dir: string): Promise<void> {
+export function makeCgroup(h: Hierarchy, dir: string): void {
   try {
-    await mkdir(dir);
+    mkdirSync(dir);
   } catch (err) {
     if (errnoOf(err) !== 'EEXIST') throw failed(`cannot create cgroup ${dir}`, dir, err);
   }
   if (!h.cpuset) return;
-  for (const file of ['cpuset.cpus', 'cpuset.mems']) await inheritIfEmpty(dir, file);
+  for (const file of ['cpuset.cpus', 'cpuset.mems']) inheritIfEmpty(dir, file);
 }
 
 /** Copies a cpuset file from the parent when the cgroup's own is empty; nothing when the file does not exist. */
-async function inheritIfEmpty(dir: string, file: string): Promise<void> {
+function inheritIfEmpty(dir: string, file: string): void {
   let own: string;
   try {
-    own = await readFile(join(dir, file), 'utf8');
+    own = readFileSync(join(dir, file), 'utf8');
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') return; // no such controller here after all
     throw failed(`cannot read ${join(dir, file)}`, dir, err);
   }
   if (own.trim() !== '') return;
   try {
-    const inherited = (await readFile(join(dirname(dir), file), 'utf8')).trim();
-    await writeFile(join(dir, file), inherited);
+    const inherited = readFileSync(join(dirname(dir), file), 'utf8').trim();
+    writeFileSync(join(dir, file), inherited);
   } catch (err) {
     throw failed(`cannot copy ${file} from the parent of ${dir}`, dir, err);
   }
 }
 
 /** Writes a control file that exists; false when it does not (a cgroup without that controller has none). */
-export async function writeControl(path: string, value: string): Promise<boolean> {
-  let handle;
+export function writeControl(path: string, value: string): boolean {
+  let fd: number;
   try {
-    handle = await open(path, constants.O_WRONLY | constants.O_TRUNC); // never O_CREAT: a missing file means no such controller
+    fd = openSync(path, constants.O_WRONLY | constants.O_TRUNC); // never O_CREAT: a missing file means no such controller
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') return false;
     throw failed(`cannot open ${path}`, path, err);
   }
   try {
-    await handle.writeFile(value);
+    writeSync(fd, value);
   } catch (err) {
     throw failed(`cannot write ${value} to ${path}`, path, err);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return true;
 }

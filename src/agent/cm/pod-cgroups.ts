@@ -14,8 +14,9 @@
  * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds.
  *
  * The common call is cheap: a pod whose cgroup was made with the same resource settings (and
- * not removed since) costs no file-system call; the QoS and root parents are made once per
- * hierarchy (again only after a failure); the hierarchies are worked on in parallel; the cpuset
+ * not removed since) costs no file-system call and no QoS update; the QoS and root parents are
+ * made once per hierarchy (again only after a failure); the directories and files are made and
+ * written with synchronous calls (cgroup-fs.ts), one pod's whole in one go; the cpuset
  * files are only looked at in a v1 cpuset hierarchy, v1 control files only written in v1
  * hierarchies and v2 ones in v2; a control file found missing below a parent cgroup is not
  * tried again below that parent. A cgroup removed behind the agent's back is therefore not made
@@ -26,12 +27,10 @@
  * no systemd on these hosts; a later issue may add the D-Bus path).
  */
 import { readdir } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
-import { Semaphore } from '../../api/semaphore.js';
 import type { Logger } from '../logging/index.js';
 import {
   checkPodUID,
@@ -101,12 +100,10 @@ class FsPodCgroups implements PodCgroups {
   private readonly written = new Map<string, string>();
   /** The pods whose cgroup is made, by UID: their cgroup path and settings. */
   private readonly ensured = new Map<string, string>();
-  /** Parent cgroups made (or being made), by hierarchy root and relative path. */
-  private readonly parents = new Map<string, Promise<void>>();
+  /** Parent cgroups made, by hierarchy root and relative path. */
+  private readonly parents = new Set<string>();
   /** Control files found missing in the children of a cgroup, by hierarchy root and the parent's relative path. */
   private readonly absent = new Map<string, Set<string>>();
-  /** Pod cgroups being made at once (each in every hierarchy side by side). */
-  private readonly making = new Semaphore(availableParallelism());
   /** Counts removals: an ensure that overlapped one does not remember its pod. */
   private removals = 0;
   /** The QoS shares are written one update at a time, each with the pods active when it runs. */
@@ -139,72 +136,62 @@ class FsPodCgroups implements PodCgroups {
     const config = podResourceConfig(pod, this.options);
     const key = `${relative}\n${JSON.stringify(config)}`;
     const parent = driverName(name, this.options.cgroupDriver);
-    if (this.ensured.get(uid) !== key) {
-      const removals = this.removals;
-      // A few pods at a time, in arrival order: 110 pods at once each made their directories and
-      // files in step with all the others (the kernel serializes cgroup creation anyway), so the
-      // first pod's cgroup was done only when nearly all were, almost a second later.
-      await this.making.run(async () => {
-        const hierarchies = await this.layout();
-        await allOrFirstError(hierarchies.map((h) => this.makePodCgroup(h, components)));
-        await this.apply(relative, config);
-      });
-      if (removals === this.removals) this.ensured.set(uid, key);
-      this.options.logger.v(3, 'pod cgroup ensured', { podUID: uid, cgroupParent: parent });
-    }
+    // The periodic resync of a pod whose cgroup, settings and QoS shares are done: nothing to do.
+    if (this.ensured.get(uid) === key) return parent;
+    const removals = this.removals;
+    const hierarchies = await this.layout();
+    // Synchronous file-system calls (cgroup-fs.ts): a pod's cgroup is made whole in one turn of
+    // the event loop, so the pods of a burst get theirs in arrival order.
+    for (const h of hierarchies) this.makePodCgroup(h, components);
+    this.apply(hierarchies, relative, config);
+    this.options.logger.v(3, 'pod cgroup ensured', { podUID: uid, cgroupParent: parent });
     this.active.set(uid, pod);
     await this.applyQos();
+    // Remembered once the QoS shares are written too (a failed write is tried again at the next
+    // sync), unless a removal overlapped this call.
+    if (removals === this.removals) this.ensured.set(uid, key);
     return parent;
   }
 
   /** The pod's cgroup in one hierarchy; when that fails, its parents are looked at again (once). */
-  private async makePodCgroup(h: Hierarchy, components: readonly string[]): Promise<void> {
+  private makePodCgroup(h: Hierarchy, components: readonly string[]): void {
     const dir = join(h.root, ...components);
     const parents = parentsOf(components);
     try {
-      for (const p of parents) await this.makeParent(h, p);
-      await makeCgroup(h, dir);
+      for (const p of parents) this.makeParent(h, p);
+      makeCgroup(h, dir);
     } catch (err) {
       if (parents.length === 0) throw err;
       this.options.logger.v(2, 'making a pod cgroup failed; making its parents again', { path: dir, err: messageOf(err) });
       for (const p of parents) this.parents.delete(`${h.root}\0${p}`);
-      for (const p of parents) await this.makeParent(h, p);
-      await makeCgroup(h, dir);
+      for (const p of parents) this.makeParent(h, p);
+      makeCgroup(h, dir);
     }
   }
 
-  /** A parent cgroup, made once per hierarchy (concurrent callers share the attempt; a failed one is forgotten). */
-  private makeParent(h: Hierarchy, relative: string): Promise<void> {
+  /** A parent cgroup, made once per hierarchy (a failed attempt is not remembered: the next call tries again). */
+  private makeParent(h: Hierarchy, relative: string): void {
     const key = `${h.root}\0${relative}`;
-    let made = this.parents.get(key);
-    if (made === undefined) {
-      made = makeCgroup(h, join(h.root, relative));
-      this.parents.set(key, made);
-      const pending = made;
-      pending.catch(() => {
-        // The caller gets the error; the next call tries again.
-        if (this.parents.get(key) === pending) this.parents.delete(key);
-      });
-    }
-    return made;
+    if (this.parents.has(key)) return;
+    makeCgroup(h, join(h.root, relative));
+    this.parents.add(key);
   }
 
   /** Writes the settings of a cgroup (relative path) in every hierarchy that has the files, when they changed. */
-  private async apply(relative: string, config: ResourceConfig): Promise<void> {
+  private apply(hierarchies: readonly Hierarchy[], relative: string, config: ResourceConfig): void {
     const key = JSON.stringify(config);
     if (this.written.get(relative) === key) return;
-    const hierarchies = await this.layout();
-    await allOrFirstError(hierarchies.map((h) => this.writeControls(h, relative, cgroupFiles(config, h.version))));
+    for (const h of hierarchies) this.writeControls(h, relative, cgroupFiles(config, h.version));
     this.written.set(relative, key);
   }
 
   /** The files of one cgroup in one hierarchy, one after another, skipping those known to be missing there. */
-  private async writeControls(h: Hierarchy, relative: string, files: readonly [string, string][]): Promise<void> {
+  private writeControls(h: Hierarchy, relative: string, files: readonly [string, string][]): void {
     const absentKey = `${h.root}\0${parentOf(relative)}`;
     const absent = this.absent.get(absentKey);
     for (const [file, value] of files) {
       if (absent?.has(file) === true) continue;
-      if (await writeControl(join(h.root, relative, file), value)) continue;
+      if (writeControl(join(h.root, relative, file), value)) continue;
       const known = this.absent.get(absentKey) ?? new Set<string>();
       known.add(file);
       this.absent.set(absentKey, known);
@@ -226,18 +213,14 @@ class FsPodCgroups implements PodCgroups {
   private async writeQos(): Promise<void> {
     const shares = qosCpuShares(this.active.values());
     const hierarchies = await this.layout();
-    await allOrFirstError(
-      (['Burstable', 'BestEffort'] as const).map(async (qos) => {
-        const components = fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver);
-        // Both QoS cgroups exist whatever pods there are, as upstream's QoS container manager
-        // makes them: a share written before a class's first pod would otherwise find no file,
-        // and the file would be taken for one that cgroups of that level lack.
-        await allOrFirstError(hierarchies.map(async (h) => {
-          for (const p of [...parentsOf(components), components.join('/')]) await this.makeParent(h, p);
-        }));
-        await this.apply(components.join('/'), { cpuShares: shares[qos] });
-      }),
-    );
+    for (const qos of ['Burstable', 'BestEffort'] as const) {
+      const components = fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver);
+      // Both QoS cgroups exist whatever pods there are, as upstream's QoS container manager
+      // makes them: a share written before a class's first pod would otherwise find no file,
+      // and the file would be taken for one that cgroups of that level lack.
+      for (const h of hierarchies) for (const p of [...parentsOf(components), components.join('/')]) this.makeParent(h, p);
+      this.apply(hierarchies, components.join('/'), { cpuShares: shares[qos] });
+    }
   }
 
   async remove(podUID: string): Promise<void> {

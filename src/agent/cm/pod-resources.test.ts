@@ -54,7 +54,8 @@ void describe('pod cgroups write the limits', () => {
     const pidsRoot = join(dir, 'pids');
     const p = pod(A, [{ requests: { cpu: '500m' } }]);
     const podPath = join('orchpods', 'burstable', `pod${A}`);
-    for (const rel of [podPath, 'orchpods/besteffort']) {
+    // As in a real hierarchy, the cgroups of one level have the same control files.
+    for (const rel of [podPath, 'orchpods/burstable', 'orchpods/besteffort']) {
       await mkdir(join(cpu, rel), { recursive: true });
       await writeFile(join(cpu, rel, 'cpu.shares'), '1024');
     }
@@ -64,6 +65,7 @@ void describe('pod cgroups write the limits', () => {
     await cgroups.ensure(p);
     assert.equal(await readFile(join(cpu, podPath, 'cpu.shares'), 'utf8'), '512');
     assert.equal(await readFile(join(pidsRoot, podPath, 'pids.max'), 'utf8'), '42');
+    assert.equal(await readFile(join(cpu, 'orchpods/burstable', 'cpu.shares'), 'utf8'), '512');
     assert.equal(await readFile(join(cpu, 'orchpods/besteffort', 'cpu.shares'), 'utf8'), '2');
     await assert.rejects(readFile(join(pidsRoot, podPath, 'cpu.shares')), { code: 'ENOENT' }, 'files are never created');
   });

@@ -28,9 +28,9 @@ void describe('parseResolvConf', () => {
     try {
       const file = path.join(dir, 'resolv.conf');
       await writeFile(file, 'nameserver 9.9.9.9\nsearch x.test\n');
-      assert.deepEqual(await readHostDns(file), { servers: ['9.9.9.9'], searches: ['x.test'], options: [] });
-      assert.equal(await readHostDns(''), undefined);
-      await assert.rejects(readHostDns(path.join(dir, 'absent')));
+      assert.deepEqual(readHostDns(file), { servers: ['9.9.9.9'], searches: ['x.test'], options: [] });
+      assert.equal(readHostDns(''), undefined);
+      assert.throws(() => readHostDns(path.join(dir, 'absent')), { code: 'ENOENT' });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -18,7 +18,7 @@
  * for an IPv6 node) and search "." as upstream.
  */
 import type { Pod, PodDNSConfigOption } from 'kubernetes-types/core/v1.js';
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type { DnsConfig } from '../runtime/cri/index.js';
 
 export interface DnsSettings {
@@ -65,10 +65,14 @@ export function parseResolvConf(text: string): HostDns {
   return { servers, searches, options };
 }
 
-/** The node's DNS configuration: resolvConf parsed, or undefined when resolvConf is ''. Throws when the file cannot be read. */
-export async function readHostDns(resolvConf: string): Promise<HostDns | undefined> {
+/**
+ * The node's DNS configuration: resolvConf parsed, or undefined when resolvConf is ''. Throws
+ * when the file cannot be read. A synchronous read of a small local file: it is on the start
+ * path of every pod, where a round trip through libuv's thread pool waits behind other file work.
+ */
+export function readHostDns(resolvConf: string): HostDns | undefined {
   if (resolvConf === '') return undefined;
-  return parseResolvConf(await readFile(resolvConf, 'utf8'));
+  return parseResolvConf(readFileSync(resolvConf, 'utf8'));
 }
 
 function unique(items: readonly string[]): string[] {

@@ -19,8 +19,7 @@
  * image) and tell the worker when to sync again.
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { messageOf } from '../../api/errors.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
@@ -179,7 +178,7 @@ class RuntimeManager implements PodRuntimeManager {
     const early = first === undefined ? undefined : this.prepareEarly(pod, status, sandboxConfig, first.container);
     if (actions.createSandbox) {
       try {
-        await mkdir(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 });
+        mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
         sandboxId = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
         if (!hostNetwork) {
           // On the host network the pod's IPs are the node's: no status read for them.
@@ -267,7 +266,8 @@ class RuntimeManager implements PodRuntimeManager {
   /** The sandbox's configuration; DNS warnings are logged only when it is being created (the DNS applies then). */
   private async sandboxConfig(pod: Pod, attempt: number, creating: boolean): Promise<PodSandboxConfig> {
     const settings = this.options.dns;
-    const [hostDns, nodeIPs, cgroupParent] = await Promise.all([readHostDns(settings.resolvConf), this.options.hostIPs(), this.options.cgroupParent(pod)]);
+    const hostDns = readHostDns(settings.resolvConf);
+    const [nodeIPs, cgroupParent] = await Promise.all([this.options.hostIPs(), this.options.cgroupParent(pod)]);
     const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
     if (creating) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
     return makeSandboxConfig({ pod, attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });

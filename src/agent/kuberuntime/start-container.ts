@@ -19,7 +19,7 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { durationFromMs, formatDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';
@@ -78,10 +78,10 @@ export function backOffKey(pod: Pod, container: Container): string {
 }
 
 /** upstream calcRestartCountByLogDir: one more than the highest `<n>.log` in the container's log directory, 0 when there is none. */
-export async function restartCountFromLogs(dir: string): Promise<number> {
+export function restartCountFromLogs(dir: string): number {
   let names: string[];
   try {
-    names = await readdir(dir);
+    names = readdirSync(dir); // synchronous: on the start path, as terminationMessageFile
   } catch {
     return 0; // no log directory yet: the first instance
   }
@@ -112,14 +112,18 @@ export function checkBackOff(backOff: BackOff, pod: Pod, container: Container, s
   return undefined;
 }
 
-/** Makes the termination-message file of a new instance (upstream: in makeMounts), mode 0666. */
-async function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container): Promise<string | undefined> {
+/**
+ * Makes the termination-message file of a new instance (upstream: in makeMounts), mode 0666.
+ * Synchronous calls: three local system calls on the start path, which an asynchronous round
+ * trip through libuv's thread pool would make wait behind the agent's other file work.
+ */
+function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container): string | undefined {
   const dir = deps.volumes.containerDir?.(pod, container);
   if (dir === undefined || container.terminationMessagePath === '') return undefined;
-  await mkdir(dir, { recursive: true, mode: 0o750 });
+  mkdirSync(dir, { recursive: true, mode: 0o750 });
   const file = path.join(dir, randomBytes(4).toString('hex'));
-  await writeFile(file, '', { mode: 0o666 });
-  await chmod(file, 0o666);
+  writeFileSync(file, '', { mode: 0o666 });
+  chmodSync(file, 0o666);
   return file;
 }
 
@@ -160,12 +164,10 @@ export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 
   const previous = findContainer(ctx.status, name);
   try {
     verifyRunAsNonRoot(pod, container, image);
-    const [restartCount, mounts, messageFile] = await Promise.all([
-      previous === undefined ? restartCountFromLogs(logDir) : previous.restartCount + 1,
-      deps.volumes.mountsFor(pod, container),
-      terminationMessageFile(deps, pod, container),
-      mkdir(logDir, { recursive: true, mode: 0o755 }),
-    ]);
+    const messageFile = terminationMessageFile(deps, pod, container);
+    mkdirSync(logDir, { recursive: true, mode: 0o755 });
+    const restartCount = previous === undefined ? restartCountFromLogs(logDir) : previous.restartCount + 1;
+    const mounts = await deps.volumes.mountsFor(pod, container);
     return { ready: { image, restartCount, mounts, messageFile } };
   } catch (err) {
     return { done: configFailure(deps, pod, name, err) };

@@ -6,7 +6,7 @@
  * Host-network pods get no managed file here (upstream copies the node's /etc/hosts and appends
  * the hostAliases; a later issue).
  */
-import { writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
@@ -79,10 +79,12 @@ export interface WriteEtcHostsOptions {
  * for a host-network pod. Idempotent. The pod directory must exist (preparePodVolumes makes it).
  * Throws `VOLUME_INVALID` (bad UID, hostname or subdomain) or the write's error.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- async: a failure is a rejection, as callers expect
 export async function writeEtcHosts(options: WriteEtcHostsOptions): Promise<string | undefined> {
   const { pod } = options;
   if (pod.spec?.hostNetwork === true) return undefined;
   const path = etcHostsPath(options.rootDir, podUIDOf(pod));
-  await writeFile(path, etcHostsContent(pod, options.podIPs, options.clusterDomain), { mode: 0o644 });
+  // Synchronous: a small local file on the start path (no wait behind other file work in libuv's pool).
+  writeFileSync(path, etcHostsContent(pod, options.podIPs, options.clusterDomain), { mode: 0o644 });
   return path;
 }
