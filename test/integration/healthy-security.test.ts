@@ -123,7 +123,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
     });
     const pod = node.pod('seccomp-default', { hostNetwork: true, containers: [serve('unset'), serve('unconfined', { securityContext: { seccompProfile: { type: 'Unconfined' } } })] });
     const uid = pod.metadata?.uid ?? '';
-    assert.deepEqual(await manager.syncPod(pod, await manager.getPodStatus(uid, 'seccomp-default', 'healthy')), { errors: [] });
+    assert.deepEqual((await manager.syncPod(pod, await manager.getPodStatus(uid, 'seccomp-default', 'healthy'))).errors, []);
     const ids = await waitFor('both running', async () => {
       const s = await manager.getPodStatus(uid, 'seccomp-default', 'healthy');
       const running = s.containers.filter((c) => c.state === 'running');

@@ -64,9 +64,17 @@ function running(fake: FakeRuntime, name: string): string {
 
 void describe('syncPod', () => {
   void it('creates the log directory, the sandbox and the containers; a second pass does nothing', async () => {
-    const { fake, sync, logs } = env();
+    const { fake, sync, logs, manager } = env();
     const p = pod({ containers: [{ name: 'app', image: IMAGE, env: [{ name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }, { name: 'side', image: IMAGE }] });
-    assert.deepEqual(await sync(p), { errors: [] });
+    const first = await sync(p);
+    assert.deepEqual(first.errors, []);
+    // What a new pod holds after its sync is known: read without listing (the sandbox's status,
+    // read for its IPs, serves again), and the same as a read gives.
+    const lastStart = fake.calls.map((c) => c.method).lastIndexOf('startContainer');
+    assert.deepEqual(fake.calls.slice(lastStart + 1).map((c) => c.method), ['containerStatus', 'containerStatus']);
+    const read = await manager.getPodStatus(p.metadata?.uid ?? '', 'web', 'shop');
+    assert.deepEqual({ ...first.status, timestamp: 0 }, { ...read, timestamp: 0 });
+    assert.deepEqual(read.containers.map((c) => [c.name, c.state]), [['side', 'running'], ['app', 'running']]);
     const [run] = fake.callsOf('runPodSandbox') as RunPodSandboxRequest[];
     assert.equal(run?.config.linux?.cgroupParent, `/test/pod${p.metadata?.uid ?? ''}`);
     assert.deepEqual(run.config.dnsConfig?.servers, ['10.96.0.10']);
@@ -80,6 +88,21 @@ void describe('syncPod', () => {
     const callsBefore = fake.calls.length;
     assert.deepEqual(await sync(p), { errors: [] });
     assert.deepEqual(fake.calls.slice(callsBefore).map((c) => c.method).filter((m) => !m.startsWith('list') && !m.endsWith('Status')), []);
+  });
+
+  void it('gives the status after a sync only when the pod held nothing and everything started', async () => {
+    const { fake, sync, manager } = env();
+    const host = pod({ hostNetwork: true });
+    const first = await sync(host);
+    const lastStart = fake.calls.map((c) => c.method).lastIndexOf('startContainer');
+    assert.deepEqual(fake.calls.slice(lastStart + 1).map((c) => c.method), ['podSandboxStatus', 'containerStatus']);
+    assert.deepEqual({ ...first.status, timestamp: 0 }, { ...(await manager.getPodStatus(host.metadata?.uid ?? '', 'web', 'shop')), timestamp: 0 });
+    fake.exit(running(fake, 'app'), 1);
+    const restarted = await sync(host);
+    assert.equal(restarted.status, undefined, 'a pod that held a container is read again by the caller');
+    const missing = await sync(pod({ containers: [{ name: 'app', image: 'absent:1', imagePullPolicy: 'Never' }] }));
+    assert.deepEqual(missing.errors.map((e) => e.reason), ['ErrImageNeverPull']);
+    assert.equal(missing.status, undefined, 'a sync that left problems is read again by the caller');
   });
 
   void it('restarts an exited container at once, then backs off (CrashLoopBackOff, doubling), with the time left', async () => {

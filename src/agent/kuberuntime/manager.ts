@@ -35,8 +35,8 @@ import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { Semaphore, defaultSandboxConcurrency } from './semaphore.js';
-import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps } from './start-container.js';
-import { listRunningPods, readPodStatus, toRuntimeSandboxStatus } from './status.js';
+import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps, type StartResult } from './start-container.js';
+import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus, type KnownSandbox } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
 
@@ -63,6 +63,11 @@ export function runningPodOf(status: RuntimePodStatus): RunningPod {
     sandboxIds: status.sandboxes.map((s) => s.id),
     containers: status.containers.map((c) => ({ id: c.id, name: c.name, state: c.state, image: c.image })),
   };
+}
+
+/** A sync's outcome, and the sandbox and containers it made when it made a sandbox. */
+interface AppliedActions extends PodSyncResult {
+  readonly made?: { readonly sandbox: KnownSandbox; readonly containerIds: readonly string[] };
 }
 
 class RuntimeManager implements PodRuntimeManager {
@@ -127,17 +132,27 @@ class RuntimeManager implements PodRuntimeManager {
     const cache = this.options.statusCache;
     const uid = pod.metadata?.uid ?? '';
     cache?.invalidate(uid);
+    let result: AppliedActions;
     try {
-      return await this.applyActions(pod, status, actions);
+      result = await this.applyActions(pod, status, actions);
     } finally {
       cache?.invalidate(uid);
     }
+    const { made, ...outcome } = result;
+    // A pod that held nothing holds exactly what this sync made: its statuses are read without
+    // listing (upstream lists by label again; here that is two calls of the four a new pod's
+    // status took, and during a burst every call competes with the runtime for the CPU).
+    if (made === undefined || status.sandboxes.length > 0 || status.containers.length > 0 || outcome.errors.length > 0) return outcome;
+    const read = (): Promise<RuntimePodStatus> =>
+      readStatuses(this.options.runtime, this.options.logger, this.now, { uid, name: status.name, namespace: status.namespace }, [made.sandbox], made.containerIds);
+    return { ...outcome, status: await (cache?.read(uid, read) ?? read()) };
   }
 
-  private async applyActions(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<PodSyncResult> {
+  private async applyActions(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
     const errors: SyncError[] = [];
     const retries: number[] = [];
-    const result = (): PodSyncResult => (retries.length === 0 ? { errors } : { errors, requeueAfterMs: Math.min(...retries) });
+    let made: { sandbox: KnownSandbox; containerIds: string[] } | undefined;
+    const result = (): AppliedActions => ({ errors, ...(retries.length === 0 ? {} : { requeueAfterMs: Math.min(...retries) }), ...(made === undefined ? {} : { made }) });
     const fail = (err: unknown, e: SyncError): PodSyncResult => {
       if (isRuntimeUnreachable(err)) throw err;
       this.options.logger.warn('pod sync step failed', { pod: formatPod(pod), reason: e.reason, container: e.container, err: e.message });
@@ -179,11 +194,16 @@ class RuntimeManager implements PodRuntimeManager {
     if (actions.createSandbox) {
       try {
         mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
-        sandboxId = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
+        const id = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
+        sandboxId = id;
+        const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
+        made = { sandbox: { item }, containerIds: [] };
         if (!hostNetwork) {
           // On the host network the pod's IPs are the node's: no status read for them.
-          const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: sandboxId })).status;
-          podIPs = toRuntimeSandboxStatus({ id: sandboxId, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' }, created).ips;
+          const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: id })).status;
+          podIPs = toRuntimeSandboxStatus(item, created).ips;
+          // Read once: the pod's status after the sync uses it too.
+          if (created !== null) made.sandbox = { status: created };
         }
         this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });
       } catch (err) {
@@ -199,17 +219,14 @@ class RuntimeManager implements PodRuntimeManager {
       if (prepared instanceof Error) throw prepared; // the runtime became unreachable
       return prepared;
     };
-    for (const init of actions.initContainersToStart) {
-      const r = await startContainer(this.startDeps, ctx, init, true, await preparedFor(init));
+    const record = (r: StartResult): void => {
       if (r.error !== undefined) errors.push(r.error);
       if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
-    }
+      if (r.id !== undefined) made?.containerIds.push(r.id);
+    };
+    for (const init of actions.initContainersToStart) record(await startContainer(this.startDeps, ctx, init, true, await preparedFor(init)));
     if (!actions.initDone) return result();
-    for (const container of actions.containersToStart) {
-      const r = await startContainer(this.startDeps, ctx, container, false, await preparedFor(container));
-      if (r.error !== undefined) errors.push(r.error);
-      if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
-    }
+    for (const container of actions.containersToStart) record(await startContainer(this.startDeps, ctx, container, false, await preparedFor(container)));
     return result();
   }
 

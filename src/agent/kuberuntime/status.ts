@@ -149,38 +149,58 @@ export function toRuntimeSandboxStatus(sandbox: PodSandbox, status: PodSandboxSt
 export async function readPodStatus(runtime: ManagerRuntime, logger: Logger, now: () => number, uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {
   const selector = { labelSelector: { [POD_UID_LABEL]: uid } };
   const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox(selector), runtime.listContainers(selector)]);
+  return readStatuses(runtime, logger, now, { uid, name, namespace }, sandboxes.map((item) => ({ item })), containers.map((c) => c.id));
+}
+
+/** A sandbox of a pod whose statuses are read: its list item, or the status already read (a new sandbox's). */
+export type KnownSandbox = { readonly item: PodSandbox } | { readonly status: PodSandboxStatus };
+
+/**
+ * What the runtime holds for one pod whose sandboxes and containers are known (those a list by
+ * the pod's UID label gives, or all that a sync made for a pod that had none): their statuses
+ * read, newest first, as readPodStatus gives them. Objects removed meanwhile are left out.
+ */
+export async function readStatuses(
+  runtime: ManagerRuntime,
+  logger: Logger,
+  now: () => number,
+  pod: { readonly uid: string; readonly name: string; readonly namespace: string },
+  sandboxes: readonly KnownSandbox[],
+  containerIds: readonly string[],
+): Promise<RuntimePodStatus> {
   const sandboxStatuses = await Promise.all(
-    newestFirst(sandboxes).map(async (sandbox): Promise<RuntimeSandboxStatus | undefined> => {
+    sandboxes.map(async (known): Promise<{ readonly item: PodSandbox; readonly status: PodSandboxStatus | null } | undefined> => {
+      if ('status' in known) return { item: known.status, status: known.status };
       try {
-        return toRuntimeSandboxStatus(sandbox, (await runtime.podSandboxStatus({ podSandboxId: sandbox.id })).status);
+        const { status } = await runtime.podSandboxStatus({ podSandboxId: known.item.id });
+        // The status holds what the list item does (and a new sandbox's item is only its id).
+        return { item: status ?? known.item, status };
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        logger.v(4, 'sandbox removed while reading its status', { sandbox: sandbox.id, pod: name });
+        logger.v(4, 'sandbox removed while reading its status', { sandbox: known.item.id, pod: pod.name });
         return undefined;
       }
     }),
   );
   const containerStatuses = await Promise.all(
-    newestFirst(containers).map(async (container): Promise<RuntimeContainerStatus | undefined> => {
+    containerIds.map(async (id): Promise<ContainerStatus | undefined> => {
       try {
-        const { status } = await runtime.containerStatus({ containerId: container.id });
-        return status === null ? undefined : await toRuntimeContainerStatus(status);
+        return (await runtime.containerStatus({ containerId: id })).status ?? undefined;
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        logger.v(4, 'container removed while reading its status', { container: container.id, pod: name });
+        logger.v(4, 'container removed while reading its status', { container: id, pod: pod.name });
         return undefined;
       }
     }),
   );
-  const sandboxList = sandboxStatuses.filter((s): s is RuntimeSandboxStatus => s !== undefined);
+  const sandboxList = newestFirst(sandboxStatuses.filter((s) => s !== undefined).map((s) => ({ createdAt: s.item.createdAt, s })))
+    .map(({ s }) => toRuntimeSandboxStatus(s.item, s.status));
   const newest = sandboxList[0];
   return {
-    uid,
-    name,
-    namespace,
+    ...pod,
     ips: newest?.state === 'ready' ? newest.ips : [],
     sandboxes: sandboxList,
-    containers: containerStatuses.filter((c): c is RuntimeContainerStatus => c !== undefined),
+    containers: await Promise.all(newestFirst(containerStatuses.filter((c) => c !== undefined)).map((c) => toRuntimeContainerStatus(c))),
     timestamp: now(),
   };
 }

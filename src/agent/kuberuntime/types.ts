@@ -112,6 +112,12 @@ export interface PodSyncResult {
    * when nothing waits on a back-off.
    */
   readonly requeueAfterMs?: number;
+  /**
+   * What the runtime holds for the pod after the sync, when the sync knows exactly what that is
+   * (a pod that held nothing: the sandbox and containers it made, their statuses read as
+   * getPodStatus reads them): the caller publishes it instead of reading the pod again.
+   */
+  readonly status?: RuntimePodStatus;
 }
 
 /**

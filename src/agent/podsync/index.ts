@@ -15,7 +15,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
-import type { PodRuntimeManager, SyncError } from '../kuberuntime/types.js';
+import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
@@ -96,10 +96,10 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
     return (await publishHeld(pod)).computed;
   }
 
-  /** Reads what the runtime holds for the pod, publishes the status; resolves to both. */
-  async function publishHeld(pod: Pod): Promise<{ computed: ReturnType<typeof computePodStatus>; held: Awaited<ReturnType<PodRuntimeManager['getPodStatus']>> }> {
+  /** Reads what the runtime holds for the pod (unless given), publishes the status; resolves to both. */
+  async function publishHeld(pod: Pod, known?: RuntimePodStatus): Promise<{ computed: ReturnType<typeof computePodStatus>; held: RuntimePodStatus }> {
     const { uid, name, namespace } = ids(pod);
-    const held = await runtime.getPodStatus(uid, name, namespace);
+    const held = known ?? (await runtime.getPodStatus(uid, name, namespace));
     const probes = options.probes;
     probes?.updatePod(pod, { podIPs: pod.spec?.hostNetwork === true ? options.hostIPs() : held.ips, containers: held.containers });
     const failure = failures.get(uid);
@@ -178,7 +178,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
-      const after = await publish(pod);
+      const after = (await publishHeld(pod, result.status)).computed;
       if (problems.length > 0) logger.v(2, 'Pod sync left problems', { pod: podName(pod), problems: problems.map((p) => `${p.container ?? 'sandbox'}: ${p.reason}`) });
       if (after.phase === 'Succeeded' || after.phase === 'Failed') return { terminal: true };
       const waits = [result.requeueAfterMs, deadline].filter((ms): ms is number => ms !== undefined);
