@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
@@ -16,9 +16,15 @@ afterEach(async () => {
   await dir.remove();
 });
 
-/** A context whose file clock the test sets: `ahead` ms after now (far: no file counts as just changed). */
-function contextAt(clock: { ahead: number }): ScanContext {
-  return { nodeName: 'node1', now: FIXED_NOW, cache: createManifestCache(), fileClockMs: () => Date.now() + clock.ahead };
+/** A context whose file clock the test sets: `at`, else `ahead` ms after now (far: no file counts as just changed). */
+function contextAt(clock: { ahead: number; at?: number }): ScanContext {
+  return { nodeName: 'node1', now: FIXED_NOW, cache: createManifestCache(), fileClockMs: () => clock.at ?? Date.now() + clock.ahead };
+}
+
+/** 10 ms after the file's last change: within RACY_WINDOW_MS however slow the machine is. */
+async function justAfterChangeOf(file: string): Promise<number> {
+  const info = await stat(file);
+  return Math.max(info.mtimeMs, info.ctimeMs) + 10;
 }
 
 async function open(context: ScanContext): Promise<ManifestDirectory> {
@@ -80,11 +86,11 @@ void describe('ManifestDirectory', () => {
   void it('holds back the rejection of a file changed just now, keeping its last outcome', async () => {
     const a = join(dir.path, 'a.yaml');
     await writeFile(a, podYAML('a'));
-    const clock = { ahead: 60_000 };
+    const clock: { ahead: number; at?: number } = { ahead: 60_000 };
     const context = contextAt(clock);
     const directory = await open(context);
     await writeFile(a, ''); // truncated by a writer not done yet
-    clock.ahead = 0;
+    clock.at = await justAfterChangeOf(a);
     assert.deepEqual(await directory.update(['a.yaml'], context), ['a.yaml']);
     assert.deepEqual(names(directory), ['a-node1']);
     // A valid change is taken at once.
@@ -93,7 +99,7 @@ void describe('ManifestDirectory', () => {
     assert.equal(directory.snapshot().pods[0]?.spec?.containers[0]?.image, 'busybox:1.37');
     // Once the window has passed, the rejection stands.
     await writeFile(a, '');
-    clock.ahead = 60_000;
+    delete clock.at;
     assert.deepEqual(await directory.update(['a.yaml'], context), []);
     assert.deepEqual(names(directory), []);
     assert.match(directory.snapshot().rejected[0]?.problems[0] ?? '', /the file is empty/);
