@@ -89,8 +89,11 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
     onPodChanged: (uid, observed) => {
       // The agent's own start of a container, read back by the sync that made it: no resync.
       if (node.statusCache.holds(uid, observed)) return;
+      const seenAt = Date.now();
       node.statusCache.invalidate(uid);
-      syncLoop.podChanged(uid);
+      // Seen while the agent was starting the pod (its sandbox before its containers): no resync
+      // once that sync, which left no problem, has read everything back running.
+      syncLoop.podChanged(uid, () => node.syncer.lastErrors(uid).length > 0 || !node.statusCache.explains(uid, observed, seenAt));
     },
     onRelisted: (startedAt, seen) => { node.statusCache.relisted(startedAt, seen); },
   });

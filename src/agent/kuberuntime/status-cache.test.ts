@@ -89,4 +89,21 @@ void describe('pod status cache', () => {
     cache.invalidate('u');
     assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'invalidated');
   });
+
+  void it('explains a PLEG observation from before the kept status was read, when that status is all ready and running and holds every object observed', async () => {
+    let t = 1000;
+    const cache = createPodStatusCache({ now: () => t });
+    const sandboxOnly = ['s1 SANDBOX_READY'];
+    cache.invalidate('u'); // as the agent does when the PLEG reports the pod
+    assert.equal(cache.explains('u', sandboxOnly, 1000), false, 'nothing kept');
+    t = 1100;
+    await cache.read('u', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] }));
+    assert.equal(cache.explains('u', sandboxOnly, 1000), true, 'the sandbox seen before its container started');
+    assert.equal(cache.explains('u', ['c1 CONTAINER_CREATED', 's1 SANDBOX_READY'], 1000), true, 'a container seen created, read running since');
+    assert.equal(cache.explains('u', sandboxOnly, 1100), false, 'seen no earlier than the read');
+    assert.equal(cache.explains('u', ['c0 CONTAINER_EXITED', 's1 SANDBOX_READY'], 1000), false, 'an object the status does not hold');
+    assert.equal(cache.explains('u', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY'], 1000), false, 'an exit seen');
+    await cache.read('e', () => Promise.resolve({ ...status(2), sandboxes: [sandbox('s1')], containers: [container('c1', 'exited')] }));
+    assert.equal(cache.explains('e', sandboxOnly, 1000), false, 'a status with an exited container');
+  });
 });

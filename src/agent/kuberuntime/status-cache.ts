@@ -37,6 +37,14 @@ export interface PodStatusCache {
    * not ready, may want the agent to act (a restart, the next init container): never held.
    */
   holds(uid: string, observed: readonly string[]): boolean;
+  /**
+   * Whether the kept status of the pod, read after `seenAt` (ms since the epoch), leaves nothing
+   * to do about what the PLEG observed then: every sandbox ready, every container running, and
+   * each observed object among them in a state on the way there (a sandbox ready, a container
+   * created or running). So a change the PLEG saw while the agent was starting the pod (its
+   * sandbox before its containers) asks no sync once that start has been read back.
+   */
+  explains(uid: string, observed: readonly string[], seenAt: number): boolean;
   /** A relist that began at `startedAt` (ms since the epoch) succeeded; `seen`: the pod UIDs it found. */
   relisted(startedAt: number, seen?: ReadonlySet<string>): void;
   /**
@@ -78,6 +86,18 @@ export function createPodStatusCache(options: PodStatusCacheOptions = {}): PodSt
       if (kept === undefined || !observed.every((entry) => entry.endsWith(' SANDBOX_READY') || entry.endsWith(' CONTAINER_RUNNING'))) return false;
       const shown = observedIn(kept.status);
       return shown.length === observed.length && shown.every((entry, i) => entry === observed[i]);
+    },
+    explains(uid, observed, seenAt) {
+      const kept = entries.get(uid);
+      if (kept === undefined || kept.readAt <= seenAt) return false;
+      const shown = observedIn(kept.status);
+      if (!shown.every((entry) => entry.endsWith(' SANDBOX_READY') || entry.endsWith(' CONTAINER_RUNNING'))) return false;
+      const ids = new Set(shown.map((entry) => entry.slice(0, entry.indexOf(' '))));
+      return observed.every((entry) => {
+        const space = entry.indexOf(' ');
+        const state = entry.slice(space + 1);
+        return ids.has(entry.slice(0, space)) && (state === 'SANDBOX_READY' || state === 'CONTAINER_CREATED' || state === 'CONTAINER_RUNNING');
+      });
     },
     relisted(startedAt, seen) {
       if (startedAt < lastRelist) return;

@@ -99,4 +99,29 @@ void describe('pod workers', () => {
     assert.deepEqual(w.knownPods().sort(), ['a', 'b']);
     await w.stop();
   });
+
+  void it('asks a droppable sync whether it is still needed just before it would run, and never drops what it replaced', async () => {
+    const f = fakeSyncer();
+    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    f.hold();
+    w.updatePod({ type: 'create', pod: pod('a') });
+    let asked = 0;
+    w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return false; } });
+    assert.equal(asked, 0, 'not asked while the sync runs');
+    f.release();
+    await waitFor('asked', () => asked === 1);
+    assert.deepEqual(f.calls, ['sync:create:1'], 'dropped');
+    f.hold();
+    w.updatePod({ type: 'update', pod: pod('a', 2) });
+    w.updatePod({ type: 'update', pod: pod('a', 3) });
+    w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return false; } });
+    f.release();
+    await waitFor('the update', () => f.calls.length === 3);
+    assert.deepEqual(f.calls, ['sync:create:1', 'sync:update:2', 'sync:sync:3'], 'the sync that replaced an update runs (with the newest pod)');
+    assert.equal(asked, 1);
+    w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return true; } });
+    await waitFor('the needed sync', () => f.calls.length === 4);
+    assert.equal(asked, 2);
+    await w.stop();
+  });
 });

@@ -9,7 +9,8 @@
  *   | finished    | terminated work succeeded                 | none: the worker is forgotten   |
  *
  * Latest update wins: while a sync runs, further updates of the same pod are coalesced into
- * one pending update holding the newest pod object. A kill always wins over a sync, and a pod
+ * one pending update holding the newest pod object; a sync that says it may be dropped
+ * (`stillNeeded`) is asked again just before it would run. A kill always wins over a sync, and a pod
  * never goes back from terminating to syncing (a new pod object needs a new UID). Failed work
  * is retried after a back-off; successful syncs are repeated every `resyncIntervalMs`, or
  * sooner when the syncer asks.
@@ -44,6 +45,12 @@ export interface PodUpdate {
   readonly pod: Pod;
   /** For kill: the grace period in seconds (default: the pod's terminationGracePeriodSeconds). */
   readonly gracePeriodSeconds?: number;
+  /**
+   * For sync: asked when the update is about to run; false drops it (what asked for it was
+   * settled meanwhile, e.g. by the sync that was running). Kept only while every update it
+   * replaces was droppable too.
+   */
+  readonly stillNeeded?: () => boolean;
 }
 
 export interface PodWorkers {
@@ -109,9 +116,13 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       workers.set(uid, w);
     }
     if (update.type !== 'sync') w.pod = update.pod;
-    // Latest wins, but a kill is never replaced by a sync or update.
+    // Latest wins, but a kill is never replaced by a sync or update, and a droppable sync does
+    // not make droppable what it replaces.
     if (w.pending?.type === 'kill' && update.type !== 'kill') {
       w.pending = { ...w.pending, pod: update.pod };
+    } else if (update.stillNeeded !== undefined && w.pending !== undefined && w.pending.stillNeeded === undefined) {
+      const { stillNeeded: _dropped, ...kept } = update;
+      w.pending = kept;
     } else {
       w.pending = update;
     }
@@ -122,6 +133,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     const update = w.pending;
     if (update === undefined) return;
     w.pending = undefined;
+    if (update.type === 'sync' && w.state === 'syncing' && update.stillNeeded?.() === false) return;
     w.running = work(uid, w, update).finally(() => {
       w.running = undefined;
       if (w.pending !== undefined && !stopped) start(uid, w);

@@ -70,8 +70,11 @@ export type AdmitHandler = (pod: Pod, admitted: readonly Pod[]) => AdmitResult;
 export interface SyncLoop {
   start(): void;
   stop(): Promise<void>;
-  /** Tells the loop that the runtime changed for a pod (the PLEG calls it). */
-  podChanged(uid: string): void;
+  /**
+   * Tells the loop that the runtime changed for a pod (the PLEG calls it). `stillNeeded`, when
+   * given, is asked just before the sync would run; false drops it (see PodUpdate).
+   */
+  podChanged(uid: string, stillNeeded?: () => boolean): void;
   /** The pod worker finished the pod (the workers call it). */
   podFinished(uid: string): void;
   isDesired(uid: string): boolean;
@@ -273,11 +276,11 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       timer = undefined;
       await running;
     },
-    podChanged(uid) {
+    podChanged(uid, stillNeeded) {
       const pod = desired.get(uid);
       if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
       if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata?.deletionTimestamp !== undefined) return;
-      workers.updatePod({ type: 'sync', pod });
+      workers.updatePod({ type: 'sync', pod, ...(stillNeeded === undefined ? {} : { stillNeeded }) });
     },
     podFinished(uid) {
       dirty = true;
