@@ -11,7 +11,7 @@ import { messageOf } from '../api/errors.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
-import { POD_UID_LABEL, createPodStatusCache, createRuntimeManager, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
+import { createPodStatusCache, createRuntimeManager, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
@@ -123,20 +123,14 @@ export async function buildNode(
   const prepared = new Map<string, PodVolumes>();
   const etcHosts = new Map<string, { sandbox: string; path: string | undefined }>();
 
-  /** /etc/hosts of a pod's current sandbox, written once its IPs are known. */
-  async function etcHostsFor(pod: Pod): Promise<string | undefined> {
+  /** /etc/hosts of a pod's sandbox, written once per sandbox with the IPs the runtime manager read for it. */
+  function etcHostsFor(pod: Pod, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): string | undefined {
     if (pod.spec?.hostNetwork === true) return undefined;
     const uid = pod.metadata?.uid ?? '';
-    const sandboxes = await cri.listPodSandbox({ labelSelector: { [POD_UID_LABEL]: uid }, state: { state: 'SANDBOX_READY' } });
-    const newest = [...sandboxes].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
-    if (newest === undefined) return undefined;
     const known = etcHosts.get(uid);
-    if (known?.sandbox === newest.id) return known.path;
-    const status = await cri.podSandboxStatus({ podSandboxId: newest.id });
-    const net = status.status?.network;
-    const podIPs = net === null || net === undefined ? [] : [net.ip, ...net.additionalIps.map((a) => a.ip)].filter((ip) => ip !== '');
-    const path = await writeEtcHosts({ rootDir: o.rootDir, pod, podIPs, clusterDomain: c.clusterDomain });
-    etcHosts.set(uid, { sandbox: newest.id, path });
+    if (known?.sandbox === sandbox.id) return known.path;
+    const path = writeEtcHosts({ rootDir: o.rootDir, pod, podIPs: sandbox.podIPs, clusterDomain: c.clusterDomain });
+    etcHosts.set(uid, { sandbox: sandbox.id, path });
     return path;
   }
 
@@ -152,10 +146,10 @@ export async function buildNode(
     hostIPs: () => ips,
     nodeName: name,
     volumes: {
-      async mountsFor(pod: Pod, container: Container) {
+      async mountsFor(pod: Pod, container: Container, sandbox) {
         const uid = pod.metadata?.uid ?? '';
         const podVolumes = prepared.get(uid) ?? (await volumes.preparePodVolumes(pod));
-        const hosts = await etcHostsFor(pod);
+        const hosts = etcHostsFor(pod, sandbox);
         return mountsFor(container, podVolumes, hosts === undefined ? {} : { etcHostsPath: hosts });
       },
       containerDir: (pod: Pod, container: Container) => containerDir(o.rootDir, pod.metadata?.uid ?? '', container.name),

@@ -75,6 +75,14 @@ void describe('static pods on a real runtime', () => {
     await start();
     const body = await waitFor('the web pod to answer on its host port', () => readTcpHttp(port), { timeoutMs: 30_000 });
     assert.match(body, new RegExp(`web-${NODE} ${NODE} default`));
+    // The CNI pod's first container, prepared while its sandbox was made, mounts the pod's hosts file with the pod IP.
+    const web = await waitFor('the web container', () => runningContainer(cri, 'web'));
+    const [webSandbox] = await sandboxesOf(cri, 'web');
+    const webIP = (await cri.podSandboxStatus({ podSandboxId: webSandbox?.id ?? '' })).status?.network?.ip ?? '';
+    assert.notEqual(webIP, '');
+    const hosts = (await cri.execSync({ containerId: web.id, cmd: ['cat', '/etc/hosts'], timeout: 10 })).stdout.toString();
+    assert.match(hosts, /^# Orch-managed hosts file\.$/m);
+    assert.ok(hosts.split('\n').includes(`${webIP}\tweb-${NODE}`), hosts);
     await waitFor('the host-network pod', () => runningContainer(cri, 'host'));
     const main = await waitFor('the main container after the init containers', () => runningContainer(cri, 'init'), { timeoutMs: 30_000 });
     const inits = [...(await containersOf(cri, 'init', 'one')), ...(await containersOf(cri, 'init', 'two'))];

@@ -24,11 +24,11 @@ export interface ContainerMount {
 /** The volume manager as the runtime manager uses it. */
 export interface ContainerVolumes {
   /**
-   * The mounts of one container (its volume mounts, /etc/hosts, ...), with the pod's volumes
-   * already prepared. Throws when they cannot be made; the container then fails with
-   * CreateContainerConfigError.
+   * The mounts of one container going into `sandbox` (its volume mounts, the pod's /etc/hosts
+   * with the sandbox's IPs, ...), with the pod's volumes already prepared. Throws when they
+   * cannot be made; the container then fails with CreateContainerConfigError.
    */
-  mountsFor(pod: Pod, container: Container): Promise<readonly ContainerMount[]>;
+  mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<readonly ContainerMount[]>;
   /**
    * A directory of this container on the host (upstream: `<root>/pods/<uid>/containers/<name>`)
    * where the agent creates each instance's termination-message file. Without it no

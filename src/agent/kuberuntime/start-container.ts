@@ -131,7 +131,6 @@ function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container)
 export interface PreparedContainer {
   readonly image: Extract<Awaited<ReturnType<ImagePuller['ensureImage']>>, { ok: true }>;
   readonly restartCount: number;
-  readonly mounts: Awaited<ReturnType<ContainerVolumes['mountsFor']>>;
   readonly messageFile: string | undefined;
 }
 
@@ -140,8 +139,9 @@ export type Preparation = { readonly ready: PreparedContainer } | { readonly don
 
 /**
  * The steps of a start before CreateContainer that need only the sandbox's config: the back-off
- * check, the image (ImageStatus, a pull when the policy asks), the restart count, mounts, the
- * termination-message file and the log directory. A new sandbox's first container is prepared
+ * check, the image (ImageStatus, a pull when the policy asks), the restart count, the
+ * termination-message file and the log directory (the mounts wait for the sandbox: its IPs go
+ * into the pod's /etc/hosts). A new sandbox's first container is prepared
  * while RunPodSandbox runs. Rejects only when the runtime is unreachable.
  */
 export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' | 'status' | 'sandboxConfig'>, container: Container): Promise<Preparation> {
@@ -167,8 +167,7 @@ export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 
     const messageFile = terminationMessageFile(deps, pod, container);
     mkdirSync(logDir, { recursive: true, mode: 0o755 });
     const restartCount = previous === undefined ? restartCountFromLogs(logDir) : previous.restartCount + 1;
-    const mounts = await deps.volumes.mountsFor(pod, container);
-    return { ready: { image, restartCount, mounts, messageFile } };
+    return { ready: { image, restartCount, messageFile } };
   } catch (err) {
     return { done: configFailure(deps, pod, name, err) };
   }
@@ -188,9 +187,10 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
   const name = container.name;
   const preparation = prepared ?? (await prepareContainer(deps, ctx, container));
   if ('done' in preparation) return preparation.done;
-  const { image, restartCount, mounts, messageFile } = preparation.ready;
+  const { image, restartCount, messageFile } = preparation.ready;
   let config: ContainerConfig;
   try {
+    const mounts = await deps.volumes.mountsFor(pod, container, { id: ctx.sandboxId, podIPs: ctx.podIPs });
     config = makeContainerConfig({
       pod,
       container,

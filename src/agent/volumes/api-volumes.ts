@@ -39,8 +39,8 @@ export interface ApiVolumeContext {
   readonly now: () => number;
   /** The mount table read at the start of the call (to mount each tmpfs once). */
   readonly mounts: readonly MountInfoEntry[];
-  /** mkdir -p with the exact mode (the manager's). */
-  readonly makeDir: (dir: string, mode: number, subject: string) => Promise<void>;
+  /** mkdir -p with the exact mode (the manager's; synchronous local calls). */
+  readonly makeDir: (dir: string, mode: number, subject: string) => void;
 }
 
 /** True for the kinds that live on a tmpfs (their files may hold secrets). */
@@ -104,7 +104,7 @@ export async function setUpApiVolume(ctx: ApiVolumeContext, pod: Pod, uid: strin
     ctx.logger.warn('cannot refresh volume; keeping its previous content', { podUID: uid, volume: spec.name, kind: spec.kind, err: messageOf(err) });
     return volume;
   }
-  await ctx.makeDir(dir, VOLUME_DIR_MODE, `volume ${spec.name}`);
+  ctx.makeDir(dir, VOLUME_DIR_MODE, `volume ${spec.name}`);
   if (isMemoryBacked(spec)) {
     const real = await realpath(dir);
     if (!ctx.mounts.some((m) => m.mountPoint === real && m.fsType === 'tmpfs')) {

@@ -65,18 +65,18 @@ void describe('etc-hosts', () => {
   });
 
   void it('writes the file in place (same inode) and rewrites it when the IPs change', async () => {
-    const path = await writeEtcHosts({ rootDir: root, pod: pod(), podIPs: ['10.0.0.5'], clusterDomain: 'cluster.local' });
+    const path = writeEtcHosts({ rootDir: root, pod: pod(), podIPs: ['10.0.0.5'], clusterDomain: 'cluster.local' });
     assert.equal(path, etcHostsPath(root, '1111-2222'));
     const first = await stat(etcHostsPath(root, '1111-2222'));
     assert.equal(first.mode & 0o777, 0o644 & ~(await currentUmask()));
-    await writeEtcHosts({ rootDir: root, pod: pod(), podIPs: ['10.0.0.9'], clusterDomain: 'cluster.local' });
+    writeEtcHosts({ rootDir: root, pod: pod(), podIPs: ['10.0.0.9'], clusterDomain: 'cluster.local' });
     const second = await stat(etcHostsPath(root, '1111-2222'));
     assert.equal(second.ino, first.ino);
     assert.match(await readFile(etcHostsPath(root, '1111-2222'), 'utf8'), /^10\.0\.0\.9\tweb-0$/m);
   });
 
-  void it('writes nothing for a host-network pod', async () => {
-    const path = await writeEtcHosts({ rootDir: root, pod: { ...pod({ containers: [], hostNetwork: true }), metadata: { name: 'h', uid: 'h1' } }, podIPs: ['1.2.3.4'], clusterDomain: '' });
+  void it('writes nothing for a host-network pod', () => {
+    const path = writeEtcHosts({ rootDir: root, pod: { ...pod({ containers: [], hostNetwork: true }), metadata: { name: 'h', uid: 'h1' } }, podIPs: ['1.2.3.4'], clusterDomain: '' });
     assert.equal(path, undefined);
   });
 });

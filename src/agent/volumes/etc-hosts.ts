@@ -79,8 +79,7 @@ export interface WriteEtcHostsOptions {
  * for a host-network pod. Idempotent. The pod directory must exist (preparePodVolumes makes it).
  * Throws `VOLUME_INVALID` (bad UID, hostname or subdomain) or the write's error.
  */
-// eslint-disable-next-line @typescript-eslint/require-await -- async: a failure is a rejection, as callers expect
-export async function writeEtcHosts(options: WriteEtcHostsOptions): Promise<string | undefined> {
+export function writeEtcHosts(options: WriteEtcHostsOptions): string | undefined {
   const { pod } = options;
   if (pod.spec?.hostNetwork === true) return undefined;
   const path = etcHostsPath(options.rootDir, podUIDOf(pod));

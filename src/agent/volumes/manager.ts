@@ -108,9 +108,9 @@ class LocalVolumeManager implements VolumeManager {
     const containers = containerNames(pod);
     return await this.serialize(uid, async () => {
       const dir = podDir(this.rootDir, uid);
-      await this.makeDir(dir, POD_DIR_MODE, 'pod directory');
-      await this.makeDir(join(dir, 'volumes'), POD_DIR_MODE, 'volumes directory');
-      for (const name of containers) await this.makeDir(containerDir(this.rootDir, uid, name), POD_DIR_MODE, `container ${name}`);
+      this.makeDir(dir, POD_DIR_MODE, 'pod directory');
+      this.makeDir(join(dir, 'volumes'), POD_DIR_MODE, 'volumes directory');
+      for (const name of containers) this.makeDir(containerDir(this.rootDir, uid, name), POD_DIR_MODE, `container ${name}`);
       const tmpfs = specs.some((s) => (s.kind === 'emptyDir' && s.memory) || s.kind === 'secret' || s.kind === 'projected');
       const mounts = tmpfs ? await readMountInfo(this.mountInfoPath) : [];
       const api: ApiVolumeContext = {
@@ -120,7 +120,7 @@ class LocalVolumeManager implements VolumeManager {
         capacity: this.nodeCapacity(),
         now: this.now,
         mounts,
-        makeDir: (dir, mode, subject) => this.makeDir(dir, mode, subject),
+        makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
       };
       const result = new Map<string, PodVolume>();
       for (const spec of specs) {
@@ -139,10 +139,10 @@ class LocalVolumeManager implements VolumeManager {
     const sized = spec.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: spec.sizeLimitBytes };
     if (!spec.memory) {
       // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it (a later issue).
-      await this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
+      this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
       return { kind: 'emptyDir', hostPath: dir, readOnly: false, ...sized };
     }
-    await this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
+    this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
     const real = await realpath(dir);
     if (mounts.some((m) => m.mountPoint === real && m.fsType === 'tmpfs')) {
       this.logger.v(4, 'tmpfs already mounted for emptyDir', { podUID: uid, volume: spec.name, path: dir });
@@ -159,8 +159,7 @@ class LocalVolumeManager implements VolumeManager {
    * system calls take microseconds where a round trip through libuv's thread pool waits behind
    * the agent's other file work (a burst of pod starts).
    */
-  // eslint-disable-next-line @typescript-eslint/require-await -- async: its failure is a rejection, as callers expect
-  private async makeDir(dir: string, mode: number, subject: string): Promise<void> {
+  private makeDir(dir: string, mode: number, subject: string): void {
     try {
       let info = statSync(dir, { throwIfNoEntry: false });
       if (info?.isDirectory() !== true) {
