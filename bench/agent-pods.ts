@@ -159,7 +159,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     say(options, `[${network}] (c) nodeagent, ${burst} manifests at once`);
     const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
     const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
-    const burstRun = await startBurst(ctx, 'burst', burst, 20);
+    const burstRun = await startBurst(ctx, 'burst', burst, 250);
     const after = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
     const burstCpu = { agentPercent: cpuPercentBetween(before[0], after[0]), containerdPercent: cpuPercentBetween(before[1], after[1]) };
     const burstSteps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
