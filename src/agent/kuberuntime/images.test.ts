@@ -45,6 +45,18 @@ void describe('ImagePuller', () => {
     assert.deepEqual(fake.callsOf('pullImage').map((c) => (c as { image: { image: string } }).image.image), ['busybox:1.35', 'busybox:latest']);
   });
 
+  void it('pods asking about one image at once share the ImageStatus call; a later ask makes a new one', async () => {
+    const { fake, puller } = setup();
+    fake.images.set('busybox:1.35', 'sha256:bb');
+    const results = await Promise.all(['u1', 'u2', 'u3'].map((uid) => puller.ensureImage(pod(uid), { name: 'c', image: 'busybox:1.35' }, sandboxConfig)));
+    assert.deepEqual(results.map((r) => (r.ok ? r.imageRef : r.reason)), ['sha256:bb', 'sha256:bb', 'sha256:bb']);
+    assert.equal(fake.callsOf('imageStatus').length, 1);
+    fake.images.delete('busybox:1.35');
+    fake.registry.set('busybox:1.35', 'sha256:b2');
+    assert.deepEqual(await puller.ensureImage(pod('u4'), { name: 'c', image: 'busybox:1.35' }, sandboxConfig), { ok: true, imageRef: 'sha256:b2', username: '' });
+    assert.equal(fake.callsOf('imageStatus').length, 2);
+  });
+
   void it('Never: ErrImageNeverPull when absent', async () => {
     const { fake, puller } = setup();
     const r = await puller.ensureImage(pod(), { name: 'c', image: 'absent:1', imagePullPolicy: 'Never' }, sandboxConfig);

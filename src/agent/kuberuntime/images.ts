@@ -8,7 +8,8 @@
  *   | IfNotPresent | use it         | pull                                               |
  *   | Never        | use it         | ErrImageNeverPull                                  |
  *
- * ImageStatus is asked first (containerd contacts the registry on every PullImage). A failed
+ * ImageStatus is asked first (containerd contacts the registry on every PullImage); pods asking
+ * about the same image at the same time share the call. A failed
  * pull is ErrImagePull and starts a back-off per pod and image (10 s doubling to 5 min);
  * while it holds, the container waits with ImagePullBackOff without pulling. An invalid
  * reference is InvalidImageName. Pulls go through the slots (serialized by default) and the
@@ -63,6 +64,8 @@ export class ImagePuller {
   private readonly bucket: TokenBucket;
   private readonly backOff: BackOff;
   private readonly inFlight = new Map<string, Promise<string>>();
+  /** ImageStatus calls under way, per reference: asked for the same image at once, they share one call. */
+  private readonly inspecting = new Map<string, Promise<Image | null>>();
 
   constructor(private readonly options: ImagePullerOptions) {
     this.slots = new PullSlots(options.serialize ? 1 : Math.max(0, options.maxParallel));
@@ -87,7 +90,7 @@ export class ImagePuller {
     }
     let present: Image | null;
     try {
-      present = (await this.options.images.imageStatus({ image: { image } })).image;
+      present = await this.inspect(image);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       return { ok: false, reason: 'ImageInspectError', message: `Failed to inspect image ${JSON.stringify(specImage)}: ${messageOf(err)}` };
@@ -135,6 +138,18 @@ export class ImagePuller {
   /** Forgets the back-offs of a removed pod. */
   forgetPod(uid: string): void {
     this.backOff.forgetPrefix(`${uid}_`);
+  }
+
+  /** ImageStatus of `image`; a call for the same reference already under way is shared (a burst of pods of one image asks once per round trip, not once per pod). */
+  private inspect(image: string): Promise<Image | null> {
+    const running = this.inspecting.get(image);
+    if (running !== undefined) return running;
+    const inspecting = this.options.images
+      .imageStatus({ image: { image } })
+      .then((r) => r.image)
+      .finally(() => this.inspecting.delete(image));
+    this.inspecting.set(image, inspecting);
+    return inspecting;
   }
 
   private pull(image: string, sandboxConfig: PodSandboxConfig, auth: AuthConfig | undefined): Promise<string> {
