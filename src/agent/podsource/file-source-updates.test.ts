@@ -162,6 +162,34 @@ void describe('file source: a notified file is read again alone', () => {
     assert.ok(noFullScanSince(started, from), 'a full scan ran');
   });
 
+  void it('delivers many files named at once in chunks of 8, 16, 32…, each snapshot holding every file', async () => {
+    const snapshots: (readonly Pod[])[] = [];
+    let notify: ((name: string | null) => void) | undefined;
+    const source = new FileSource({
+      path: dir.path,
+      nodeName: 'node1',
+      checkIntervalMs: HOUR_MS,
+      onSnapshot: (pods) => snapshots.push(pods),
+      logger: new RecordingLogger(),
+      // Only the notifications the test makes itself.
+      watch: (path, onEvent) => {
+        if (path === dir.path) notify = onEvent;
+        return watch(path, { persistent: false }, () => undefined);
+      },
+    });
+    cleanups.push(() => source.stop());
+    await put('a.yaml', podYAML('a'));
+    await source.start();
+    assert.deepEqual(namesOf(snapshots.at(-1) ?? []), ['a-node1']);
+    const from = snapshots.length;
+    const names = await putMany(30);
+    assert.ok(notify !== undefined, 'the directory is watched');
+    for (const n of names) notify(`${n.replace(/-node1$/, '')}.yaml`);
+    await waitFor('all 31 pods', () => (snapshots.at(-1) ?? []).length === 31, DEADLINE);
+    assert.deepEqual(snapshots.slice(from).map((pods) => pods.length), [1 + 8, 1 + 8 + 16, 31]);
+    assert.deepEqual(namesOf(snapshots.at(-1) ?? []), ['a-node1', ...names].sort());
+  });
+
   void it('rejects a file that becomes invalid, logs it once, and leaves the other pods alone', async () => {
     await putMany(3);
     const started = await start();

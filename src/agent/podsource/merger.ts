@@ -33,6 +33,19 @@ function withoutLocal(annotations: Readonly<Record<string, string>> | undefined)
   return result;
 }
 
+/** semanticKey of the pods the merger keeps (the same objects are compared at every snapshot of their source). */
+const keptKeys = new WeakMap<Pod, string>();
+
+/** semanticKey of a pod the merger keeps, computed once. */
+function keptKey(pod: Pod): string {
+  let key = keptKeys.get(pod);
+  if (key === undefined) {
+    key = semanticKey(pod);
+    keptKeys.set(pod, key);
+  }
+  return key;
+}
+
 /** What makes two versions of a pod differ for the agent (upstream's podsDifferSemantically). */
 function semanticKey(pod: Pod): string {
   const meta = pod.metadata ?? {};
@@ -113,7 +126,7 @@ export class PodMerger {
         const added = withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
         next.set(uid, added);
         changes.ADD.push(added);
-      } else if (semanticKey(existing) !== semanticKey(stamped)) {
+      } else if (keptKey(existing) !== semanticKey(stamped)) {
         const firstSeen = existing.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION];
         const updated = firstSeen === undefined ? stamped : withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
         next.set(uid, updated);
