@@ -1,7 +1,9 @@
 /**
  * Runs the real nodeagent binary for integration tests: a child process on a private
  * containerd (test/helpers/containerd.ts), with its own root dir and manifest directory,
- * logs kept in memory for assertions, health and read-only ports off unless asked.
+ * logs kept in memory for assertions, health and read-only ports off unless asked. A root dir
+ * the helper made itself (no `rootDir` given) is removed by stop() and kill() once the agent
+ * has exited, with the pods' tmpfs mounts the agent left below it unmounted first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './containerd.js';
+import { removeTempDir } from './tempdir.js';
 import { waitFor } from './wait.js';
 
 export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
@@ -19,9 +22,9 @@ export interface AgentProcess {
   logs(): string;
   /** Waits until the log contains `text` (a string or pattern). */
   waitForLog(text: string | RegExp, timeoutMs?: number): Promise<void>;
-  /** SIGTERM and wait for the exit code. */
+  /** SIGTERM and wait for the exit code (then remove the root dir the helper made). */
   stop(): Promise<number | null>;
-  /** SIGKILL (a crash) and wait. */
+  /** SIGKILL (a crash) and wait (then remove the root dir the helper made). */
   kill(): Promise<void>;
   exited(): Promise<number | null>;
 }
@@ -37,7 +40,11 @@ export interface AgentOptions {
 }
 
 export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
+  const ownRoot = options.rootDir === undefined;
   const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'nodeagent-root-')));
+  // Removed once, after the agent exited: the caller does not know this directory.
+  let removal: Promise<void> | undefined;
+  const removeOwnRoot = (): Promise<void> => (removal ??= ownRoot ? removeTempDir(rootDir) : Promise.resolve());
   // The secure port defaults to 10250 on all interfaces: give each agent its own free port
   // unless the test chooses one (agents of test files running in parallel must not collide).
   const choosesPort = (options.args ?? []).some((a) => /^--(port|config|enable-server)(=|$)/.test(a));
@@ -75,11 +82,14 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     },
     async stop() {
       if (!exited) child.kill('SIGTERM');
-      return exit;
+      const code = await exit;
+      await removeOwnRoot();
+      return code;
     },
     async kill() {
       if (!exited) child.kill('SIGKILL');
       await exit;
+      await removeOwnRoot();
     },
     exited: () => exit,
   };

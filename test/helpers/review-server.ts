@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest, createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ const execFileAsync = promisify(execFile);
 // ---- PKI ----
 
 export interface TestPki {
+  /** Where the PEM files are written (a temporary directory the test removes when done). */
   readonly dir: string;
   readonly ca: IssuedCertificate;
   /** The CA's PEM file (authentication.x509.clientCAFile). */
@@ -90,6 +91,7 @@ export interface ReviewServer {
   readonly accessReviews: AccessReviewSpec[];
   /** Requests refused because the agent's own credentials were missing. */
   refused: number;
+  /** Stops the server and removes its directory (the connection file with it). */
   close(): Promise<void>;
 }
 
@@ -167,6 +169,7 @@ export async function startReviewServer(options: { readonly tokenFile?: boolean 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => { server.close(() => { resolve(); }); });
+      await rm(dir, { recursive: true, force: true });
     },
   });
 }

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { FLAGS } from '../../src/agent/config/flags/table.js';
@@ -15,6 +15,16 @@ import { FLAGS } from '../../src/agent/config/flags/table.js';
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
 
 interface Run { code: number; stdout: string; stderr: string }
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+after(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
 
 function run(args: readonly string[], cwd?: string): Promise<Run> {
   return new Promise((resolve) => {
@@ -57,7 +67,7 @@ void describe('nodeagent command line', () => {
   });
 
   void it('migrates deprecated flags to a file that gives the same configuration', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
+    const dir = await tempDir();
     const flags = ['--max-pods=12', '--eviction-hard=memory.available<300Mi', '--read-only-port=0', '--node-labels=a=b'];
     const printed = await run(['config', 'print', ...flags, '--show-source']);
     assert.equal(printed.code, 0, printed.stderr);
@@ -72,7 +82,7 @@ void describe('nodeagent command line', () => {
   });
 
   void it('reports every problem of an invalid configuration at once and exits 1', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
+    const dir = await tempDir();
     await writeFile(join(dir, 'c.yaml'), 'apiVersion: nodeagent.config.orch.io/v1beta1\nkind: NodeagentConfiguration\nimageGCHighThresholdPercent: 70\ncontainerLogMaxFiles: 1\n');
     const r = await run(['config', 'print', '--config', 'c.yaml', '--runonce', '--oom-score-adj=5000'], dir);
     assert.equal(r.code, 1);
@@ -87,7 +97,7 @@ void describe('nodeagent command line', () => {
   });
 
   void it('refuses to start on an invalid configuration before doing anything', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
+    const dir = await tempDir();
     const lock = join(dir, 'lock');
     const r = await run(['--max-pods=-1', `--lock-file=${lock}`]);
     assert.equal(r.code, 1);
@@ -96,7 +106,7 @@ void describe('nodeagent command line', () => {
   });
 
   void it('validates the credential provider config file', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
+    const dir = await tempDir();
     await writeFile(join(dir, 'p.yaml'), 'apiVersion: nodeagent.config.orch.io/v1beta1\nkind: CredentialProviderConfig\nproviders: []\n');
     const r = await run(['config', 'print', '--image-credential-provider-config=p.yaml', '--image-credential-provider-bin-dir=/usr/lib/cp'], dir);
     assert.equal(r.code, 1);

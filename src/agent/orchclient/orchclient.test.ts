@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +25,7 @@ before(async () => {
   client = await createCertificate({ subject: { commonName: 'node', organizations: ['nodes'] }, issuer: ca, clientAuth: true, keyType: 'ecdsa' });
   dir = await mkdtemp(join(tmpdir(), 'orchclient-test-'));
 });
+after(() => rm(dir, { recursive: true, force: true }));
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,7 +114,10 @@ void describe('the servers in process (fake runtime)', () => {
     servers = await start(dir, () => undefined, { setVerbosity: (n) => verbosity.push(n) });
     port = servers.secure?.port ?? 0;
   });
-  after(() => servers.close());
+  after(async () => {
+    await servers.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   void it('serves pods, running pods, the summary, metrics, configz and logs on the secure port', async () => {
     const pods = JSON.parse((await call(port, '/pods', { tls: true })).body) as { kind: string; items: Pod[] };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { OrchError } from '../../api/errors.js';
 import { certificateInfo, createCertificate } from './certs.js';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY, cipherString, servingCertificate, tlsServerOptions } from './tls.js';
@@ -10,8 +10,18 @@ import { SELF_SIGNED_CERT, SELF_SIGNED_KEY, cipherString, servingCertificate, tl
 const names = { altNames: ['node1', 'host1', '10.0.0.5'], commonName: 'node1' };
 
 void describe('the serving certificate', () => {
+  const dirs: string[] = [];
+  const tempDir = async (): Promise<string> => {
+    const dir = await mkdtemp(join(tmpdir(), 'tls-test-'));
+    dirs.push(dir);
+    return dir;
+  };
+  after(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
   void it('is generated into the certificate directory, reused, and generated again once expired', async () => {
-    const certDir = join(await mkdtemp(join(tmpdir(), 'tls-test-')), 'pki');
+    const certDir = join(await tempDir(), 'pki');
     const first = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, ...names });
     assert.equal(first.origin, 'generated');
     assert.equal(first.certPath, join(certDir, SELF_SIGNED_CERT));
@@ -30,7 +40,7 @@ void describe('the serving certificate', () => {
   });
 
   void it('comes from the given files, which must both be there and match', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tls-test-'));
+    const dir = await tempDir();
     const a = await createCertificate({ subject: { commonName: 'a' }, serverAuth: true, keyType: 'ecdsa' });
     const b = await createCertificate({ subject: { commonName: 'b' }, serverAuth: true, keyType: 'ecdsa' });
     await writeFile(join(dir, 'a.crt'), a.certPem);

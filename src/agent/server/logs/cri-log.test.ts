@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, open, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, open, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { parseCriLogLine, streamCriLog, tailOffset, type LogReadOptions } from './cri-log.js';
 
 let dir: string;
 before(async () => { dir = await mkdtemp(join(tmpdir(), 'cri-log-test-')); });
+after(() => rm(dir, { recursive: true, force: true }));
 
 const LOG = [
   '2024-05-01T10:00:00.000000001Z stdout F one',

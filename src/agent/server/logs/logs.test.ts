@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { HttpError } from '../http.js';
 import { logContainerId, parsePodLogOptions } from './container-logs.js';
@@ -57,6 +57,7 @@ void describe('the node log directory and query', () => {
     await symlink('/etc', join(dir, 'escape'));
     await symlink(join(dir, 'sub', 'a.log'), join(dir, 'inside'));
   });
+  after(() => rm(dir, { recursive: true, force: true }));
 
   void it('refuses paths that leave the directory', async () => {
     assert.deepEqual(await resolveLogPath(dir, 'sub/a.log'), { full: join(dir, 'sub', 'a.log'), isDir: false });

@@ -1,0 +1,36 @@
+/**
+ * Removing the temporary directories of tests safely. A node agent's root dir can hold its
+ * pods' tmpfs mounts (emptyDir medium Memory, secret and projected volumes): the agent leaves
+ * them when it stops, as upstream does. A recursive rm would delete through such a mount (and
+ * then fail on the busy mount point), so every mount at or below the directory is unmounted
+ * first, deepest first (lazily when busy); when one cannot be unmounted, the directory is left
+ * in place with a message rather than deleted through the mount.
+ */
+import { execFile } from 'node:child_process';
+import { realpath, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The mount points at or below `dir` (a real path), deepest first. */
+async function mountsBelow(dir: string): Promise<string[]> {
+  return (await readMountInfo()).map((m) => m.mountPoint).filter((m) => isAtOrBelow(m, dir)).sort().reverse();
+}
+
+/** Removes `dir` and everything in it, unmounting what is mounted below it first. Gone already: fine. */
+export async function removeTempDir(dir: string): Promise<void> {
+  const real = await realpath(dir).catch(() => undefined); // removed already
+  if (real === undefined) return;
+  for (const m of await mountsBelow(real)) {
+    await execFileAsync('umount', [m]).catch(() => execFileAsync('umount', ['-l', m])).catch((err: unknown) => {
+      process.stderr.write(`removeTempDir: cannot unmount ${m}: ${String(err)}\n`);
+    });
+  }
+  const left = await mountsBelow(real);
+  if (left.length > 0) {
+    process.stderr.write(`removeTempDir: not removing ${dir}, still mounted below it: ${left.join(' ')}\n`);
+    return;
+  }
+  await rm(dir, { recursive: true, force: true });
+}
