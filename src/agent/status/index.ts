@@ -8,6 +8,8 @@
  */
 import type { PodStatus } from 'kubernetes-types/core/v1.js';
 
+import { jsonEqual } from '../../api/json-equal.js';
+
 export { computePodStatus, podPhase, type StatusInput } from './compute.js';
 
 export interface StatusManager {
@@ -21,16 +23,16 @@ export interface StatusManager {
 }
 
 export function createStatusManager(): StatusManager {
-  const statuses = new Map<string, { status: PodStatus; json: string }>();
+  const statuses = new Map<string, PodStatus>();
   const listeners = new Set<(uid: string, status: PodStatus) => void>();
   return {
     setPodStatus(uid, status) {
-      const json = JSON.stringify(status);
-      if (statuses.get(uid)?.json === json) return;
-      statuses.set(uid, { status, json });
+      const previous = statuses.get(uid);
+      if (previous !== undefined && jsonEqual(previous, status)) return;
+      statuses.set(uid, status);
       for (const l of listeners) l(uid, status);
     },
-    getPodStatus: (uid) => statuses.get(uid)?.status,
+    getPodStatus: (uid) => statuses.get(uid),
     removePod(uid) {
       statuses.delete(uid);
     },

@@ -118,9 +118,10 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
 
+  /** The pods admitted and not finished. Rejected and finished pods are always desired ones (remove() forgets all three). */
   function activeCount(): number {
-    let n = 0;
-    for (const uid of desired.keys()) if (!rejected.has(uid) && !finished.has(uid)) n++;
+    let n = desired.size - rejected.size;
+    for (const uid of finished) if (!rejected.has(uid)) n--;
     return n;
   }
 

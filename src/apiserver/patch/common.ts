@@ -1,4 +1,5 @@
 /** JSON helpers and the two error classes of patching. */
+export { jsonEqual } from '../../api/json-equal.js';
 
 /** The patch document itself is malformed (answered 400 BadRequest). */
 export class PatchFormatError extends Error {
@@ -16,18 +17,6 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 export function cloneJson<T>(value: T): T {
   return value === undefined ? value : structuredClone(value);
-}
-
-/** Deep equality of JSON values (key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    return ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 /** RFC 7386 JSON merge patch: objects merge recursively, null deletes, anything else replaces. */
