@@ -53,6 +53,33 @@ void describe('PLEG', () => {
     await pleg.stop();
   });
 
+  void it('passes a relist that finds everything as before without a change, and sees a swap of one container for another', async () => {
+    const sandboxes: Obj[] = [{ id: 's1', state: 'SANDBOX_READY', labels: { [POD_UID_LABEL]: 'a' } }];
+    let containers: Obj[] = [{ id: 'c1', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
+    const changed: string[] = [];
+    const seen: ReadonlySet<string>[] = [];
+    const pleg = createPleg({
+      runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
+      logger,
+      onPodChanged: (uid) => changed.push(uid),
+      onRelisted: (_startedAt, s) => seen.push(s),
+    });
+    await pleg.relist();
+    await pleg.relist();
+    assert.deepEqual(changed, ['a']);
+    assert.equal(seen[1], seen[0], 'the same set of pods handed on');
+    // As many objects as before, one of them new: a change.
+    containers = [{ id: 'c2', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
+    await pleg.relist();
+    assert.deepEqual(changed, ['a', 'a']);
+    // An object without the pod UID label does not count; one gone does.
+    containers = [{ id: 'x', state: 'CONTAINER_RUNNING', labels: {} }];
+    await pleg.relist();
+    assert.deepEqual(changed, ['a', 'a', 'a']);
+    assert.deepEqual([...(seen.at(-1) ?? [])], ['a']);
+    await pleg.stop();
+  });
+
   void it('stays unhealthy and quiet while the runtime is down', async () => {
     const seen: string[] = [];
     const pleg = createPleg({
