@@ -33,11 +33,24 @@ function nanos(text: string, subject: string): bigint {
   return q.mantissa * 10n ** BigInt(q.exponent + 9);
 }
 
+/** The class of each pod object already asked about (the agent's pods are never changed in place; a new version is a new object). */
+const known = new WeakMap<Pod, QOSClass>();
+
 /**
  * The pod's QoS class. Throws OrchError `API_INVALID_QUANTITY` for a malformed cpu or memory
- * quantity, naming the field.
+ * quantity, naming the field. Computed once per pod object: each sync asks several times (the
+ * pod cgroup, the container resources, the status), and the sums allocate.
  */
 export function qosClass(pod: Pod): QOSClass {
+  let qos = known.get(pod);
+  if (qos === undefined) {
+    qos = computeQOSClass(pod);
+    known.set(pod, qos);
+  }
+  return qos;
+}
+
+function computeQOSClass(pod: Pod): QOSClass {
   const recorded = pod.status?.qosClass;
   if (recorded !== undefined && isQOSClass(recorded)) return recorded;
   const requests = new Map<QOSResource, bigint>();
