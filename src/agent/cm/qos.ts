@@ -16,6 +16,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
+import { memoizeByObject } from '../../api/memo.js';
 import { parseQuantity } from '../../api/quantity.js';
 
 export type QOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
@@ -33,22 +34,13 @@ function nanos(text: string, subject: string): bigint {
   return q.mantissa * 10n ** BigInt(q.exponent + 9);
 }
 
-/** The class of each pod object already asked about (the agent's pods are never changed in place; a new version is a new object). */
-const known = new WeakMap<Pod, QOSClass>();
-
 /**
  * The pod's QoS class. Throws OrchError `API_INVALID_QUANTITY` for a malformed cpu or memory
- * quantity, naming the field. Computed once per pod object: each sync asks several times (the
- * pod cgroup, the container resources, the status), and the sums allocate.
+ * quantity, naming the field. Computed once per pod object (the agent's pods are never changed
+ * in place): each sync asks several times (the pod cgroup, the container resources, the
+ * status), and the sums allocate.
  */
-export function qosClass(pod: Pod): QOSClass {
-  let qos = known.get(pod);
-  if (qos === undefined) {
-    qos = computeQOSClass(pod);
-    known.set(pod, qos);
-  }
-  return qos;
-}
+export const qosClass: (pod: Pod) => QOSClass = memoizeByObject(computeQOSClass);
 
 function computeQOSClass(pod: Pod): QOSClass {
   const recorded = pod.status?.qosClass;

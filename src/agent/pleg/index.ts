@@ -27,8 +27,6 @@ export interface RelistSource {
   listContainers(): Promise<readonly RelistObject[]>;
 }
 
-
-
 export interface PlegOptions {
   readonly runtime: RelistSource;
   readonly logger: Logger;

@@ -12,6 +12,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError, messageOf } from '../../api/errors.js';
+import { memoizeByObject } from '../../api/memo.js';
 import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, podFullName } from '../../api/pod/index.js';
 import { canonicalJSON } from './canonical-json.js';
 import { formatRFC3339 } from './static.js';
@@ -33,18 +34,8 @@ function withoutLocal(annotations: Readonly<Record<string, string>> | undefined)
   return result;
 }
 
-/** semanticKey of the pods the merger keeps (the same objects are compared at every snapshot of their source). */
-const keptKeys = new WeakMap<Pod, string>();
-
-/** semanticKey of a pod the merger keeps, computed once. */
-function keptKey(pod: Pod): string {
-  let key = keptKeys.get(pod);
-  if (key === undefined) {
-    key = semanticKey(pod);
-    keptKeys.set(pod, key);
-  }
-  return key;
-}
+/** semanticKey of a pod the merger keeps, computed once (the same objects are compared at every snapshot of their source). */
+const keptKey = memoizeByObject(semanticKey);
 
 /** What makes two versions of a pod differ for the agent (upstream's podsDifferSemantically). */
 function semanticKey(pod: Pod): string {
