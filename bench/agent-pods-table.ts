@@ -66,7 +66,7 @@ export function formatAgentPodsTable(r: AgentPodsResult): string[] {
     '',
     `- (a) raw p50 per call: RunPodSandbox ${ms(runPodSandbox.p50Ms)}, CreateContainer ${ms(createContainer.p50Ms)}, StartContainer ${ms(startContainer.p50Ms)}`,
     `- (b) agent steps from its log: ${formatBreakdown(r.agent.steps)}; ${r.agent.pollsPerPod.toFixed(0)} ListContainers polls per pod`,
-    `- (c) agent steps from its log: ${formatBreakdown(r.agentBurst.steps)}; CPU over the burst: agent ${r.agentBurst.agentPercent.toFixed(0)} %, containerd ${r.agentBurst.containerdPercent.toFixed(0)} % of a core`,
-    `- (d) containerd RSS ${r.containerdIdle.rssMiB.toFixed(1)} MiB in the same window; agent log: ${r.agentLog}`,
+    `- (c) agent steps from its log: ${formatBreakdown(r.agentBurst.steps)}; CPU over the burst: agent ${r.agentBurst.agentPercent.toFixed(0)} %, containerd ${r.agentBurst.containerdPercent.toFixed(0)} % of a core; the machine's steal time: ${r.steal.rawBursts.toFixed(0)} % over the raw bursts, ${r.steal.agentBurst.toFixed(0)} % over the agent's`,
+    `- (d) containerd RSS ${r.containerdIdle.rssMiB.toFixed(1)} MiB in the same window; the machine's steal time ${r.steal.idle.toFixed(0)} % meanwhile; agent log: ${r.agentLog}`,
   ];
 }

@@ -42,6 +42,7 @@ import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tail
 import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
 import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
+import { readCpuTimes, stealPercent } from './steal.js';
 
 export { formatAgentPodsTable } from './agent-pods-table.js';
 
@@ -84,6 +85,8 @@ export interface AgentPodsResult {
     readonly agentPercent: number;
     readonly containerdPercent: number;
   };
+  /** The machine's steal time (% of its CPUs' time) over the raw bursts, the agent's burst and the idle window. */
+  readonly steal: { readonly rawBursts: number; readonly agentBurst: number; readonly idle: number };
   /** (d) */
   readonly agentIdle: UsageWindow;
   readonly containerdIdle: UsageWindow;
@@ -149,21 +152,25 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
 
     // The raw bursts right before the agent's, for the same reason (the agent idles meanwhile).
     const rawBurst: CriFloorResult[] = [];
+    const rawStealFrom = await readCpuTimes();
     for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
       say(options, `[${network}] (c) raw CRI, ${burst} pods, ${concurrency} in flight`);
       const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
       say(options, `[${network}] (c) raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
       rawBurst.push(result);
     }
+    const rawSteal = stealPercent(rawStealFrom, await readCpuTimes());
     const rawBurstBest = rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
     say(options, `[${network}] (c) nodeagent, ${burst} manifests at once`);
     const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
     const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
+    const burstStealFrom = await readCpuTimes();
     const burstRun = await startBurst(ctx, 'burst', burst, 250);
+    const burstSteal = stealPercent(burstStealFrom, await readCpuTimes());
     const after = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
     const burstCpu = { agentPercent: cpuPercentBetween(before[0], after[0]), containerdPercent: cpuPercentBetween(before[1], after[1]) };
     const burstSteps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
-    say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; ${formatBreakdown(burstSteps)}`);
+    say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; machine steal: raw bursts ${rawSteal.toFixed(0)} %, agent's ${burstSteal.toFixed(0)} %; ${formatBreakdown(burstSteps)}`);
     const idleSeconds = options.idleSeconds ?? (options.quick === true ? 15 : 60);
     // The new agent of (d) first syncs every adopted pod and relists: 20 s before the window.
     const settleSeconds = options.settleSeconds ?? 20;
@@ -173,7 +180,9 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     idleAgent = await startAgentProcess({ ...agentOptions, verbosity: IDLE_VERBOSITY });
     say(options, `[${network}] (d) ${burst} pods running, adopted by a new agent at -v=${IDLE_VERBOSITY} (pid ${idleAgent.pid}): settling ${settleSeconds} s, then measuring ${idleSeconds} s`);
     await delay(settleSeconds * 1000);
+    const idleStealFrom = await readCpuTimes();
     const [agentIdle, containerdIdle] = await measureUsage([idleAgent.pid, containerdPid], idleSeconds);
+    const idleSteal = stealPercent(idleStealFrom, await readCpuTimes());
     if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
     say(options, `[${network}] removing the ${burst} pods`);
     const removalMs = await removeAll({ ...ctx, agent: idleAgent });
@@ -185,6 +194,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
       rawBurst,
       rawBurstBest,
       agentBurst: { pods: burst, totalMs: burstRun.totalMs, steps: burstSteps, ...burstCpu },
+      steal: { rawBursts: rawSteal, agentBurst: burstSteal, idle: idleSteal },
       agentIdle,
       containerdIdle,
       agentLog: agent.logFile,
