@@ -17,6 +17,7 @@
  */
 import type { Container } from 'kubernetes-types/core/v1.js';
 import { formatQuantity, parseQuantity } from '../../api/quantity.js';
+import { memoizeByObject } from '../../api/memo.js';
 
 const HASHED_FIELDS = [
   'name',
@@ -96,7 +97,11 @@ export function hashInput(container: Container): string {
   return JSON.stringify(canonical(picked) ?? {});
 }
 
-/** The container's spec hash, 8 hex digits. */
-export function hashContainer(container: Container): string {
-  return fnv1a32(hashInput(container)).toString(16).padStart(8, '0');
-}
+/**
+ * The container's spec hash, 8 hex digits. Computed once per container object (pods are never
+ * changed in place): every sync of a pod, the periodic resync included, compares the hash of each
+ * of its containers, which builds and sorts a canonical copy of the spec.
+ */
+export const hashContainer: (container: Container) => string = memoizeByObject((container: Container) =>
+  fnv1a32(hashInput(container)).toString(16).padStart(8, '0'),
+);
