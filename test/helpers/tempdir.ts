@@ -7,7 +7,10 @@
  * in place with a message rather than deleted through the mount.
  */
 import { execFile } from 'node:child_process';
-import { realpath, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
 import { promisify } from 'node:util';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 
@@ -33,4 +36,20 @@ export async function removeTempDir(dir: string): Promise<void> {
     return;
   }
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * A maker of fresh temporary directories named `<prefix>XXXXXX`, each removed (removeTempDir)
+ * once the tests of the calling file (or describe, when called in one) have ended.
+ */
+export function tempDirs(prefix: string): () => Promise<string> {
+  const made: string[] = [];
+  after(async () => {
+    for (const dir of made.splice(0)) await removeTempDir(dir);
+  });
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
 }

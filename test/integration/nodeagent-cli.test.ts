@@ -4,27 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { FLAGS } from '../../src/agent/config/flags/table.js';
+import { tempDirs } from '../helpers/tempdir.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
 
 interface Run { code: number; stdout: string; stderr: string }
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'nodeagent-cli-'));
-  dirs.push(dir);
-  return dir;
-}
-after(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('nodeagent-cli-');
 
 function run(args: readonly string[], cwd?: string): Promise<Run> {
   return new Promise((resolve) => {

@@ -3,25 +3,20 @@
  * command line. Test-only; nothing outside *.test.ts imports it.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tempDirs } from '../../../test/helpers/tempdir.js';
 import { resolveConfiguration, ConfigurationError, type ResolvedConfiguration } from './resolve.js';
 
 export const HEADER = 'apiVersion: nodeagent.config.orch.io/v1beta1\nkind: NodeagentConfiguration\n';
 
-/** The directories tempFiles made in this test process, removed when its tests end. */
-const made: string[] = [];
-after(async () => {
-  for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('nodeagent-config-');
 
 /** A fresh temporary directory holding `files` (name -> text), removed after the test file's tests. */
 export async function tempFiles(files: Readonly<Record<string, string>>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'nodeagent-config-'));
-  made.push(dir);
+  const dir = await tempDir();
   for (const [name, text] of Object.entries(files)) {
     const path = join(dir, name);
     await mkdir(join(path, '..'), { recursive: true });

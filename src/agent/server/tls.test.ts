@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { tempDirs } from '../../../test/helpers/tempdir.js';
 import { OrchError } from '../../api/errors.js';
 import { certificateInfo, createCertificate } from './certs.js';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY, cipherString, servingCertificate, tlsServerOptions } from './tls.js';
@@ -10,15 +10,7 @@ import { SELF_SIGNED_CERT, SELF_SIGNED_KEY, cipherString, servingCertificate, tl
 const names = { altNames: ['node1', 'host1', '10.0.0.5'], commonName: 'node1' };
 
 void describe('the serving certificate', () => {
-  const dirs: string[] = [];
-  const tempDir = async (): Promise<string> => {
-    const dir = await mkdtemp(join(tmpdir(), 'tls-test-'));
-    dirs.push(dir);
-    return dir;
-  };
-  after(async () => {
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  const tempDir = tempDirs('tls-test-');
 
   void it('is generated into the certificate directory, reused, and generated again once expired', async () => {
     const certDir = join(await tempDir(), 'pki');
