@@ -29,6 +29,20 @@ export class Semaphore {
     return { running: this.running, waiting: this.waiting.length };
   }
 
+  /**
+   * Waits for a slot and resolves to the function that gives it back: for a slot held across
+   * several steps. Giving it back twice gives it back once.
+   */
+  async hold(): Promise<() => void> {
+    await this.acquire();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.release();
+    };
+  }
+
   private acquire(): Promise<void> {
     if (this.limit === 0 || this.running < this.limit) {
       this.running++;

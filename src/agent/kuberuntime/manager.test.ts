@@ -9,7 +9,7 @@ import { LogRoot } from '../logging/index.js';
 import type { CreateContainerRequest, RunPodSandboxRequest, StopContainerRequest } from '../runtime/cri/index.js';
 import { FakeRuntime } from './fake-runtime.js';
 import { createRuntimeManager } from './manager.js';
-import type { RuntimeManagerOptions } from './options.js';
+import type { ManagerImages, RuntimeManagerOptions } from './options.js';
 import type { PodRuntimeManager, PodSyncResult } from './types.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
@@ -205,6 +205,42 @@ void describe('syncPod', () => {
     const { fake, sync } = env();
     fake.failNext('runPodSandbox', new OrchError('CRI_UNAVAILABLE', 'unavailable', 'connection refused'));
     await assert.rejects(sync(pod()), { code: 'CRI_UNAVAILABLE' });
+  });
+
+  void it('starts at most maxConcurrentPodStarts pods at once, each from its sandbox to its first container start', async () => {
+    const { fake, sync } = env({ maxConcurrentPodStarts: 1 });
+    fake.failNext('runPodSandbox', new OrchError('CRI_ERROR', 'internal', 'no network'));
+    const results = await Promise.all([sync(pod()), sync(pod()), sync(pod())]);
+    assert.deepEqual(results.map((r) => r.errors.map((e) => e.reason)), [['CreatePodSandboxError'], [], []]);
+    const order = fake.calls.map((c) => c.method).filter((m) => m === 'runPodSandbox' || m === 'startContainer');
+    // Unbounded, the three sandboxes would come first. A failed sandbox gives its slot back.
+    assert.deepEqual(order, ['runPodSandbox', 'runPodSandbox', 'startContainer', 'runPodSandbox', 'startContainer']);
+    // So does a sync that ends because the runtime is unreachable: the next pod still starts.
+    fake.failNext('runPodSandbox', new OrchError('CRI_UNAVAILABLE', 'unavailable', 'connection refused'));
+    await assert.rejects(sync(pod()), { code: 'CRI_UNAVAILABLE' });
+    assert.deepEqual((await sync(pod())).errors, []);
+  });
+
+  void it('gives the start slot back when the sandbox is made while its first image is still being pulled', { timeout: 10_000 }, async () => {
+    let pulled = (): void => undefined;
+    const pulling = new Promise<void>((resolve) => {
+      pulled = resolve;
+    });
+    const fake = new FakeRuntime();
+    fake.registry.set('slow:1', 'sha256:slow');
+    const images: ManagerImages = {
+      imageStatus: (request) => fake.imageStatus(request),
+      pullImage: async (request) => {
+        await pulling;
+        return fake.pullImage(request);
+      },
+    };
+    const { sync } = env({ maxConcurrentPodStarts: 1, runtime: fake, images });
+    fake.images.set(IMAGE, 'sha256:busybox');
+    const slow = sync(pod({ containers: [{ name: 'app', image: 'slow:1' }] }));
+    assert.deepEqual((await sync(pod())).errors, [], 'the other pod started during the pull');
+    pulled();
+    assert.deepEqual((await slow).errors, []);
   });
 
   void it('returns the image back-off as the requeue time', async () => {

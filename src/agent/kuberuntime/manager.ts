@@ -7,7 +7,8 @@
  *   2. remove init container instances: all of them before a new sandbox, else the older
  *      exited ones;
  *   3. create the sandbox (its log directory first), reading its IPs; at most
- *      `maxConcurrentSandboxes` RunPodSandbox calls are in flight, the others wait their turn;
+ *      `maxConcurrentPodStarts` pods are between their RunPodSandbox call and the runtime's
+ *      start of their first container, the others wait their turn (see semaphore.ts);
  *   4. start the init containers to start (without sidecars: the next one), and stop there
  *      while init containers are not done;
  *   5. start the containers to start, each on its own (one's failure does not stop another).
@@ -34,7 +35,7 @@ import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
-import { Semaphore, defaultSandboxConcurrency } from './semaphore.js';
+import { Semaphore, defaultPodStartConcurrency } from './semaphore.js';
 import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps, type StartResult } from './start-container.js';
 import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus, type KnownSandbox } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
@@ -77,15 +78,15 @@ class RuntimeManager implements PodRuntimeManager {
   private readonly backOff: BackOff;
   private readonly startDeps: StartDeps;
   private readonly seccomp: SeccompSettings;
-  /** Bounds the RunPodSandbox calls in flight. */
-  private readonly sandboxSlots: Semaphore;
+  /** Pods between their RunPodSandbox and their first container's start. */
+  private readonly startSlots: Semaphore;
   private oomWarned = false;
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
     this.now = options.now ?? Date.now;
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
-    this.sandboxSlots = new Semaphore(options.maxConcurrentSandboxes ?? defaultSandboxConcurrency());
+    this.startSlots = new Semaphore(options.maxConcurrentPodStarts ?? defaultPodStartConcurrency());
     this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, this.now);
     this.puller = new ImagePuller({
       images: options.images,
@@ -191,43 +192,58 @@ class RuntimeManager implements PodRuntimeManager {
     // A new sandbox's first container is prepared (image, mounts, files) while the sandbox is made.
     const first = actions.createSandbox ? firstToStart(actions) : undefined;
     const early = first === undefined ? undefined : this.prepareEarly(pod, status, sandboxConfig, first.container);
-    if (actions.createSandbox) {
-      try {
-        mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
-        const id = await this.sandboxSlots.run(() => this.options.runtime.runPodSandbox({ config: sandboxConfig }));
-        sandboxId = id;
-        const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
-        made = { sandbox: { item }, containerIds: [] };
-        if (!hostNetwork) {
-          // On the host network the pod's IPs are the node's: no status read for them.
-          const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: id })).status;
-          podIPs = toRuntimeSandboxStatus(item, created).ips;
-          // Read once: the pod's status after the sync uses it too.
-          if (created !== null) made.sandbox = { status: created };
+    let earlyDone = early === undefined;
+    void early?.then(() => {
+      earlyDone = true;
+    });
+    // A start slot, held from the RunPodSandbox call until the runtime has started the pod's
+    // first container or failed to; also given back once the sandbox is made if that container
+    // is still being prepared (an image pull may take minutes), and in the finally below
+    // whatever happens in between.
+    let releaseSlot: (() => void) | undefined;
+    try {
+      if (actions.createSandbox) {
+        try {
+          mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
+          releaseSlot = await this.startSlots.hold();
+          const id = await this.options.runtime.runPodSandbox({ config: sandboxConfig });
+          sandboxId = id;
+          if (!earlyDone) releaseSlot();
+          const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
+          made = { sandbox: { item }, containerIds: [] };
+          if (!hostNetwork) {
+            // On the host network the pod's IPs are the node's: no status read for them.
+            const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: id })).status;
+            podIPs = toRuntimeSandboxStatus(item, created).ips;
+            // Read once: the pod's status after the sync uses it too.
+            if (created !== null) made.sandbox = { status: created };
+          }
+          this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });
+        } catch (err) {
+          await early; // settled (never rejects): its files are the pod's, removed with it
+          return fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
         }
-        this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });
-      } catch (err) {
-        await early; // settled (never rejects): its files are the pod's, removed with it
-        return fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
       }
+      const hostIPs = await this.options.hostIPs();
+      const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: hostNetwork ? hostIPs : podIPs, hostIPs, ...(releaseSlot === undefined ? {} : { onRuntimeDone: releaseSlot }) };
+      const preparedFor = async (container: Container): Promise<Preparation | undefined> => {
+        if (first?.container !== container) return undefined;
+        const prepared = await early;
+        if (prepared instanceof Error) throw prepared; // the runtime became unreachable
+        return prepared;
+      };
+      const record = (r: StartResult): void => {
+        if (r.error !== undefined) errors.push(r.error);
+        if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
+        if (r.id !== undefined) made?.containerIds.push(r.id);
+      };
+      for (const init of actions.initContainersToStart) record(await startContainer(this.startDeps, ctx, init, true, await preparedFor(init)));
+      if (!actions.initDone) return result();
+      for (const container of actions.containersToStart) record(await startContainer(this.startDeps, ctx, container, false, await preparedFor(container)));
+      return result();
+    } finally {
+      releaseSlot?.();
     }
-    const hostIPs = await this.options.hostIPs();
-    const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: hostNetwork ? hostIPs : podIPs, hostIPs };
-    const preparedFor = async (container: Container): Promise<Preparation | undefined> => {
-      if (first?.container !== container) return undefined;
-      const prepared = await early;
-      if (prepared instanceof Error) throw prepared; // the runtime became unreachable
-      return prepared;
-    };
-    const record = (r: StartResult): void => {
-      if (r.error !== undefined) errors.push(r.error);
-      if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
-      if (r.id !== undefined) made?.containerIds.push(r.id);
-    };
-    for (const init of actions.initContainersToStart) record(await startContainer(this.startDeps, ctx, init, true, await preparedFor(init)));
-    if (!actions.initDone) return result();
-    for (const container of actions.containersToStart) record(await startContainer(this.startDeps, ctx, container, false, await preparedFor(container)));
-    return result();
   }
 
   async killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {

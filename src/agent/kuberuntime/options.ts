@@ -69,10 +69,11 @@ export interface RuntimeManagerOptions {
   /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
   readonly maxParallelImagePulls?: number;
   /**
-   * RunPodSandbox calls in flight at most; the others wait their turn (default: two per CPU,
+   * Pods starting at once at most, each from its RunPodSandbox call until the runtime has
+   * started its first container; the others wait their turn (default: four per CPU,
    * os.availableParallelism(); 0: no bound).
    */
-  readonly maxConcurrentSandboxes?: number;
+  readonly maxConcurrentPodStarts?: number;
   /** Pulls per second (default 5; 0: no limit), as upstream a pull above the rate fails. */
   readonly registryPullQPS?: number;
   /** Pulls allowed in a burst (default 10). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { Semaphore, defaultSandboxConcurrency } from './semaphore.js';
+import { Semaphore, defaultPodStartConcurrency } from './semaphore.js';
 
 interface Gate {
   readonly promise: Promise<void>;
@@ -74,6 +74,25 @@ void describe('Semaphore', () => {
     assert.equal(peak, 3);
   });
 
+  void it('hold: a slot kept across steps until given back, once however often it is given back', async () => {
+    const sem = new Semaphore(1);
+    const release = await sem.hold();
+    let second = false;
+    const waiting = sem.hold().then((r) => {
+      second = true;
+      return r;
+    });
+    await settle();
+    assert.equal(second, false);
+    assert.deepEqual(sem.load(), { running: 1, waiting: 1 });
+    release();
+    release(); // the second call gives back nothing more
+    const releaseSecond = await waiting;
+    assert.deepEqual(sem.load(), { running: 1, waiting: 0 });
+    releaseSecond();
+    assert.deepEqual(sem.load(), { running: 0, waiting: 0 });
+  });
+
   void it('limit 0: no bound', async () => {
     const sem = new Semaphore(0);
     const gates = [gate(), gate(), gate()];
@@ -84,8 +103,8 @@ void describe('Semaphore', () => {
     await Promise.all(done);
   });
 
-  void it('the default is two per CPU', () => {
-    assert.ok(defaultSandboxConcurrency() >= 2);
-    assert.equal(defaultSandboxConcurrency() % 2, 0);
+  void it('the default is four per CPU', () => {
+    assert.ok(defaultPodStartConcurrency() >= 2);
+    assert.equal(defaultPodStartConcurrency() % 4, 0);
   });
 });

@@ -62,6 +62,8 @@ export interface StartContext {
   readonly sandboxConfig: PodSandboxConfig;
   readonly podIPs: readonly string[];
   readonly hostIPs: readonly string[];
+  /** Called once the runtime has started the container (or failed to), before its postStart hook. */
+  readonly onRuntimeDone?: () => void;
 }
 
 export interface StartResult {
@@ -229,6 +231,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
     emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
     return { error: { container: name, reason: 'RunContainerError', message: messageOf(err) } };
   }
+  ctx.onRuntimeDone?.();
   emitEvent(deps, { type: 'Normal', reason: 'Started', message: `Started container ${name}`, pod, container: name });
   deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, init });
   const failure = await postStart(deps, ctx, container, id);
