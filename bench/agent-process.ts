@@ -28,6 +28,8 @@ export interface AgentProcessOptions {
   readonly nodeName: string;
   /** -v of the agent (default 4: the pod start steps are logged with their times). */
   readonly verbosity?: number;
+  /** Node's flags for the agent (default: those of bin/nodeagent's #! line, see shebangNodeFlags). */
+  readonly nodeFlags?: readonly string[];
 }
 
 export interface AgentProcess {
@@ -44,6 +46,10 @@ function repoRoot(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 }
 
+function agentBin(): string {
+  return path.join(repoRoot(), 'bin', 'nodeagent');
+}
+
 function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
@@ -58,7 +64,7 @@ export async function tailOf(file: string, lines = 20): Promise<string> {
  * The node flags on the binary's `#!/usr/bin/env -S node ...` line: spawned as `node <bin>`,
  * the agent runs with the same V8 settings as when started as a command.
  */
-async function shebangNodeFlags(bin: string): Promise<string[]> {
+export async function shebangNodeFlags(bin: string = agentBin()): Promise<string[]> {
   const first = (await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '';
   const words = first.replace(/^#!\s*/, '').split(/\s+/);
   const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
@@ -72,9 +78,9 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   const logFile = path.join(options.dir, 'agent.log');
   await mkdir(manifestDir, { recursive: true });
   await mkdir(rootDir, { recursive: true });
-  const bin = path.join(repoRoot(), 'bin', 'nodeagent');
+  const bin = agentBin();
   const args = [
-    ...(await shebangNodeFlags(bin)),
+    ...(options.nodeFlags ?? (await shebangNodeFlags(bin))),
     bin,
     `--container-runtime-endpoint=${options.endpoint}`,
     `--pod-manifest-path=${manifestDir}`,
