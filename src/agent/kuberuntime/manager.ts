@@ -126,7 +126,7 @@ class RuntimeManager implements PodRuntimeManager {
     const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
-      this.options.logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
+      this.logActions(pod, actions);
       return { errors: [] };
     }
     // What the runtime holds for the pod changes under this sync: a kept status is stale.
@@ -160,7 +160,7 @@ class RuntimeManager implements PodRuntimeManager {
       errors.push(e);
       return result();
     };
-    this.options.logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
+    this.logActions(pod, actions);
     if (actions.killPod) {
       try {
         await killPod(this.startDeps, runningPodOf(status), { pod });
@@ -244,6 +244,12 @@ class RuntimeManager implements PodRuntimeManager {
     } finally {
       releaseSlot?.();
     }
+  }
+
+  /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
+  private logActions(pod: Pod, actions: PodActions): void {
+    const logger = this.options.logger;
+    if (logger.enabled(4)) logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
   }
 
   async killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
