@@ -36,7 +36,7 @@ import { connectCri } from '../src/agent/runtime/cri/index.js';
 import { NODEAGENT_BIN } from '../test/helpers/agent.js';
 import { startApiServer, type ApiServer } from '../test/helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
-import { waitFor } from '../test/helpers/wait.js';
+import { WaitAbandoned, waitFor } from '../test/helpers/wait.js';
 import { createBurst, createSequential, deleteAll, type BurstSample, type KubectlPhaseContext, type PodSample } from './agent-apiserver-phases.js';
 import { formatAgentApiServerTable } from './agent-apiserver-table.js';
 import { PodWatch } from './agent-apiserver-watch.js';
@@ -138,7 +138,7 @@ async function startApiAgent(ctrd: ContainerdInstance, server: ApiServer, dir: s
     const pid = child.pid;
     if (pid === undefined) throw new Error(`cannot spawn ${NODEAGENT_BIN}`);
     await waitFor('nodeagent to start (its log to say "nodeagent running")', async () => {
-      if (exited(child)) throw new Error(`nodeagent exited (${String(child.exitCode ?? child.signalCode)})`);
+      if (exited(child)) throw new WaitAbandoned(`nodeagent exited (${String(child.exitCode ?? child.signalCode)})`);
       return (await readFile(logFile, 'utf8')).includes('nodeagent running');
     }, { timeoutMs: 60_000, intervalMs: 50 });
     return { pid, logFile, stop };

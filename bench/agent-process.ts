@@ -15,7 +15,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { waitFor } from '../test/helpers/wait.js';
+import { WaitAbandoned, waitFor } from '../test/helpers/wait.js';
 
 export interface AgentProcessOptions {
   /** CRI endpoint of the containerd instance (`unix://...`). */
@@ -132,7 +132,7 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
     await waitFor(
       'nodeagent to start (its log to say "nodeagent running")',
       async () => {
-        if (exited(child)) throw new Error(`nodeagent exited (${String(child.exitCode ?? child.signalCode)})`);
+        if (exited(child)) throw new WaitAbandoned(`nodeagent exited (${String(child.exitCode ?? child.signalCode)})`);
         return (await readFile(logFile)).subarray(logOffset).toString('utf8').includes('nodeagent running');
       },
       { timeoutMs: 30_000, intervalMs: 20 },

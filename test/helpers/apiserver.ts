@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { x509Library } from '../../src/apiserver/server/index.js';
 import { freePort, startEtcd, type EtcdCluster } from './etcd.js';
-import { waitFor } from './wait.js';
+import { WaitAbandoned, waitFor } from './wait.js';
 
 export interface TokenSpec {
   readonly token: string;
@@ -257,7 +257,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
   const caFile = join(dir, 'pki', 'ca.crt');
   let client = new ApiClient(url, '', token);
   const ready = (): Promise<unknown> => waitFor(`orch-apiserver on ${url} to be ready`, async () => {
-    if (child.exitCode !== null) throw new Error(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new WaitAbandoned(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
     if (!existsSync(kubeconfig) || !existsSync(caFile)) return false;
     if (client.ca === '') client = new ApiClient(url, readFileSync(caFile, 'utf8'), token);
     const res = await client.request('GET', '/readyz', { token: null });

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
-import { waitFor } from './wait.js';
+import { WaitAbandoned, waitFor } from './wait.js';
 
 export interface EtcdOptions {
   readonly members?: 1 | 3;
@@ -164,7 +164,7 @@ export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster>
       await waitFor(
         `etcd member ${m.name} at ${m.clientUrl} to serve reads`,
         () => {
-          if (m.process?.exitCode !== null) throw new Error(`etcd ${m.name} exited: ${tail(m.logFile)}`);
+          if (m.process?.exitCode !== null) throw new WaitAbandoned(`etcd ${m.name} exited: ${tail(m.logFile)}`);
           return healthy(m.clientUrl);
         },
         { timeoutMs: options.startTimeoutMs ?? 30_000, intervalMs: 100 },

@@ -12,8 +12,15 @@ export interface WaitOptions {
 }
 
 /**
+ * Thrown by a probe when what it waits for can no longer happen (the process that would do it
+ * exited): waitFor fails at once with its message instead of polling to the deadline.
+ */
+export class WaitAbandoned extends Error {}
+
+/**
  * Calls `probe` until it returns a value other than undefined/false, and returns that value.
- * Throws after the deadline, naming `what` and the last error `probe` threw.
+ * Throws after the deadline, naming `what` and the last error `probe` threw; at once when
+ * `probe` throws WaitAbandoned.
  */
 export async function waitFor<T>(
   what: string,
@@ -29,6 +36,7 @@ export async function waitFor<T>(
       const value = await probe();
       if (value !== undefined && value !== false) return value;
     } catch (err) {
+      if (err instanceof WaitAbandoned) throw new Error(`gave up waiting for ${what}: ${err.message}`, { cause: err });
       lastError = err;
     }
     if (Date.now() >= deadline) {
