@@ -5,9 +5,11 @@
  * container (not through that container's postStart hook, which may take long): its container
  * starts count against the bound as its sandbox does, so the runtime has about as many pods in
  * flight as the bound says. (Bounding the RunPodSandbox calls alone let the starts of the pods
- * past their sandbox pile on top: measured with CNI networking, 110 pods at once took 1.28×
- * the raw CRI calls' time against 1.02× with the slot held to the first start.) The semaphore
- * itself is src/api/semaphore.ts.
+ * past their sandbox pile on top: in one interleaved comparison with CNI networking, 3 rounds
+ * of 110 pods at once, 18.9 s on average against 15.0 s with the slot held to the first start,
+ * the raw CRI calls at their best 14.8 s. How far the agent stays from the raw calls still
+ * varies from run to run: see the README's performance table.) The semaphore itself is
+ * src/api/semaphore.ts.
  */
 import os from 'node:os';
 
