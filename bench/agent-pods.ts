@@ -29,7 +29,7 @@
  * Not a test: prints a table per network with the targets next to the numbers, fails on nothing.
  *   node dist/bench/agent-pods.js [--quick]
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ import { parseArgs } from 'node:util';
 import { connectCri } from '../src/agent/runtime/cri/index.js';
 import { startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
 import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
-import { cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type AgentProcess, type UsageWindow } from './agent-process.js';
+import { containerdPid, cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type AgentProcess, type UsageWindow } from './agent-process.js';
 import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
 import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
@@ -162,12 +162,12 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     const rawSteal = stealPercent(rawStealFrom, await readCpuTimes());
     const rawBurstBest = rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
     say(options, `[${network}] (c) nodeagent, ${burst} manifests at once`);
-    const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
-    const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
+    const ctrdPid = await containerdPid(ctrd);
+    const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(ctrdPid)]);
     const burstStealFrom = await readCpuTimes();
     const burstRun = await startBurst(ctx, 'burst', burst, 250);
     const burstSteal = stealPercent(burstStealFrom, await readCpuTimes());
-    const after = await Promise.all([sampleProcess(agent.pid), sampleProcess(containerdPid)]);
+    const after = await Promise.all([sampleProcess(agent.pid), sampleProcess(ctrdPid)]);
     const burstCpu = { agentPercent: cpuPercentBetween(before[0], after[0]), containerdPercent: cpuPercentBetween(before[1], after[1]) };
     const burstSteps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
     say(options, `[${network}] (c) ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(rawBurstBest.totalMs / 1000).toFixed(1)} s); CPU: agent ${burstCpu.agentPercent.toFixed(0)} %, containerd ${burstCpu.containerdPercent.toFixed(0)} % of a core; machine steal: raw bursts ${rawSteal.toFixed(0)} %, agent's ${burstSteal.toFixed(0)} %; ${formatBreakdown(burstSteps)}`);
@@ -181,7 +181,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     say(options, `[${network}] (d) ${burst} pods running, adopted by a new agent at -v=${IDLE_VERBOSITY} (pid ${idleAgent.pid}): settling ${settleSeconds} s, then measuring ${idleSeconds} s`);
     await delay(settleSeconds * 1000);
     const idleStealFrom = await readCpuTimes();
-    const [agentIdle, containerdIdle] = await measureUsage([idleAgent.pid, containerdPid], idleSeconds);
+    const [agentIdle, containerdIdle] = await measureUsage([idleAgent.pid, ctrdPid], idleSeconds);
     const idleSteal = stealPercent(idleStealFrom, await readCpuTimes());
     if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
     say(options, `[${network}] removing the ${burst} pods`);

@@ -215,6 +215,14 @@ export interface ProcSample {
   readonly at: number;
 }
 
+/** The pid of a containerd instance started by test/helpers/containerd.ts (from the pid file in its directory). */
+export async function containerdPid(ctrd: { readonly dir: string }): Promise<number> {
+  const file = path.join(ctrd.dir, 'containerd.pid');
+  const pid = Number((await readFile(file, 'utf8')).trim());
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${file} holds no pid`);
+  return pid;
+}
+
 /** Reads VmRSS and utime+stime of a process. */
 export async function sampleProcess(pid: number): Promise<ProcSample> {
   const [status, stat] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/stat`, 'utf8')]);

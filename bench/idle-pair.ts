@@ -15,7 +15,7 @@
  *   node dist/bench/idle-pair.js [--a="<node flags>"] [--b="<node flags>"] [--pods 110]
  *     [--rounds 4] [--window 40] [--settle 20]
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { connectCri, type CriClient } from '../src/agent/runtime/cri/index.js';
 import { startContainerd, type ContainerdInstance } from '../test/helpers/containerd.js';
 import { startBurst } from './agent-phases.js';
-import { cpuPercentBetween, sampleProcess, shebangNodeFlags, startAgentProcess, type AgentProcess } from './agent-process.js';
+import { containerdPid, measureUsage, shebangNodeFlags, startAgentProcess, type AgentProcess } from './agent-process.js';
 import { exitOnSignals } from './agent-pods.js';
 import { readCpuTimes, stealPercent } from './steal.js';
 
@@ -57,8 +57,12 @@ export interface RoundResult {
 const NODE_NAME = 'idle-pair';
 const mean = (v: readonly number[]): number => (v.length === 0 ? 0 : v.reduce((x, y) => x + y, 0) / v.length);
 
-function startAgent(inst: Instance, nodeFlags: readonly string[]): Promise<AgentProcess> {
-  return startAgentProcess({ endpoint: inst.ctrd.endpoint, cgroupRoot: inst.ctrd.cgroupRoot, dir: inst.dir, nodeName: NODE_NAME, verbosity: 2, nodeFlags });
+/** The agent on an instance, with the given node flags (default: bin/nodeagent's). */
+function startAgent(inst: Pick<Instance, 'ctrd' | 'dir'>, nodeFlags?: readonly string[]): Promise<AgentProcess> {
+  return startAgentProcess({
+    endpoint: inst.ctrd.endpoint, cgroupRoot: inst.ctrd.cgroupRoot, dir: inst.dir, nodeName: NODE_NAME, verbosity: 2,
+    ...(nodeFlags === undefined ? {} : { nodeFlags }),
+  });
 }
 
 async function startInstance(pods: number, log: (line: string) => void): Promise<Instance> {
@@ -66,9 +70,8 @@ async function startInstance(pods: number, log: (line: string) => void): Promise
   const cri = connectCri({ runtimeEndpoint: ctrd.endpoint });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'na-idle-pair-'));
   try {
-    const containerdPid = Number((await readFile(path.join(ctrd.dir, 'containerd.pid'), 'utf8')).trim());
-    const inst = { ctrd, containerdPid, cri, dir };
-    const agent = await startAgent(inst, await shebangNodeFlags());
+    const inst = { ctrd, containerdPid: await containerdPid(ctrd), cri, dir };
+    const agent = await startAgent(inst);
     try {
       const ctx = { cri, agent, nodeName: NODE_NAME, namespace: 'idle', image: ctrd.images.busybox, hostNetwork: true, cgroupRoot: ctrd.cgroupRoot };
       const burst = await startBurst(ctx, 'p', pods, 250);
@@ -96,16 +99,10 @@ async function round(insts: readonly Instance[], o: IdlePairOptions, aOn: number
   try {
     for (const [i, inst] of insts.entries()) agents.push(await startAgent(inst, flagsOf(i)));
     await delay(o.settleSeconds * 1000);
-    const pids = [...agents.map((a) => a.pid), ...insts.map((x) => x.containerdPid)];
-    const [first, cpu0] = await Promise.all([Promise.all(pids.map(sampleProcess)), readCpuTimes()]);
-    await delay(o.windowSeconds * 1000);
-    const [last, cpu1] = await Promise.all([Promise.all(pids.map(sampleProcess)), readCpuTimes()]);
-    const share = pids.map((_, k) => {
-      const a = first[k];
-      const b = last[k];
-      if (a === undefined || b === undefined) throw new Error('missing process sample');
-      return cpuPercentBetween(a, b);
-    });
+    const cpu0 = await readCpuTimes();
+    const usage = await measureUsage([...agents.map((a) => a.pid), ...insts.map((x) => x.containerdPid)], o.windowSeconds);
+    const cpu1 = await readCpuTimes();
+    const share = usage.map((u) => u.cpuPercent);
     const bOn = 1 - aOn;
     return {
       agent: { a: share[aOn] ?? 0, b: share[bOn] ?? 0 },

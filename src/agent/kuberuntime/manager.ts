@@ -196,10 +196,10 @@ class RuntimeManager implements PodRuntimeManager {
     void early?.then(() => {
       earlyDone = true;
     });
-    // A start slot, held from the RunPodSandbox call until the runtime has started the pod's
-    // first container or failed to; also given back once the sandbox is made if that container
-    // is still being prepared (an image pull may take minutes), and in the finally below
-    // whatever happens in between.
+    // A start slot, held from the RunPodSandbox call until the runtime has started one of the
+    // pod's containers; also given back once the sandbox is made if the first container is
+    // still being prepared (an image pull may take minutes), and in the finally below when no
+    // container started (the sync's remaining steps are runtime calls that end quickly).
     let releaseSlot: (() => void) | undefined;
     try {
       if (actions.createSandbox) {

@@ -62,7 +62,7 @@ export interface StartContext {
   readonly sandboxConfig: PodSandboxConfig;
   readonly podIPs: readonly string[];
   readonly hostIPs: readonly string[];
-  /** Called once the runtime has started the container (or failed to), before its postStart hook. */
+  /** Called once the runtime has started the container, before its postStart hook (not when creating or starting it failed). */
   readonly onRuntimeDone?: () => void;
 }
 
