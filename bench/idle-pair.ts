@@ -4,7 +4,7 @@
  * both idle over the same windows, so that both share whatever else the machine does (a VM's
  * steal time moves a single agent's idle figure by more than the differences looked for).
  * Configuration A and B swap instances every round, so a difference between the instances
- * does not count as one between the configurations; each round prints both agents' CPU share,
+ * does not count as one between the configurations; each round prints both agents' CPU share and RSS,
  * the two containerds' (the baseline: what the runtime costs at the same time) and the
  * machine's steal time, and the end the means.
  *
@@ -47,6 +47,8 @@ interface Instance {
 export interface RoundResult {
   /** Configuration -> the agent's CPU share over the window, % of one core. */
   readonly agent: { readonly a: number; readonly b: number };
+  /** Configuration -> the agent's mean VmRSS over the window, MiB. */
+  readonly rssMiB: { readonly a: number; readonly b: number };
   /** The containerd instance under configuration A's agent, and under B's, % of one core. */
   readonly containerd: { readonly a: number; readonly b: number };
   readonly stealPercent: number;
@@ -103,9 +105,11 @@ async function round(insts: readonly Instance[], o: IdlePairOptions, aOn: number
     const usage = await measureUsage([...agents.map((a) => a.pid), ...insts.map((x) => x.containerdPid)], o.windowSeconds);
     const cpu1 = await readCpuTimes();
     const share = usage.map((u) => u.cpuPercent);
+    const rss = usage.map((u) => u.rssMiB);
     const bOn = 1 - aOn;
     return {
       agent: { a: share[aOn] ?? 0, b: share[bOn] ?? 0 },
+      rssMiB: { a: rss[aOn] ?? 0, b: rss[bOn] ?? 0 },
       containerd: { a: share[2 + aOn] ?? 0, b: share[2 + bOn] ?? 0 },
       stealPercent: stealPercent(cpu0, cpu1),
       aOn,
@@ -124,7 +128,7 @@ export async function runIdlePair(o: IdlePairOptions, log: (line: string) => voi
       const res = await round(insts, o, r % 2);
       results.push(res);
       log(
-        `round ${r + 1}: A ${res.agent.a.toFixed(2)} % (instance ${res.aOn}), B ${res.agent.b.toFixed(2)} % (instance ${1 - res.aOn}); ` +
+        `round ${r + 1}: A ${res.agent.a.toFixed(2)} % ${res.rssMiB.a.toFixed(1)} MiB (instance ${res.aOn}), B ${res.agent.b.toFixed(2)} % ${res.rssMiB.b.toFixed(1)} MiB (instance ${1 - res.aOn}); ` +
           `containerd under A ${res.containerd.a.toFixed(2)} %, under B ${res.containerd.b.toFixed(2)} %; steal ${res.stealPercent.toFixed(1)} %`,
       );
     }
@@ -139,10 +143,12 @@ export function formatIdlePair(o: IdlePairOptions, results: readonly RoundResult
   const a = results.map((r) => r.agent.a);
   const b = results.map((r) => r.agent.b);
   const diffs = results.map((r) => r.agent.b - r.agent.a);
-  const range = (v: readonly number[]): string => `${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}`;
+  const range = (v: readonly number[], digits = 2): string => `${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)}`;
+  const rssA = results.map((r) => r.rssMiB.a);
+  const rssB = results.map((r) => r.rssMiB.b);
   return [
-    `A [${o.a.join(' ')}]: mean ${mean(a).toFixed(2)} % of a core (${range(a)})`,
-    `B [${o.b.join(' ')}]: mean ${mean(b).toFixed(2)} % of a core (${range(b)})`,
+    `A [${o.a.join(' ')}]: mean ${mean(a).toFixed(2)} % of a core (${range(a)}); RSS ${mean(rssA).toFixed(1)} MiB (${range(rssA, 1)})`,
+    `B [${o.b.join(' ')}]: mean ${mean(b).toFixed(2)} % of a core (${range(b)}); RSS ${mean(rssB).toFixed(1)} MiB (${range(rssB, 1)})`,
     `B − A per round: ${diffs.map((d) => d.toFixed(2)).join(', ')}; mean ${mean(diffs).toFixed(2)} points`,
     `containerd beside them: mean ${mean(results.flatMap((r) => [r.containerd.a, r.containerd.b])).toFixed(2)} %; steal ${range(results.map((r) => r.stealPercent))} %`,
   ];
