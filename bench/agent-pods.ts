@@ -187,7 +187,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     const rounds: BurstRound[] = [];
     let rawBurst: CriFloorResult[] = [];
     const ctrdPid = await containerdPid(ctrd);
-    let last: { steps: StepBreakdown; agentPercent: number; containerdPercent: number; agentSteal: number } | undefined;
+    let last: { steps: StepBreakdown; agentPercent: number; containerdPercent: number } | undefined;
     for (let round = 1; round <= roundCount; round++) {
       const tag = roundCount === 1 ? '' : ` round ${round}/${roundCount}`;
       const concurrencies = round === 1 ? (options.concurrencies ?? [2, 4, 8]) : [rounds[0]?.raw.concurrency ?? 8];
@@ -211,7 +211,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
       const cpu = { agentPercent: cpuPercentBetween(before[0], after[0]), containerdPercent: cpuPercentBetween(before[1], after[1]) };
       const steps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
       rounds.push({ raw: best, agentMs: burstRun.totalMs, rawSteal, agentSteal });
-      last = { steps, agentSteal, ...cpu };
+      last = { steps, ...cpu };
       say(options, `[${network}] (c)${tag} ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(best.totalMs / 1000).toFixed(1)} s, ${(burstRun.totalMs / best.totalMs).toFixed(2)}×); CPU: agent ${cpu.agentPercent.toFixed(0)} %, containerd ${cpu.containerdPercent.toFixed(0)} % of a core; machine steal: raw bursts ${rawSteal.toFixed(0)} %, agent's ${agentSteal.toFixed(0)} %; ${formatBreakdown(steps)}`);
       if (round < roundCount) {
         say(options, `[${network}] (c)${tag} removing the ${burst} pods`);
