@@ -104,7 +104,7 @@ void describe('Semaphore', () => {
   });
 
   void it('the default is four per CPU', () => {
-    assert.ok(defaultPodStartConcurrency() >= 2);
+    assert.ok(defaultPodStartConcurrency() >= 4);
     assert.equal(defaultPodStartConcurrency() % 4, 0);
   });
 });
