@@ -3,6 +3,7 @@
  * AllAlpha/AllBeta group switches, and the resolution of a gate map given by the file and
  * the --feature-gates flag (flag entries override file entries one by one).
  */
+import { compareKeys } from '../../api/order.js';
 
 export type GateStage = 'alpha' | 'beta';
 
@@ -102,7 +103,7 @@ export function resolveFeatureGates(requested: Readonly<Record<string, boolean>>
   const allAlpha = explicit[ALL_ALPHA];
   const allBeta = explicit[ALL_BETA];
   const values = new Map<string, boolean>();
-  for (const [name, spec] of [...FEATURE_GATES].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, spec] of [...FEATURE_GATES].sort(compareKeys)) {
     let v = explicit[name];
     if (v === undefined) {
       const group = spec.stage === 'alpha' ? allAlpha : allBeta;
@@ -119,7 +120,7 @@ export function resolveFeatureGates(requested: Readonly<Record<string, boolean>>
 /** Help text for --feature-gates: one line a gate, as upstream prints them. */
 export function featureGateHelp(): string {
   const lines = [`${ALL_ALPHA}=true|false (ALPHA - default=false)`, `${ALL_BETA}=true|false (BETA - default=false)`];
-  for (const [name, spec] of [...FEATURE_GATES].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, spec] of [...FEATURE_GATES].sort(compareKeys)) {
     lines.push(`${name}=true|false (${spec.stage.toUpperCase()} - default=${spec.default})`);
   }
   return lines.join('\n');

@@ -10,6 +10,7 @@ import { OrchError, messageOf } from '../../api/errors.js';
 import { decodeObject, type DecodeResult } from './decode.js';
 import type { Schema } from './schema.js';
 import { GROUP_VERSION } from './types.js';
+import { compareCodeUnits } from '../../api/order.js';
 
 export interface LoadedDocument extends DecodeResult {
   /** The absolute path read. */
@@ -110,7 +111,7 @@ export async function listDropIns(dir: string): Promise<string[]> {
     const names = await readdir(dir);
     return names
       .filter((n) => n.endsWith('.conf') && !n.startsWith('.'))
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(compareCodeUnits)
       .map((n) => join(dir, n));
   } catch (err) {
     if (err instanceof OrchError) throw err;

@@ -18,6 +18,7 @@
 import type { Container } from 'kubernetes-types/core/v1.js';
 import { formatQuantity, parseQuantity } from '../../api/quantity.js';
 import { memoizeByObject } from '../../api/memo.js';
+import { compareKeys } from '../../api/order.js';
 
 const HASHED_FIELDS = [
   'name',
@@ -55,7 +56,7 @@ function canonical(value: unknown): unknown {
     const entries = Object.entries(value as Record<string, unknown>)
       .map(([k, v]): [string, unknown] => [k, canonical(v)])
       .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(compareKeys);
     return entries.length === 0 ? undefined : Object.fromEntries(entries);
   }
   return value;

@@ -12,6 +12,7 @@ import type { MachineInfo } from './machine.js';
 import { containerRuntimeVersion, nodeAddresses, nodeImages } from './node-object.js';
 import { allocatableOf, capacityOf, formatAmounts, podCapacity, type ReservationConfig } from './resources.js';
 import type { NodeEvent, NodeFacts, NodeStatusLogger, RuntimeStatus, WireNode, WireNodeStatus, WireNodeSystemInfo } from './types.js';
+import { compareCodeUnits, compareKeys } from '../../api/order.js';
 
 export interface StatusConfig {
   readonly nodeName: string;
@@ -125,14 +126,14 @@ function canonicalQuantities(map: Readonly<Record<string, unknown>> | undefined)
 
 function withoutHeartbeats(conditions: readonly NodeCondition[] | undefined): unknown[] {
   return [...(conditions ?? [])]
-    .sort((a, b) => a.type.localeCompare(b.type))
+    .sort((a, b) => compareCodeUnits(a.type, b.type))
     .map((c) => ({ type: c.type, status: c.status, reason: c.reason ?? '', message: c.message ?? '', lastTransitionTime: c.lastTransitionTime ?? '' }));
 }
 
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(compareKeys))
       : v,
   );
 }

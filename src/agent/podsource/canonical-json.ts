@@ -4,6 +4,7 @@
  * text, whatever the order their keys were written in; the static pod UID hashes it and
  * the pod config merger compares with it.
  */
+import { compareKeys } from '../../api/order.js';
 export function canonicalJSON(value: unknown): string {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return 'null';
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
@@ -12,6 +13,6 @@ export function canonicalJSON(value: unknown): string {
   }
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    .sort(compareKeys);
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJSON(v)}`).join(',')}}`;
 }

@@ -28,6 +28,7 @@ import { Semaphore } from '../../api/semaphore.js';
 import { podFullName } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
+import { compareCodeUnits, compareKeys } from '../../api/order.js';
 
 export interface ScanContext {
   readonly nodeName: string;
@@ -100,10 +101,6 @@ const NOT_A_MANIFEST: FileLook = { outcome: undefined, justChanged: false };
 /** What changes when a file is replaced or written (the inode and ctime catch a same-size rewrite within one mtime tick). */
 function stampOf(info: Stats): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
-}
-
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Drops the entries of files directly in `dir` that are not in `keep`. */
@@ -195,7 +192,7 @@ async function lookAtDirectory(dir: string, context: ScanContext): Promise<PathL
     if (isGone(err)) forgetMissing(context.cache, dir);
     return isGone(err) ? { kind: 'missing' } : { kind: 'error', message: `cannot list ${dir}: ${messageOf(err)}` };
   }
-  const files = names.sort(byName).map((name) => join(dir, name));
+  const files = names.sort(compareCodeUnits).map((name) => join(dir, name));
   forgetMissing(context.cache, dir, new Set(files));
   const looks = await lookAtFiles(files, context);
   const entries: DirectoryEntries = new Map();
@@ -237,7 +234,7 @@ export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>)
   const pods: Pod[] = [];
   const rejected: RejectedManifest[] = [];
   const owners = new Map<string, string>();
-  for (const [file, outcome] of [...entries].sort(([a], [b]) => byName(a, b))) {
+  for (const [file, outcome] of [...entries].sort(compareKeys)) {
     if (!('pod' in outcome)) {
       rejected.push({ file, problems: outcome.problems });
       continue;

@@ -17,6 +17,7 @@ import { basename, dirname, join, posix } from 'node:path';
 
 import { OrchError } from '../../api/errors.js';
 import { VOLUME_INVALID, VOLUME_WRITE_FAILED } from './types.js';
+import { compareKeys } from '../../api/order.js';
 
 export const DATA_DIR_NAME = '..data';
 const DATA_TMP_NAME = '..data_tmp';
@@ -150,7 +151,7 @@ async function writePayloadDir(dir: string, payload: ReadonlyMap<string, FilePro
   const tsDir = await mkdtemp(join(dir, timestampedPrefix(now)));
   await chmod(tsDir, PAYLOAD_DIR_MODE);
   if (fsGroup !== undefined) await applyGroup(tsDir, fsGroup, true);
-  for (const [path, file] of [...payload].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [path, file] of [...payload].sort(compareKeys)) {
     const full = join(tsDir, path);
     const parent = dirname(full);
     if (parent !== tsDir) {

@@ -5,6 +5,7 @@
  * metadata.labels['k'] / metadata.annotations['k'] (the value, or empty).
  */
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
+import { compareCodeUnits } from '../order.js';
 
 const ESCAPES: ReadonlyMap<string, string> = new Map([
   ['\u0007', '\\a'], ['\b', '\\b'], ['\f', '\\f'], ['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\v', '\\v'], ['"', '\\"'], ['\\', '\\\\'],
@@ -31,7 +32,7 @@ export function goQuote(s: string): string {
 /** Labels or annotations as a downwardAPI file holds them: sorted `key="value"` lines, no final newline. */
 export function formatMap(map: Readonly<Record<string, string>> | undefined): string {
   return Object.keys(map ?? {})
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(compareCodeUnits)
     .map((key) => `${key}=${goQuote(map?.[key] ?? '')}`)
     .join('\n');
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from '../registry/index.js';
 import { listMeta, toOpenApi, type JsonObject } from '../schema/index.js';
 import { groupsOf } from './discovery.js';
+import { compareKeys } from '../../api/order.js';
 
 function gvPath(group: string, version: string): string {
   return group === '' ? `api/${version}` : `apis/${group}/${version}`;
@@ -88,7 +89,7 @@ export function openApiDocuments(defs: readonly ResourceDefinition[], title: str
         });
         Object.assign(paths, pathsOf(def, listName));
       }
-      const doc = { openapi: '3.0.0', info: { title, version }, paths, components: { schemas: Object.fromEntries([...components].sort(([a], [b]) => a.localeCompare(b))) } };
+      const doc = { openapi: '3.0.0', info: { title, version }, paths, components: { schemas: Object.fromEntries([...components].sort(compareKeys)) } };
       const text = JSON.stringify(doc);
       docs.set(gvPath(g.group, v), { text, hash: createHash('sha512').update(text).digest('hex').slice(0, 128).toUpperCase() });
     }

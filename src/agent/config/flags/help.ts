@@ -4,6 +4,7 @@
  */
 import { featureGateHelp } from '../feature-gates.js';
 import { FLAGS, type FlagSpec, type FlagType } from './table.js';
+import { compareCodeUnits } from '../../../api/order.js';
 
 const TYPE_NAMES: Record<FlagType, string> = {
   string: 'string',
@@ -52,7 +53,7 @@ export function deprecationNote(spec: FlagSpec): string | undefined {
 
 /** The whole help text. `defaultText(spec)` gives the default to show, or '' for none. */
 export function helpText(defaultText: (spec: FlagSpec) => string): string {
-  const rows = [...FLAGS].sort((a, b) => a.name.localeCompare(b.name)).map((spec) => {
+  const rows = [...FLAGS].sort((a, b) => compareCodeUnits(a.name, b.name)).map((spec) => {
     const type = TYPE_NAMES[spec.type];
     const left = `${spec.short === undefined ? '    ' : `-${spec.short}, `}--${spec.name}${type === '' ? '' : ` ${type}`}`;
     let text = spec.usage;
