@@ -3,8 +3,9 @@
  * starting the built binary on a containerd instance with its log in a file, writing and
  * deleting static pod manifests, and sampling the process's RSS and CPU time from /proc.
  *
- * The agent is started as `node <flags of its #! line> bin/nodeagent ...` (so the child's pid
- * is the agent's node process, with the V8 settings the command has) with no listener at all: health, read-only and secure servers off (the secure one
+ * The agent is started as `node <flags of its #! line> bin/nodeagent ...` with the environment
+ * that line sets (so the child's pid is the agent's node process, with the V8 and malloc
+ * settings the command has) with no listener at all: health, read-only and secure servers off (the secure one
  * would bind port 10250 on every interface and write certificates under /var/lib). It is
  * stopped with SIGTERM (SIGKILL after a deadline) and leaves its containers running, as
  * upstream's agent does, so callers delete the manifests and wait first.
@@ -28,7 +29,10 @@ export interface AgentProcessOptions {
   readonly nodeName: string;
   /** -v of the agent (default 4: the pod start steps are logged with their times). */
   readonly verbosity?: number;
-  /** Node's flags for the agent (default: those of bin/nodeagent's #! line, see shebangNodeFlags). */
+  /**
+   * Node's flags for the agent (default: those of bin/nodeagent's #! line). The #! line's
+   * environment assignments apply whatever the flags (see shebangCommand).
+   */
   readonly nodeFlags?: readonly string[];
 }
 
@@ -60,15 +64,34 @@ export async function tailOf(file: string, lines = 20): Promise<string> {
   return text.split('\n').slice(-lines - 1).join('\n');
 }
 
+/** What the binary's `#!/usr/bin/env -S [NAME=value ...] node [flags]` line sets up for node. */
+export interface ShebangCommand {
+  /** The environment assignments before `node` (glibc's malloc settings). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Node's flags after `node`. */
+  readonly nodeFlags: readonly string[];
+}
+
 /**
- * The node flags on the binary's `#!/usr/bin/env -S node ...` line: spawned as `node <bin>`,
- * the agent runs with the same V8 settings as when started as a command.
+ * Reads the binary's #! line: spawned as `node <bin>` with that environment and those flags,
+ * the agent runs as it does when started as a command.
  */
-export async function shebangNodeFlags(bin: string = agentBin()): Promise<string[]> {
+export async function shebangCommand(bin: string = agentBin()): Promise<ShebangCommand> {
   const first = (await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '';
   const words = first.replace(/^#!\s*/, '').split(/\s+/);
   const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
-  return node < 0 ? [] : words.slice(node + 1).filter((w) => w.startsWith('--'));
+  if (node < 0) return { env: {}, nodeFlags: [] };
+  const env: Record<string, string> = {};
+  for (const word of words.slice(0, node)) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(word);
+    if (m?.[1] !== undefined) env[m[1]] = m[2] ?? '';
+  }
+  return { env, nodeFlags: words.slice(node + 1).filter((w) => w.startsWith('--')) };
+}
+
+/** The node flags of the binary's #! line (shebangCommand). */
+export async function shebangNodeFlags(bin: string = agentBin()): Promise<string[]> {
+  return [...(await shebangCommand(bin)).nodeFlags];
 }
 
 /** Starts the built agent and resolves once its log says it runs (its pod sources started). */
@@ -79,8 +102,9 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   await mkdir(manifestDir, { recursive: true });
   await mkdir(rootDir, { recursive: true });
   const bin = agentBin();
+  const shebang = await shebangCommand(bin);
   const args = [
-    ...(options.nodeFlags ?? (await shebangNodeFlags(bin))),
+    ...(options.nodeFlags ?? shebang.nodeFlags),
     bin,
     `--container-runtime-endpoint=${options.endpoint}`,
     `--pod-manifest-path=${manifestDir}`,
@@ -97,7 +121,7 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   const out = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, args, { stdio: ['ignore', out, out] });
+    child = spawn(process.execPath, args, { stdio: ['ignore', out, out], env: { ...process.env, ...shebang.env } });
   } finally {
     closeSync(out); // the child has its own descriptor
   }

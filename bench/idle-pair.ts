@@ -9,7 +9,8 @@
  * machine's steal time, and the end the means.
  *
  * A configuration is the node flags the agent runs with (default: those of bin/nodeagent's #!
- * line); the agents are started one after the other, each adopting the pods already running.
+ * line; the environment that line sets applies to both); the agents are started one after the
+ * other, each adopting the pods already running.
  * Not a test: prints, fails on nothing but an error.
  *
  *   node dist/bench/idle-pair.js [--a="<node flags>"] [--b="<node flags>"] [--pods 110]
