@@ -5,10 +5,10 @@
  *
  * The agent is started as `node <flags of its #! line> bin/nodeagent ...` with the environment
  * that line sets (so the child's pid is the agent's node process, with the V8 and malloc
- * settings the command has) with no listener at all: health, read-only and secure servers off (the secure one
- * would bind port 10250 on every interface and write certificates under /var/lib). It is
- * stopped with SIGTERM (SIGKILL after a deadline) and leaves its containers running, as
- * upstream's agent does, so callers delete the manifests and wait first.
+ * settings the command has) and with no listener at all: health, read-only and secure servers
+ * off (the secure one would bind port 10250 on every interface and write certificates under
+ * /var/lib). It is stopped with SIGTERM (SIGKILL after a deadline) and leaves its containers
+ * running, as upstream's agent does, so callers delete the manifests and wait first.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
