@@ -126,9 +126,10 @@ export class CriClient implements RuntimeService, ImageService {
     this.runtime = { endpoint: runtimeEndpoint, client: runtimeClient, methods: runtimeMethods };
     this.image = { endpoint: imageEndpoint, client: imageClient, methods: imageMethods };
     const listDecoders = new Map<string, (buf: Buffer) => unknown>();
-    for (const [method, field] of [['ListPodSandbox', 'items'], ['ListContainers', 'containers']] as const) {
+    // PodSandbox.state is field 3, Container.state field 6 (proto/cri-v1.proto).
+    for (const [method, field, stateField] of [['ListPodSandbox', 'items', 3], ['ListContainers', 'containers', 6]] as const) {
       const definition = runtimeMethods.get(method);
-      if (definition !== undefined) listDecoders.set(method, cachingListDeserializer(definition.responseDeserialize, field));
+      if (definition !== undefined) listDecoders.set(method, cachingListDeserializer(definition.responseDeserialize, field, stateField));
     }
     this.listDecoders = listDecoders;
   }
