@@ -15,6 +15,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
+import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
@@ -188,9 +189,13 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
     async syncTerminatingPod(pod, gracePeriodSeconds) {
       const { uid } = ids(pod);
       options.probes?.stopLivenessAndStartup(uid);
-      const running = (await runtime.listPods()).find((p) => p.uid === uid);
-      if (running !== undefined) {
-        await runtime.killPod(running, { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
+      // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
+      // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
+      // a list of every pod on the node: when a node's pods go at once, each would list all.
+      const { name, namespace } = ids(pod);
+      const held = await runtime.getPodStatus(uid, name, namespace);
+      if (held.sandboxes.length > 0 || held.containers.length > 0) {
+        await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
       }
       await publish(pod);
       logger.v(1, 'Pod terminated', { pod: podName(pod) });
