@@ -19,7 +19,7 @@ import { isRuntimeUnreachable } from './errors.js';
 import { POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL } from './labels.js';
 import { emitEvent, runHandler } from './lifecycle.js';
 import type { ManagerRuntime } from './options.js';
-import { podGracePeriodSeconds } from './sandbox-config.js';
+import { podGracePeriodSeconds, podLogsDirectory } from './sandbox-config.js';
 import type { RunningPod } from './types.js';
 
 /** Stopping a pod or removing its objects failed; the message names each failure. */
@@ -163,18 +163,27 @@ export async function killPod(deps: KillDeps, running: RunningPod, options: { re
   }
 }
 
-/** Removes the pod's log directories (`*_<uid>` under the root); a missing root is fine. */
-export async function removePodLogs(root: string, uid: string, logger: Logger): Promise<void> {
-  let entries: string[];
-  try {
-    entries = await readdir(root);
-  } catch (err) {
-    if (typeof err === 'object' && err !== null && Reflect.get(err, 'code') === 'ENOENT') return;
-    throw err;
+/**
+ * Removes the pod's log directories: those of `known` identities (`<namespace>_<name>_<uid>`,
+ * read from its sandboxes) when given, else every `*_<uid>` under the root (a sandbox removed
+ * by an earlier pass: the scan reads the whole root, one entry per pod of the node). A missing
+ * root is fine.
+ */
+export async function removePodLogs(root: string, uid: string, logger: Logger, known: readonly { readonly namespace: string; readonly name: string }[] = []): Promise<void> {
+  let dirs: string[];
+  if (known.length > 0) {
+    dirs = [...new Set(known.map((id) => podLogsDirectory(root, { ...id, uid })))];
+  } else {
+    try {
+      dirs = (await readdir(root)).filter((e) => e.endsWith(`_${uid}`)).map((e) => path.join(root, e));
+    } catch (err) {
+      if (typeof err === 'object' && err !== null && Reflect.get(err, 'code') === 'ENOENT') return;
+      throw err;
+    }
   }
-  for (const entry of entries.filter((e) => e.endsWith(`_${uid}`))) {
-    logger.v(3, 'removing pod log directory', { dir: path.join(root, entry) });
-    await rm(path.join(root, entry), { recursive: true, force: true });
+  for (const dir of dirs) {
+    logger.v(3, 'removing pod log directory', { dir });
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -193,7 +202,8 @@ export async function removePod(deps: KillDeps & { readonly podLogsRoot: string 
     if (isRuntimeUnreachable(r.reason)) throw r.reason;
     failures.push(`container ${containers[i]?.id ?? ''}: ${messageOf(r.reason)}`);
   }
-  for (const sandbox of await deps.runtime.listPodSandbox(selector)) {
+  const sandboxes = await deps.runtime.listPodSandbox(selector);
+  for (const sandbox of sandboxes) {
     try {
       await deps.runtime.removePodSandbox(sandbox.id);
     } catch (err) {
@@ -202,7 +212,8 @@ export async function removePod(deps: KillDeps & { readonly podLogsRoot: string 
     }
   }
   try {
-    await removePodLogs(deps.podLogsRoot, uid, deps.logger);
+    const known = sandboxes.flatMap((sb) => (sb.metadata === null || sb.metadata.uid !== uid ? [] : [{ namespace: sb.metadata.namespace, name: sb.metadata.name }]));
+    await removePodLogs(deps.podLogsRoot, uid, deps.logger, known);
   } catch (err) {
     failures.push(`logs: ${messageOf(err)}`);
   }

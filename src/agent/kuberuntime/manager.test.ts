@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { access, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -289,6 +289,10 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     assert.deepEqual((await manager.listPods()).map((x) => x.uid), [other.metadata?.uid], 'unlabelled objects are not listed');
     await manager.removePod(p.metadata?.uid ?? '');
     await assert.rejects(manager.removePod(''), { code: 'KUBERUNTIME_REMOVE_FAILED' });
+    // A pod whose sandboxes are gone already (an earlier pass removed them): its log directory is found by the scan.
+    await mkdir(path.join(logs, 'shop_gone_u-gone'));
+    await manager.removePod('u-gone');
+    assert.deepEqual(await readdir(logs), [`shop_web_${other.metadata?.uid ?? ''}`]);
   });
 
   void it('getPodStatus reads sandboxes and containers newest first, with restart count, hash, init flag and IPs', async () => {
