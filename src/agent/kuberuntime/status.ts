@@ -46,11 +46,11 @@ export function containerState(state: ContainerState): RuntimeContainerState {
   }
 }
 
+/** Sorted by createdAt, newest first (each time parsed once: housekeeping sorts every object of the node). */
 function newestFirst<T extends { readonly createdAt: string }>(items: readonly T[]): T[] {
-  return [...items].sort((a, b) => {
-    const d = int64(b.createdAt) - int64(a.createdAt);
-    return d > 0n ? 1 : d < 0n ? -1 : 0;
-  });
+  const keyed = items.map((item) => ({ item, at: int64(item.createdAt) }));
+  keyed.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  return keyed.map((k) => k.item);
 }
 
 /** The last `max` bytes of a file (upstream: tail.ReadAtMost). */
