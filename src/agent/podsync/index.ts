@@ -187,12 +187,11 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
     },
 
     async syncTerminatingPod(pod, gracePeriodSeconds) {
-      const { uid } = ids(pod);
+      const { uid, name, namespace } = ids(pod);
       options.probes?.stopLivenessAndStartup(uid);
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
       // a list of every pod on the node: when a node's pods go at once, each would list all.
-      const { name, namespace } = ids(pod);
       const held = await runtime.getPodStatus(uid, name, namespace);
       if (held.sandboxes.length > 0 || held.containers.length > 0) {
         await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
