@@ -10,6 +10,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename, extname, join, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { compareCodeUnits } from '../../../api/order.js';
 import { HttpError, TEXT, notFound } from '../http.js';
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -39,7 +40,7 @@ export async function resolveLogPath(logDir: string, rel: string): Promise<{ ful
 
 export async function listing(res: ServerResponse, dir: string): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const lines = entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((e) => {
+  const lines = entries.sort((a, b) => compareCodeUnits(a.name, b.name)).map((e) => {
     const name = e.isDirectory() ? `${e.name}/` : e.name;
     return `<a href="${escapeHtml(encodeURI(name).replace(/[?#]/g, encodeURIComponent))}">${escapeHtml(name)}</a>`;
   });
