@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { medianRound, type BurstRound } from './agent-pods.js';
+import { fastest, medianRound, type BurstRound } from './agent-pods.js';
 import type { CriFloorResult } from './cri-floor.js';
 
 function round(rawMs: number, agentMs: number): BurstRound {
@@ -22,4 +22,12 @@ void test('medianRound of an even count takes the higher of the middle two; of o
 
 void test('medianRound of no rounds is an error', () => {
   assert.throws(() => medianRound([]), /no rounds/);
+});
+
+void test('fastest picks the pilot burst with the shortest total, the first of equals', () => {
+  const burst = (concurrency: number, totalMs: number): CriFloorResult => ({ totalMs, concurrency }) as unknown as CriFloorResult;
+  const pilot = [burst(2, 17_600), burst(4, 10_700), burst(8, 10_700)];
+  assert.equal(fastest(pilot).concurrency, 4);
+  assert.equal(fastest([burst(8, 9000)]).concurrency, 8);
+  assert.throws(() => fastest([]), /no raw bursts/);
 });

@@ -13,9 +13,10 @@
  *       machine;
  *   (c) 110 pods at once: all manifests written -> all containers RUNNING, next to the raw
  *       calls measured right before (the agent idle, the raw pods without its labels): total
- *       seconds and the ratio. Three rounds (one with --quick): the first tries the raw calls
- *       at 2, 4 and 8 in flight, the later ones at the first round's best; the round with the
- *       median ratio is the figure, every round is printed;
+ *       seconds and the ratio. A pilot times the raw calls at 2, 4 and 8 in flight to choose
+ *       the best concurrency; then five rounds (one with --quick), each a fresh raw burst at
+ *       that concurrency and the agent's; the round with the median ratio is the figure, every
+ *       round is printed;
  *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
  *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window;
  *       measured on a new agent at -v=2 that adopted the pods (the one of (a)-(c) runs at -v=4
@@ -81,7 +82,7 @@ export interface AgentPodsResult {
   readonly raw: CriFloorResult;
   /** (b) */
   readonly agent: Percentiles & { readonly pods: number; readonly pollsPerPod: number; readonly steps: StepBreakdown };
-  /** (c): every concurrency tried in the first round. */
+  /** (c): the pilot's raw bursts, one per concurrency tried; they choose the rounds' concurrency. */
   readonly rawBurst: readonly CriFloorResult[];
   /** (c): the raw burst of the median round (see burstRounds). */
   readonly rawBurstBest: CriFloorResult;
@@ -106,13 +107,20 @@ export interface AgentPodsResult {
   readonly agentLog: string;
 }
 
-/** One round of (c): the best raw burst of the round, then the agent's. */
+/** One round of (c): a raw burst at the pilot's best concurrency, then the agent's. */
 export interface BurstRound {
   readonly raw: CriFloorResult;
   readonly agentMs: number;
   /** The machine's steal time over the round's raw bursts and over the agent's, %. */
   readonly rawSteal: number;
   readonly agentSteal: number;
+}
+
+/** The fastest of the pilot's raw bursts (the first of equals). */
+export function fastest(bursts: readonly CriFloorResult[]): CriFloorResult {
+  const first = bursts[0];
+  if (first === undefined) throw new Error('fastest: no raw bursts');
+  return bursts.reduce((b, r) => (r.totalMs < b.totalMs ? r : b), first);
 }
 
 /** The round whose agent/raw ratio is the median (of an even count, the higher of the middle two). */
@@ -181,27 +189,30 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
 
     // (c) in rounds, each a raw burst right before the agent's (the agent idles meanwhile), for
     // the same reason: the machine's speed drifts by tens of percent between minutes, so one
-    // pair compares little; the median round's pair is the figure. The first round tries every
-    // raw concurrency, the later ones the first round's best. The last round's pods stay for (d).
-    const roundCount = Math.max(1, Math.floor(options.burstRounds ?? (options.quick === true ? 1 : 3)));
+    // pair compares little; the median round's pair is the figure. A pilot first times the raw
+    // calls at every concurrency and only chooses the best one: each round then times a fresh
+    // raw burst at it, as taking the pilot's fastest of three draws as a round's raw figure
+    // would set the agent against a minimum and bias that round's ratio up. The last round's
+    // pods stay for (d).
+    const roundCount = Math.max(1, Math.floor(options.burstRounds ?? (options.quick === true ? 1 : 5)));
     const rounds: BurstRound[] = [];
-    let rawBurst: CriFloorResult[] = [];
     const ctrdPid = await containerdPid(ctrd);
+    const pilot: CriFloorResult[] = [];
+    for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
+      say(options, `[${network}] (c) pilot: raw CRI, ${burst} pods, ${concurrency} in flight`);
+      const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
+      say(options, `[${network}] (c) pilot: raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
+      pilot.push(result);
+    }
+    const bestConcurrency = fastest(pilot).concurrency;
     let last: { steps: StepBreakdown; agentPercent: number; containerdPercent: number } | undefined;
     for (let round = 1; round <= roundCount; round++) {
       const tag = roundCount === 1 ? '' : ` round ${round}/${roundCount}`;
-      const concurrencies = round === 1 ? (options.concurrencies ?? [2, 4, 8]) : [rounds[0]?.raw.concurrency ?? 8];
-      const tried: CriFloorResult[] = [];
       const rawStealFrom = await readCpuTimes();
-      for (const concurrency of concurrencies) {
-        say(options, `[${network}] (c)${tag} raw CRI, ${burst} pods, ${concurrency} in flight`);
-        const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
-        say(options, `[${network}] (c)${tag} raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
-        tried.push(result);
-      }
+      say(options, `[${network}] (c)${tag} raw CRI, ${burst} pods, ${bestConcurrency} in flight`);
+      const best = await measureCriFloor({ ...raw, pods: burst, concurrency: bestConcurrency });
+      say(options, `[${network}] (c)${tag} raw, ${bestConcurrency} in flight: ${(best.totalMs / 1000).toFixed(1)} s`);
       const rawSteal = stealPercent(rawStealFrom, await readCpuTimes());
-      const best = tried.reduce((b, r) => (r.totalMs < b.totalMs ? r : b));
-      if (round === 1) rawBurst = tried;
       say(options, `[${network}] (c)${tag} nodeagent, ${burst} manifests at once`);
       const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(ctrdPid)]);
       const burstStealFrom = await readCpuTimes();
@@ -212,7 +223,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
       const steps = breakdown(await readCompleteLog(agent.logFile, burstRun.writtenAt), burstRun.writtenAt, burstRun.seenAt);
       rounds.push({ raw: best, agentMs: burstRun.totalMs, rawSteal, agentSteal });
       last = { steps, ...cpu };
-      say(options, `[${network}] (c)${tag} ${(burstRun.totalMs / 1000).toFixed(1)} s (raw best ${(best.totalMs / 1000).toFixed(1)} s, ${(burstRun.totalMs / best.totalMs).toFixed(2)}×); CPU: agent ${cpu.agentPercent.toFixed(0)} %, containerd ${cpu.containerdPercent.toFixed(0)} % of a core; machine steal: raw bursts ${rawSteal.toFixed(0)} %, agent's ${agentSteal.toFixed(0)} %; ${formatBreakdown(steps)}`);
+      say(options, `[${network}] (c)${tag} ${(burstRun.totalMs / 1000).toFixed(1)} s (raw ${(best.totalMs / 1000).toFixed(1)} s, ${(burstRun.totalMs / best.totalMs).toFixed(2)}×); CPU: agent ${cpu.agentPercent.toFixed(0)} %, containerd ${cpu.containerdPercent.toFixed(0)} % of a core; machine steal: raw bursts ${rawSteal.toFixed(0)} %, agent's ${agentSteal.toFixed(0)} %; ${formatBreakdown(steps)}`);
       if (round < roundCount) {
         say(options, `[${network}] (c)${tag} removing the ${burst} pods`);
         await removeAll(ctx);
@@ -240,7 +251,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
       network,
       raw: floor,
       agent: { pods: seq.latenciesMs.length, p50Ms: percentile(seq.latenciesMs, 50), p99Ms: percentile(seq.latenciesMs, 99), pollsPerPod: seq.pollsPerPod, steps: seqSteps },
-      rawBurst,
+      rawBurst: pilot,
       rawBurstBest: median.raw,
       agentBurst: { pods: burst, totalMs: median.agentMs, steps: last.steps, agentPercent: last.agentPercent, containerdPercent: last.containerdPercent },
       burstRounds: rounds,
