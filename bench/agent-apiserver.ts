@@ -41,7 +41,7 @@ import { createBurst, createSequential, deleteAll, type BurstSample, type Kubect
 import { formatAgentApiServerTable } from './agent-apiserver-table.js';
 import { PodWatch } from './agent-apiserver-watch.js';
 import { tailOf } from './agent-process.js';
-import { measureCriFloor, type CriFloorResult } from './cri-floor.js';
+import { fastest, measureCriFloor, type CriFloorResult } from './cri-floor.js';
 
 export { formatAgentApiServerTable } from './agent-apiserver-table.js';
 
@@ -206,7 +206,7 @@ async function measure(ctrd: ContainerdInstance, server: ApiServer, dir: string,
       const names = Array.from({ length: burst }, (_, i) => `burst-${i}`);
       say(`(c) removed the pods in ${((await deleteAll(ctx, names)) / 1000).toFixed(1)} s`);
     }
-    const rawBurstBest = rawBurst.length === 0 ? undefined : rawBurst.reduce((best, r) => (r.totalMs < best.totalMs ? r : best));
+    const rawBurstBest = rawBurst.length === 0 ? undefined : fastest(rawBurst);
     return {
       storage,
       raw: floor,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fastest, medianRound, type BurstRound } from './agent-pods.js';
-import type { CriFloorResult } from './cri-floor.js';
+import { medianRound, type BurstRound } from './agent-pods.js';
+import { fastest, type CriFloorResult } from './cri-floor.js';
 
 function round(rawMs: number, agentMs: number): BurstRound {
   const raw = { totalMs: rawMs, concurrency: 8 } as unknown as CriFloorResult;

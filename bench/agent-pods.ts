@@ -46,7 +46,7 @@ import { startContainerd, type ContainerdInstance } from '../test/helpers/contai
 import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
 import { containerdPid, cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type AgentProcess, type UsageWindow } from './agent-process.js';
 import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
-import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
+import { fastest, floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
 import { readCpuTimes, stealPercent } from './steal.js';
 
@@ -85,7 +85,7 @@ export interface AgentPodsResult {
   /** (c): the pilot's raw bursts, one per concurrency tried; they choose the rounds' concurrency. */
   readonly rawBurst: readonly CriFloorResult[];
   /** (c): the raw burst of the median round (see burstRounds). */
-  readonly rawBurstBest: CriFloorResult;
+  readonly rawBurstMedian: CriFloorResult;
   readonly agentBurst: {
     readonly pods: number;
     /** The agent's burst of the median round. */
@@ -114,13 +114,6 @@ export interface BurstRound {
   /** The machine's steal time over the round's raw bursts and over the agent's, %. */
   readonly rawSteal: number;
   readonly agentSteal: number;
-}
-
-/** The fastest of the pilot's raw bursts (the first of equals). */
-export function fastest(bursts: readonly CriFloorResult[]): CriFloorResult {
-  const first = bursts[0];
-  if (first === undefined) throw new Error('fastest: no raw bursts');
-  return bursts.reduce((b, r) => (r.totalMs < b.totalMs ? r : b), first);
 }
 
 /** The round whose agent/raw ratio is the median (of an even count, the higher of the middle two). */
@@ -252,7 +245,7 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
       raw: floor,
       agent: { pods: seq.latenciesMs.length, p50Ms: percentile(seq.latenciesMs, 50), p99Ms: percentile(seq.latenciesMs, 99), pollsPerPod: seq.pollsPerPod, steps: seqSteps },
       rawBurst: pilot,
-      rawBurstBest: median.raw,
+      rawBurstMedian: median.raw,
       agentBurst: { pods: burst, totalMs: median.agentMs, steps: last.steps, agentPercent: last.agentPercent, containerdPercent: last.containerdPercent },
       burstRounds: rounds,
       steal: { rawBursts: median.rawSteal, agentBurst: median.agentSteal, idle: idleSteal },

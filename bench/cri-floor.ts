@@ -73,6 +73,13 @@ function percentiles(samples: readonly number[]): Percentiles {
   return { p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
 }
 
+/** The fastest of some raw bursts, e.g. one per concurrency tried (the first of equals). */
+export function fastest(bursts: readonly CriFloorResult[]): CriFloorResult {
+  const first = bursts[0];
+  if (first === undefined) throw new Error('fastest: no raw bursts');
+  return bursts.reduce((b, r) => (r.totalMs < b.totalMs ? r : b), first);
+}
+
 /** One result of single-pod runs (pods: 1 each), their pods taken together: for runs interleaved with other work. */
 export function floorOfSingles(singles: readonly CriFloorResult[]): CriFloorResult {
   const first = singles[0];
