@@ -92,11 +92,18 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
     assert.equal(await cat(pods.burstable, 'b', '/sys/fs/cgroup/cpu/cpu.shares'), '51');
   });
 
-  void it('OOM score adjustments by QoS, with one clear warning where the kernel does not allow lowering them', async () => {
+  void it('OOM score adjustments by QoS (static pods too), with one clear warning where the kernel does not allow lowering them', async () => {
     const adj = async (pod: Pod, container: string) => Number((await node.exec(pod, container, ['cat', '/proc/1/oom_score_adj'])).stdout.trim());
     assert.equal(await adj(pods.besteffort, 'app'), 1000);
     const burstable = await adj(pods.burstable, 'a');
     assert.ok(burstable > 900 && burstable < 1000, `burstable: ${burstable}`);
+    // A static pod is critical but not node-critical (upstream IsNodeCriticalPod): its QoS decides.
+    const fromFile = node.pod('static-besteffort', { containers: [serve('app')] });
+    const staticPod: Pod = { ...fromFile, metadata: { ...fromFile.metadata, annotations: { 'orch.io/config.source': 'file' } } };
+    node.run(staticPod);
+    await node.waitStatus(staticPod, 'Running', (s) => s.phase === 'Running');
+    assert.equal(await adj(staticPod, 'app'), 1000, 'a best-effort static pod');
+    node.remove(staticPod);
     const warnings = node.logs.filter((l) => l.includes('OOM score adjustments below 0 cannot be applied'));
     if (hasSysResourceCapability()) {
       assert.equal(await adj(pods.guaranteed, 'app'), -997);

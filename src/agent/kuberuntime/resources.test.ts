@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { containerResources, isCriticalPod, milliCpuToQuota, milliCpuToShares, oomScoreAdjust, podQosClass } from './resources.js';
+import { containerResources, isCriticalPod, isNodeCriticalPod, milliCpuToQuota, milliCpuToShares, oomScoreAdjust, podQosClass } from './resources.js';
 
 const GiB = 1024 ** 3;
 
@@ -55,14 +55,28 @@ void describe('oomScoreAdjust', () => {
     assert.equal(oomScoreAdjust(pod([burst('1')]), burst('1'), 4 * GiB), 999, 'never the best-effort score');
   });
 
-  void it('critical pods (static, mirror, system priority) get the guaranteed score', () => {
+  void it('critical pods are static, mirror and system-priority ones', () => {
     const c: Container = { name: 'a' };
-    const staticPod = pod([c], { metadata: { name: 'p', annotations: { 'orch.io/config.source': 'file' } } });
-    assert.ok(isCriticalPod(staticPod));
-    assert.equal(oomScoreAdjust(staticPod, c, GiB), -997);
+    assert.ok(isCriticalPod(pod([c], { metadata: { name: 'p', annotations: { 'orch.io/config.source': 'file' } } })));
     assert.ok(!isCriticalPod(pod([c], { metadata: { name: 'p', annotations: { 'orch.io/config.source': 'api' } } })));
     assert.ok(isCriticalPod(pod([c], { metadata: { name: 'p', annotations: { 'orch.io/config.mirror': 'x' } } })));
     assert.ok(isCriticalPod({ spec: { containers: [c], priority: 2_000_000_000 } }));
+  });
+
+  void it('only node-critical pods (critical and of class system-node-critical) get the guaranteed score whatever their QoS', () => {
+    const c: Container = { name: 'a' };
+    const fromFile = { name: 'p', annotations: { 'orch.io/config.source': 'file' } };
+    const staticPod = pod([c], { metadata: fromFile });
+    assert.equal(oomScoreAdjust(staticPod, c, GiB), 1000, 'a best-effort static pod stays best-effort');
+    assert.ok(!isNodeCriticalPod(staticPod));
+    const nodeCritical = pod([c], { metadata: fromFile, spec: { containers: [c], priorityClassName: 'system-node-critical' } });
+    assert.ok(isNodeCriticalPod(nodeCritical));
+    assert.equal(oomScoreAdjust(nodeCritical, c, GiB), -997);
+    const apiPod = pod([c], { metadata: { name: 'p', annotations: { 'orch.io/config.source': 'api' } }, spec: { containers: [c], priorityClassName: 'system-node-critical' } });
+    assert.ok(!isNodeCriticalPod(apiPod), 'the class alone does not make an API pod critical');
+    assert.equal(oomScoreAdjust(apiPod, c, GiB), 1000);
+    const bySystemPriority = { spec: { containers: [c], priority: 2_000_001_000, priorityClassName: 'system-node-critical' } };
+    assert.equal(oomScoreAdjust(bySystemPriority, c, GiB), -997);
   });
 });
 

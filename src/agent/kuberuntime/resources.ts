@@ -17,6 +17,8 @@ export const GUARANTEED_OOM_SCORE_ADJ = -997;
 export const BESTEFFORT_OOM_SCORE_ADJ = 1000;
 /** Priorities at or above this make a pod critical (upstream: SystemCriticalPriority). */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
+/** The priority class of pods the node itself depends on (upstream: scheduling.SystemNodeCritical). */
+export const SYSTEM_NODE_CRITICAL = 'system-node-critical';
 /** The pod-source annotation (src/api/pod/meta.ts): a pod read from a file or URL is static, hence critical. */
 const CONFIG_SOURCE_ANNOTATION = 'orch.io/config.source';
 const CONFIG_MIRROR_ANNOTATION = 'orch.io/config.mirror';
@@ -91,7 +93,7 @@ export function podQosClass(pod: Pod): QosClass {
   return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
 }
 
-/** Static, mirror and system-critical pods are never the OOM killer's first choice (upstream IsCriticalPod). */
+/** Static, mirror and system-critical pods (upstream IsCriticalPod). */
 export function isCriticalPod(pod: Pod): boolean {
   const annotations = pod.metadata?.annotations ?? {};
   const source = annotations[CONFIG_SOURCE_ANNOTATION];
@@ -101,12 +103,20 @@ export function isCriticalPod(pod: Pod): boolean {
 }
 
 /**
- * upstream GetContainerOOMScoreAdjust: -997 for guaranteed and critical pods, 1000 for
+ * Critical pods of the priority class system-node-critical (upstream IsNodeCriticalPod): a
+ * static pod alone is critical but not node-critical.
+ */
+export function isNodeCriticalPod(pod: Pod): boolean {
+  return isCriticalPod(pod) && pod.spec?.priorityClassName === SYSTEM_NODE_CRITICAL;
+}
+
+/**
+ * upstream GetContainerOOMScoreAdjust: -997 for guaranteed and node-critical pods, 1000 for
  * best-effort ones, and for burstable ones 1000 - 1000 × memoryRequest / capacity within
  * [3, 999] (upstream's floor is 1000 + guaranteed = 3; its documentation says 2).
  */
 export function oomScoreAdjust(pod: Pod, container: Container, memoryCapacityBytes: number): number {
-  if (isCriticalPod(pod)) return GUARANTEED_OOM_SCORE_ADJ;
+  if (isNodeCriticalPod(pod)) return GUARANTEED_OOM_SCORE_ADJ;
   const qos = podQosClass(pod);
   if (qos === 'Guaranteed') return GUARANTEED_OOM_SCORE_ADJ;
   if (qos === 'BestEffort') return BESTEFFORT_OOM_SCORE_ADJ;
