@@ -29,7 +29,9 @@ export function formatAgentPodsTable(r: AgentPodsResult): string[] {
   const p50Diff = r.agent.p50Ms - r.raw.p50Ms;
   const p99Diff = r.agent.p99Ms - r.raw.p99Ms;
   const ratio = r.agentBurst.totalMs / r.rawBurstMedian.totalMs;
-  const pilot = r.rawBurst.map((b) => `${b.concurrency}: ${s(b.totalMs)}`).join(', ');
+  const byConcurrency = new Map<number, string[]>();
+  for (const b of r.rawBurst) byConcurrency.set(b.concurrency, [...(byConcurrency.get(b.concurrency) ?? []), s(b.totalMs)]);
+  const pilot = [...byConcurrency].map(([c, totals]) => `${c}: ${totals.join(', ')}`).join('; ');
   const rounds = r.burstRounds.map((b) => `${s(b.raw.totalMs)} → ${s(b.agentMs)} (${(b.agentMs / b.raw.totalMs).toFixed(2)}×)`).join(', ');
   const median = r.burstRounds.length === 1 ? '' : `, median of ${r.burstRounds.length} rounds`;
   const idle = `${r.agentIdle.seconds} s`;
@@ -65,7 +67,7 @@ export function formatAgentPodsTable(r: AgentPodsResult): string[] {
     '',
     `- (a) raw p50 per call: RunPodSandbox ${ms(runPodSandbox.p50Ms)}, CreateContainer ${ms(createContainer.p50Ms)}, StartContainer ${ms(startContainer.p50Ms)}`,
     `- (b) agent steps from its log: ${formatBreakdown(r.agent.steps)}; ${r.agent.pollsPerPod.toFixed(0)} ListContainers polls per pod`,
-    `- (c) rounds, raw → agent: ${rounds}; the pilot's raw bursts by pods in flight (which choose the rounds' concurrency): ${pilot}`,
+    `- (c) rounds, raw → agent: ${rounds}; the pilot's raw bursts by pods in flight (their means choose the rounds' concurrency): ${pilot}`,
     `- (c) last round, agent steps from its log: ${formatBreakdown(r.agentBurst.steps)}; CPU over the burst: agent ${r.agentBurst.agentPercent.toFixed(0)} %, containerd ${r.agentBurst.containerdPercent.toFixed(0)} % of a core; the machine's steal time in the median round: ${r.steal.rawBursts.toFixed(0)} % over the raw bursts, ${r.steal.agentBurst.toFixed(0)} % over the agent's`,
     `- (d) containerd RSS ${r.containerdIdle.rssMiB.toFixed(1)} MiB in the same window; the machine's steal time ${r.steal.idle.toFixed(0)} % meanwhile; agent log: ${r.agentLog}`,
   ];

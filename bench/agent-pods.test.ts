@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { medianRound, type BurstRound } from './agent-pods.js';
+import { bestConcurrency, medianRound, type BurstRound } from './agent-pods.js';
 import { fastest, type CriFloorResult } from './cri-floor.js';
 
 function round(rawMs: number, agentMs: number): BurstRound {
@@ -30,4 +30,15 @@ void test('fastest picks the pilot burst with the shortest total, the first of e
   assert.equal(fastest(pilot).concurrency, 4);
   assert.equal(fastest([burst(8, 9000)]).concurrency, 8);
   assert.throws(() => fastest([]), /no raw bursts/);
+});
+
+void test('bestConcurrency chooses by the mean of each concurrency, not by the single fastest draw', () => {
+  const burst = (concurrency: number, totalMs: number): CriFloorResult => ({ totalMs, concurrency }) as unknown as CriFloorResult;
+  // 2 in flight has the single fastest draw (13.0 s) but the worst mean (14.5 s); 4 the best mean.
+  const pilot = [burst(2, 13_000), burst(4, 14_000), burst(8, 14_600), burst(2, 16_000), burst(4, 13_200), burst(8, 13_400)];
+  assert.equal(fastest(pilot).concurrency, 2);
+  assert.equal(bestConcurrency(pilot), 4);
+  assert.equal(bestConcurrency([burst(4, 10_000), burst(8, 10_000)]), 4, 'of equal means, the first tried');
+  assert.equal(bestConcurrency([burst(8, 9000)]), 8);
+  assert.throws(() => bestConcurrency([]), /no raw bursts/);
 });

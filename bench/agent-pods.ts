@@ -13,10 +13,10 @@
  *       machine;
  *   (c) 110 pods at once: all manifests written -> all containers RUNNING, next to the raw
  *       calls measured right before (the agent idle, the raw pods without its labels): total
- *       seconds and the ratio. A pilot times the raw calls at 2, 4 and 8 in flight to choose
- *       the best concurrency; then five rounds (one with --quick), each a fresh raw burst at
- *       that concurrency and the agent's; the round with the median ratio is the figure, every
- *       round is printed;
+ *       seconds and the ratio. A pilot times the raw calls at 2, 4 and 8 in flight, twice each
+ *       in turn (once with --quick), and chooses the concurrency with the lowest mean; then five
+ *       rounds (one with --quick), each a fresh raw burst at that concurrency and the agent's;
+ *       the round with the median ratio is the figure, every round is printed;
  *   (d) with those 110 pods running and nothing else happening for 60 s (15 s with --quick):
  *       the agent's VmRSS and its CPU time / wall time, next to containerd's in the same window;
  *       measured on a new agent at -v=2 that adopted the pods (the one of (a)-(c) runs at -v=4
@@ -46,7 +46,7 @@ import { startContainerd, type ContainerdInstance } from '../test/helpers/contai
 import { breakdown, formatBreakdown, readCompleteLog, type StepBreakdown } from './agent-log.js';
 import { containerdPid, cpuPercentBetween, measureUsage, sampleProcess, startAgentProcess, tailOf, type AgentProcess, type UsageWindow } from './agent-process.js';
 import { joinSequential, removeAll, startBurst, startSequential, type PhaseContext, type SequentialResult } from './agent-phases.js';
-import { fastest, floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
+import { floorOfSingles, measureCriFloor, percentile, type CriFloorResult, type Percentiles } from './cri-floor.js';
 import { formatAgentPodsTable } from './agent-pods-table.js';
 import { readCpuTimes, stealPercent } from './steal.js';
 
@@ -64,7 +64,9 @@ export interface AgentPodsOptions {
   readonly burstPods?: number;
   /** Raw concurrencies tried for (c) (default 2, 4, 8). */
   readonly concurrencies?: readonly number[];
-  /** Rounds of (c), each a raw burst and the agent's (default 3, or 1 with quick). */
+  /** Pilot bursts per concurrency, taken in turn (default 2, or 1 with quick). */
+  readonly pilotDraws?: number;
+  /** Rounds of (c), each a raw burst and the agent's (default 5, or 1 with quick). */
   readonly burstRounds?: number;
   /** Idle window of (d), seconds (default 60, or 15 with quick). */
   readonly idleSeconds?: number;
@@ -82,7 +84,7 @@ export interface AgentPodsResult {
   readonly raw: CriFloorResult;
   /** (b) */
   readonly agent: Percentiles & { readonly pods: number; readonly pollsPerPod: number; readonly steps: StepBreakdown };
-  /** (c): the pilot's raw bursts, one per concurrency tried; they choose the rounds' concurrency. */
+  /** (c): the pilot's raw bursts, in the order taken; their means by concurrency choose the rounds' concurrency. */
   readonly rawBurst: readonly CriFloorResult[];
   /** (c): the raw burst of the median round (see burstRounds). */
   readonly rawBurstMedian: CriFloorResult;
@@ -114,6 +116,26 @@ export interface BurstRound {
   /** The machine's steal time over the round's raw bursts and over the agent's, %. */
   readonly rawSteal: number;
   readonly agentSteal: number;
+}
+
+/**
+ * The concurrency whose pilot bursts took the least time on average (of equal means, the first
+ * tried). One draw a concurrency chose on noise: single bursts differ by ±10 % from one minute
+ * to the next, about as much as the concurrencies do.
+ */
+export function bestConcurrency(pilot: readonly CriFloorResult[]): number {
+  const totals = new Map<number, { sum: number; count: number }>();
+  for (const b of pilot) {
+    const t = totals.get(b.concurrency) ?? { sum: 0, count: 0 };
+    totals.set(b.concurrency, { sum: t.sum + b.totalMs, count: t.count + 1 });
+  }
+  let best: { concurrency: number; mean: number } | undefined;
+  for (const [concurrency, t] of totals) {
+    const mean = t.sum / t.count;
+    if (best === undefined || mean < best.mean) best = { concurrency, mean };
+  }
+  if (best === undefined) throw new Error('bestConcurrency: no raw bursts');
+  return best.concurrency;
 }
 
 /** The round whose agent/raw ratio is the median (of an even count, the higher of the middle two). */
@@ -183,7 +205,8 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     // (c) in rounds, each a raw burst right before the agent's (the agent idles meanwhile), for
     // the same reason: the machine's speed drifts by tens of percent between minutes, so one
     // pair compares little; the median round's pair is the figure. A pilot first times the raw
-    // calls at every concurrency and only chooses the best one: each round then times a fresh
+    // calls at every concurrency, twice in turn, and only chooses the best one on average (see
+    // bestConcurrency): each round then times a fresh
     // raw burst at it, as taking the pilot's fastest of three draws as a round's raw figure
     // would set the agent against a minimum and bias that round's ratio up. The last round's
     // pods stay for (d).
@@ -191,20 +214,24 @@ async function measureNetwork(ctrd: ContainerdInstance, dir: string, network: Ne
     const rounds: BurstRound[] = [];
     const ctrdPid = await containerdPid(ctrd);
     const pilot: CriFloorResult[] = [];
-    for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
-      say(options, `[${network}] (c) pilot: raw CRI, ${burst} pods, ${concurrency} in flight`);
-      const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
-      say(options, `[${network}] (c) pilot: raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
-      pilot.push(result);
+    const draws = Math.max(1, Math.floor(options.pilotDraws ?? (options.quick === true ? 1 : 2)));
+    for (let draw = 1; draw <= draws; draw++) {
+      for (const concurrency of options.concurrencies ?? [2, 4, 8]) {
+        say(options, `[${network}] (c) pilot ${draw}/${draws}: raw CRI, ${burst} pods, ${concurrency} in flight`);
+        const result = await measureCriFloor({ ...raw, pods: burst, concurrency });
+        say(options, `[${network}] (c) pilot ${draw}/${draws}: raw, ${concurrency} in flight: ${(result.totalMs / 1000).toFixed(1)} s`);
+        pilot.push(result);
+      }
     }
-    const bestConcurrency = fastest(pilot).concurrency;
+    const best = bestConcurrency(pilot);
+    say(options, `[${network}] (c) pilot: ${best} in flight was fastest on average`);
     let last: { steps: StepBreakdown; agentPercent: number; containerdPercent: number } | undefined;
     for (let round = 1; round <= roundCount; round++) {
       const tag = roundCount === 1 ? '' : ` round ${round}/${roundCount}`;
       const rawStealFrom = await readCpuTimes();
-      say(options, `[${network}] (c)${tag} raw CRI, ${burst} pods, ${bestConcurrency} in flight`);
-      const rawRun = await measureCriFloor({ ...raw, pods: burst, concurrency: bestConcurrency });
-      say(options, `[${network}] (c)${tag} raw, ${bestConcurrency} in flight: ${(rawRun.totalMs / 1000).toFixed(1)} s`);
+      say(options, `[${network}] (c)${tag} raw CRI, ${burst} pods, ${best} in flight`);
+      const rawRun = await measureCriFloor({ ...raw, pods: burst, concurrency: best });
+      say(options, `[${network}] (c)${tag} raw, ${best} in flight: ${(rawRun.totalMs / 1000).toFixed(1)} s`);
       const rawSteal = stealPercent(rawStealFrom, await readCpuTimes());
       say(options, `[${network}] (c)${tag} nodeagent, ${burst} manifests at once`);
       const before = await Promise.all([sampleProcess(agent.pid), sampleProcess(ctrdPid)]);
