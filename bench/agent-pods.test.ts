@@ -24,14 +24,6 @@ void test('medianRound of no rounds is an error', () => {
   assert.throws(() => medianRound([]), /no rounds/);
 });
 
-void test('fastest picks the pilot burst with the shortest total, the first of equals', () => {
-  const burst = (concurrency: number, totalMs: number): CriFloorResult => ({ totalMs, concurrency }) as unknown as CriFloorResult;
-  const pilot = [burst(2, 17_600), burst(4, 10_700), burst(8, 10_700)];
-  assert.equal(fastest(pilot).concurrency, 4);
-  assert.equal(fastest([burst(8, 9000)]).concurrency, 8);
-  assert.throws(() => fastest([]), /no raw bursts/);
-});
-
 void test('bestConcurrency chooses by the mean of each concurrency, not by the single fastest draw', () => {
   const burst = (concurrency: number, totalMs: number): CriFloorResult => ({ totalMs, concurrency }) as unknown as CriFloorResult;
   // 2 in flight has the single fastest draw (13.0 s) but the worst mean (14.5 s); 4 the best mean.

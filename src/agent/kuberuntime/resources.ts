@@ -18,7 +18,7 @@ export const BESTEFFORT_OOM_SCORE_ADJ = 1000;
 /** Priorities at or above this make a pod critical (upstream: SystemCriticalPriority). */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 /** The priority class of pods the node itself depends on (upstream: scheduling.SystemNodeCritical). */
-export const SYSTEM_NODE_CRITICAL = 'system-node-critical';
+const SYSTEM_NODE_CRITICAL = 'system-node-critical';
 /** The pod-source annotation (src/api/pod/meta.ts): a pod read from a file or URL is static, hence critical. */
 const CONFIG_SOURCE_ANNOTATION = 'orch.io/config.source';
 const CONFIG_MIRROR_ANNOTATION = 'orch.io/config.mirror';
