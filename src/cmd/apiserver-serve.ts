@@ -1,0 +1,183 @@
+/**
+ * Part of orch-apiserver's composition root: loads the credentials and policy, prepares the
+ * PKI, opens the store, builds the registries of every resource, starts the namespace
+ * lifecycle, the CSR signer and the HTTPS listener, and writes the admin orchconfig.
+ * orch-apiserver.ts imports this file only to serve: the storage clients (gRPC for etcd) are
+ * slow to load, and --help, --version and flag errors must answer at once.
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { messageOf } from '../api/errors.js';
+import { SECOND } from '../api/duration.js';
+import { createAuthenticator, loadTokenFile, userOfToken } from '../apiserver/authn/index.js';
+import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
+import { nodeProxyConnectors } from '../apiserver/nodeproxy/index.js';
+import { ResourceRegistry, type ResourceDefinition } from '../apiserver/registry/index.js';
+import { csrDefinition, CsrSigner } from '../apiserver/resources/certificates/index.js';
+import { compatibilityView } from '../apiserver/resources/common/index.js';
+import { configMapDefinition } from '../apiserver/resources/configmaps/index.js';
+import { eventDefinitions } from '../apiserver/resources/events/index.js';
+import { leaseDefinition } from '../apiserver/resources/leases/index.js';
+import { namespaceDefinition, NamespaceLifecycle } from '../apiserver/resources/namespaces/index.js';
+import { nodeDefinition } from '../apiserver/resources/nodes/index.js';
+import { podDefinition } from '../apiserver/resources/pods/index.js';
+import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
+import { secretDefinition } from '../apiserver/resources/secrets/index.js';
+import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
+import { createRouter, type VersionInfo } from '../apiserver/routing/index.js';
+import {
+  ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
+  type ApiServerOptions,
+} from '../apiserver/server/index.js';
+import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
+import { VERSION } from '../version.js';
+
+export type Log = (message: string) => void;
+
+function versionInfo(): VersionInfo {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return {
+    major: '1',
+    minor: '30',
+    gitVersion: `v1.30.0+orch-${VERSION}`,
+    gitCommit: '',
+    gitTreeState: 'clean',
+    buildDate: '1970-01-01T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'tsc',
+    platform: `${process.platform}/${arch}`,
+  };
+}
+
+function readPem(file: string, flag: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`${flag}: cannot read ${file}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function openStore(o: ApiServerOptions, log: Log): Promise<ManagedStore> {
+  const bookmarkIntervalMs = Math.max(10, Math.round(o.watchBookmarkInterval / 1e6));
+  const compactionIntervalMs = Math.round(o.etcdCompactionInterval / 1e6);
+  if (o.storageBackend === 'etcd3') return openEtcdStore({ endpoints: o.etcdServers, prefix: o.etcdPrefix, bookmarkIntervalMs, compactionIntervalMs, log });
+  // SQLite keeps the change log of the last compaction interval (as etcd keeps one interval of history).
+  const history = compactionIntervalMs === 0 ? { historyRevisions: Number.MAX_SAFE_INTEGER } : { historyRevisions: 0, historyMs: compactionIntervalMs, compactionIntervalMs };
+  return openSqliteStore({ dataDir: o.dataDir, bookmarkIntervalMs, log, ...history });
+}
+
+/** Starts serving; resolves to the function that shuts everything down, in reverse order. */
+export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promise<void>> {
+  const tokens = o.tokenAuthFile === '' ? undefined : loadTokenFile(o.tokenAuthFile);
+  const authorizer = o.authorizationMode === 'Policy' ? policyAuthorizer(loadPolicyFile(o.authorizationPolicyFile)) : alwaysAllow;
+  const ca = await ensureCa(o.certDir);
+  const clientCaPems = [ca.certPem, ...(o.clientCaFile === '' ? [] : [readPem(o.clientCaFile, '--client-ca-file')])];
+  const hosts = ['localhost', '127.0.0.1', '::1', hostname()];
+  if (isIP(o.bindAddress) !== 0 && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::' && !hosts.includes(o.bindAddress)) hosts.push(o.bindAddress);
+  const serving = o.tlsCertFile === ''
+    ? await ensureServing(o.certDir, ca, hosts)
+    : { certPem: readPem(o.tlsCertFile, '--tls-cert-file'), keyPem: readPem(o.tlsPrivateKeyFile, '--tls-private-key-file') };
+
+  const nodeagentTls = {
+    ...(o.nodeagentClientCertificate === '' ? {} : { cert: readPem(o.nodeagentClientCertificate, '--nodeagent-client-certificate') }),
+    ...(o.nodeagentClientKey === '' ? {} : { key: readPem(o.nodeagentClientKey, '--nodeagent-client-key') }),
+    ...(o.nodeagentCertificateAuthority === '' ? {} : { ca: readPem(o.nodeagentCertificateAuthority, '--nodeagent-certificate-authority') }),
+  };
+  const x509 = await x509Library();
+  const store = await openStore(o, log);
+  try {
+    await waitForStore(store, 15_000);
+    const definitions = resourceDefinitions(o, { x509, userOfToken: (token) => userOfToken(token, tokens), authorizer });
+    const registries: ResourceRegistry[] = [];
+    const lifecycle = new NamespaceLifecycle({
+      store,
+      namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
+      // Reviews are never stored: nothing of theirs is left in a namespace.
+      content: () => registries.filter((r) => r.def.namespaced && r.def.review === undefined),
+      log,
+    });
+    for (const def of definitions) registries.push(new ResourceRegistry({ def, store, admission: lifecycle.admission }));
+    const registryOf = (group: string, plural: string): ResourceRegistry => {
+      const found = registries.find((r) => r.def.group === group && r.def.plural === plural);
+      if (found === undefined) throw new Error(`no registry for ${plural}.${group}`);
+      return found;
+    };
+    await lifecycle.start();
+    const signer = new CsrSigner({ store, registry: registryOf('certificates.orch.io', 'certificatesigningrequests'), x509, ca, log });
+    await signer.start();
+    const router = createRouter({
+      registries,
+      authenticator: createAuthenticator(tokens === undefined ? {} : { tokens }),
+      authorizer,
+      maxRequestBytes: o.maxRequestBytes,
+      version: versionInfo(),
+      ready: async () => {
+        await store.currentRevision();
+      },
+      log,
+      serverAddress: `${o.bindAddress}:${o.securePort}`,
+      connectors: nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }),
+    });
+    const https = await startHttpsServer({
+      bindAddress: o.bindAddress,
+      port: o.securePort,
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      clientCaPems,
+      handler: router.handle,
+      upgrade: router.upgrade,
+    });
+    if (o.writeAdminOrchconfig !== '') {
+      const client = await issueClientCertificate(ca, 'admin', ['system:masters']);
+      writeKubeconfig(o.writeAdminOrchconfig, {
+        server: localServerUrl(o.bindAddress, https.port),
+        caPem: o.tlsCertFile === '' ? ca.certPem : serving.certPem,
+        client,
+      });
+      log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
+    }
+    log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
+    return async () => {
+      await https.close();
+      await signer.close();
+      await lifecycle.close();
+      await store.close();
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+/**
+ * Every served resource. Two compatibility views serve the groups kubectl hard-codes:
+ * certificates.k8s.io/v1 certificatesigningrequests (in discovery, before certificates.orch.io:
+ * kubectl certificate approve resolves the plural there) and authorization.k8s.io/v1
+ * selfsubjectaccessreviews (hidden: kubectl auth can-i posts to it directly).
+ */
+function resourceDefinitions(o: ApiServerOptions, deps: {
+  x509: Parameters<typeof csrDefinition>[0];
+  userOfToken: Parameters<typeof reviewDefinitions>[0]['userOfToken'];
+  authorizer: Authorizer;
+}): ResourceDefinition[] {
+  const reviews = reviewDefinitions({ userOfToken: deps.userOfToken, authorizer: deps.authorizer });
+  const csr = csrDefinition(deps.x509);
+  const selfReview = reviews.find((d) => d.plural === 'selfsubjectaccessreviews');
+  return [
+    namespaceDefinition,
+    ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
+    nodeDefinition,
+    podDefinition,
+    configMapDefinition,
+    secretDefinition,
+    serviceAccountDefinition,
+    leaseDefinition,
+    ...reviews,
+    // Before the canonical group: kubectl certificate approve maps the bare plural to the first
+    // group that serves it and accepts only certificates.k8s.io objects.
+    compatibilityView(csr, 'certificates.k8s.io', false),
+    csr,
+    ...(selfReview === undefined ? [] : [compatibilityView(selfReview, 'authorization.k8s.io', true)]),
+  ];
+}
