@@ -31,6 +31,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   STARTUP_MAX_OPEN_FILES_INVALID: 'maxOpenFiles is not a non-negative integer',
   STARTUP_LOCK_FILE_REQUIRED: '--exit-on-lock-contention without --lock-file',
   STARTUP_LOCK_FILE: 'the lock file cannot be created or locked',
+  STARTUP_DATA_DIRS: 'a directory under --root-dir cannot be created',
   NODE_NAME_INVALID: 'the node name (hostname or --hostname-override) is not a DNS subdomain',
   // src/agent/runtime/cri
   CRI_TIMEOUT: 'a runtime call passed runtimeRequestTimeout (cancelled; retried on a later sync)',

@@ -2,9 +2,11 @@
  * Part of nodeagent's composition root: API-server mode (--orchconfig, with
  * --bootstrap-orchconfig). `connectApi` runs before the node's modules are built: TLS bootstrap,
  * the REST client (orchAPIQPS/orchAPIBurst, contentType), client-certificate rotation, the
- * event recorder, and the readers volumes and pulls need. `startApiMode` runs once the sync loop
- * exists: node registration and status, the lease, the pod watch, the status writer and mirror
- * pods. Without --orchconfig none of this runs (standalone mode).
+ * event recorder, the readers volumes and pulls need, and the client of the servers' token and
+ * access reviews. `createApiMode` builds, before the sync loop, what runs against the API server
+ * (node registration and status, the lease, the pod watch, the status writer, mirror pods) and
+ * the admission checks that read the Node; `start` starts it once the loops run. Without
+ * --orchconfig none of this is loaded (standalone mode).
  */
 import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
@@ -15,24 +17,18 @@ import {
 } from '../agent/certificate/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
+import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController } from '../agent/nodestatus/index.js';
+import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController, type WireNode } from '../agent/nodestatus/index.js';
 import { createOrchClient, createRestClient, loadOrchconfig, statusOf, type OrchClient, type OrchConnection } from '../agent/orchclient/index.js';
 import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
-import type { SyncLoop } from '../agent/syncloop/index.js';
+import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import type { NodeIdentity } from './agent-node.js';
-
-/** The API server as the node's modules use it. */
-export { apiAdmitHandlers } from '../agent/apipods/index.js';
-
-/** The plain API client of an orchconfig file (the servers' token and access reviews use it). */
-export async function orchClientFor(orchconfigPath: string): Promise<OrchClient> {
-  return createOrchClient({ connection: await loadOrchconfig(orchconfigPath) });
-}
+import { apiAdmitHandlers } from '../agent/apipods/index.js';
 
 export interface ApiConnection {
   readonly rest: RestClient;
@@ -47,6 +43,8 @@ export interface ApiConnection {
   podEvent(event: PodEvent): void;
   /** serverTLSBootstrap (without tlsCertFile/tlsPrivateKeyFile): the serving certificate the secure server presents. */
   readonly servingCertificates?: ServingCertificateSource;
+  /** The plain client of --orchconfig: the secure server's token and access reviews. */
+  readonly reviews: OrchClient;
   close(): Promise<void>;
 }
 
@@ -83,11 +81,10 @@ async function getOrUndefined<T>(rest: RestClient, path: string, options?: RestC
   }
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity): Promise<ApiConnection | undefined> {
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
-  if (o.orchconfig === '') return undefined;
   const log = logs.logger('orchclient');
   const clientFor = (connection: OrchConnection): RestClient =>
     createRestClient({ connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
@@ -125,10 +122,12 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     configMap: (ns: string, name: string) => getOrUndefined<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
     secret: (ns: string, name: string) => getOrUndefined<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
   };
+  const reviews = createOrchClient({ connection });
   return {
     rest,
     recorder,
     objects,
+    reviews,
     pullCredentials: pullCredentials(objects.secret),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
@@ -139,6 +138,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       await rotation?.stop();
       await serving?.manager.stop();
       await recorder.stop();
+      reviews.close();
       rest.close();
     },
   };
@@ -193,38 +193,44 @@ export interface ApiModeDeps {
   readonly resolved: ResolvedConfiguration;
   readonly logs: LogRoot;
   readonly api: ApiConnection;
-  readonly nodeName: string;
-  readonly nodeIPs: readonly string[];
+  readonly identity: NodeIdentity;
   readonly cri: CriClient;
   readonly status: StatusManager;
-  readonly syncLoop: SyncLoop;
+  readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
   readonly pushPods: (pods: readonly Pod[]) => void;
-  /** A problem of the agent's loops that makes the node not ready. */
-  readonly health: () => string | undefined;
+  /** The agent's health checks: the first failing one makes the node not ready. */
+  readonly health: HealthChecks;
 }
 
 export interface ApiMode {
-  /** The Node as last written (admission reads its labels, taints and allocatable). */
-  node(): Node | undefined;
-  readonly source: ApiPodSource;
-  readonly writer: StatusWriter;
-  readonly mirrors: MirrorPods;
-  /** The pod's worker finished (the workers' onFinished) or it has nothing left to stop. */
+  /** Upstream's admission checks that read the Node (name, affinity, NoExecute taints, host ports, resources). */
+  readonly admitHandlers: readonly AdmitHandler[];
+  /** Registers the node and starts its status and lease, the pod watch, the status writer and mirror pods. */
+  start(): void;
+  /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: Pod): void;
   stop(): Promise<void>;
 }
 
-export function startApiMode(d: ApiModeDeps): ApiMode {
+/** The Node as the admission checks read it: its metadata, spec and allocatable. */
+function admissionView(n: WireNode | undefined): Node | undefined {
+  if (n === undefined) return undefined;
+  const allocatable = n.status?.allocatable;
+  return { ...(n.metadata === undefined ? {} : { metadata: n.metadata }), ...(n.spec === undefined ? {} : { spec: n.spec }), status: allocatable === undefined ? {} : { allocatable } };
+}
+
+export function createApiMode(d: ApiModeDeps): ApiMode {
   const c = d.resolved.config;
   const o = d.resolved.options;
   const { api, cri } = d;
+  const nodeName = d.identity.name;
   const nodeLog = d.logs.logger('nodestatus');
   const nodeStatus: NodeStatusController = createNodeStatusController({
     client: api.rest,
     identity: {
-      nodeName: d.nodeName,
-      hostname: o.hostnameOverride === '' ? d.nodeName : o.hostnameOverride.trim().toLowerCase(),
+      nodeName,
+      hostname: o.hostnameOverride === '' ? nodeName : o.hostnameOverride.trim().toLowerCase(),
       nodeLabels: o.nodeLabels,
       registerWithTaints: c.registerWithTaints,
       registerSchedulable: o.registerSchedulable,
@@ -234,7 +240,7 @@ export function startApiMode(d: ApiModeDeps): ApiMode {
       architecture: goArch(process.arch),
     },
     status: {
-      nodeIPs: d.nodeIPs,
+      nodeIPs: d.identity.ips,
       port: c.port,
       agentVersion: d.resolved.version,
       maxPods: c.maxPods,
@@ -258,56 +264,46 @@ export function startApiMode(d: ApiModeDeps): ApiMode {
       async images() {
         return (await cri.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) }));
       },
-      health: d.health,
+      health: () => d.health.firstProblem(),
     },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
     machineInfo: { rootDir: o.rootDir },
     logger: nodeLog,
-    onEvent: (e) => { api.recorder.event(nodeReference(d.nodeName), e.type, e.reason, e.reason, e.message); },
+    onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },
   });
-  api.recorder.event(nodeReference(d.nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
   const lease: LeaseController = createLeaseController({
-    client: api.rest, nodeName: d.nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
     node: () => nodeStatus.node(), logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
-  const late: { mirrors?: MirrorPods } = {};
-  const source = createApiPodSource({
-    rest: api.rest, nodeName: d.nodeName, logger: podLog, push: d.pushPods,
-    onMirrorsChanged: () => { late.mirrors?.requestSync(); },
-  });
-  const writer = createStatusWriter({
+  const source: ApiPodSource = createApiPodSource({ rest: api.rest, nodeName, logger: podLog, push: d.pushPods });
+  const writer: StatusWriter = createStatusWriter({
     rest: api.rest, status: d.status, logger: podLog,
-    podOf: (uid) => d.syncLoop.pod(uid),
+    podOf: (uid) => d.pods.pod(uid),
     apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') : source.byUID(pod.metadata?.uid ?? '')),
   });
-  const mirrors = createMirrorPods({
-    rest: api.rest, nodeName: d.nodeName, logger: podLog,
-    desiredPods: () => d.syncLoop.desiredPods(), mirrors: () => source.mirrors(),
+  const mirrors: MirrorPods = createMirrorPods({
+    rest: api.rest, nodeName, logger: podLog,
+    desiredPods: () => d.pods.pods(), mirrors: () => source.mirrors(),
     nodeUID: () => nodeStatus.node()?.metadata?.uid,
     onCreated: (uid) => { writer.requestWrite(uid); },
   });
-  late.mirrors = mirrors;
-  // Registration first (upstream registers before it lists pods), but in the background: the
-  // pods already running keep running, and the watch starts at once.
-  source.start();
-  writer.start();
-  void nodeStatus.start().then(() => {
-    lease.start();
-    mirrors.start();
-  }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
+  source.onMirrorsChanged(() => { mirrors.requestSync(); });
   return {
-    node() {
-      const n = nodeStatus.node();
-      if (n === undefined) return undefined;
-      const allocatable = n.status?.allocatable;
-      return { ...(n.metadata === undefined ? {} : { metadata: n.metadata }), ...(n.spec === undefined ? {} : { spec: n.spec }), status: allocatable === undefined ? {} : { allocatable } };
+    admitHandlers: apiAdmitHandlers(() => admissionView(nodeStatus.node())),
+    start() {
+      api.recorder.event(nodeReference(nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
+      // Registration first (upstream registers before it lists pods), but in the background: the
+      // pods already running keep running, and the watch starts at once.
+      source.start();
+      writer.start();
+      void nodeStatus.start().then(() => {
+        lease.start();
+        mirrors.start();
+      }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
     },
-    source,
-    writer,
-    mirrors,
     podFinished(pod) {
       writer.podFinished(pod);
       // A static pod that finished or went away changes what mirrors there should be.

@@ -1,11 +1,11 @@
 /**
  * Part of nodeagent's composition root: the modules every mode of the agent uses (the daemon
- * and --runonce): the CRI client, the runtime manager, the pod cgroups and volumes, the prober,
- * the status manager, the per-pod sync and the pod sources. Only src/cmd knows them all.
+ * and --runonce): the CRI client, the runtime manager with its pod status cache, the pod cgroups
+ * and volumes, the prober, the status manager, the per-pod sync and the pod sources. Only
+ * src/cmd knows them all.
  */
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
 import { messageOf } from '../api/errors.js';
 import { API_SOURCE } from '../api/pod/index.js';
@@ -19,7 +19,8 @@ import { createPodSyncer } from '../agent/podsync/index.js';
 import { createProberManager, createProberMetrics, type PodEvent, type ProberManager, type ProberMetrics } from '../agent/prober/index.js';
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
-import { createVolumeManager, mountsFor, writeEtcHosts, containerDir, type PodVolumes } from '../agent/volumes/index.js';
+import type { DesiredPods } from '../agent/syncloop/index.js';
+import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
 
 /** Waits until the runtime answers, logging (once per change of reason) while it does not. */
@@ -47,25 +48,16 @@ export interface NodeModules {
   readonly cri: CriClient;
   readonly runtime: PodRuntimeManager;
   /** The runtime manager's pod statuses, vouched for by the daemon's PLEG. */
-  readonly statusCache: PodStatusCache;
+  readonly podCache: PodStatusCache;
   readonly status: StatusManager;
   readonly syncer: ReturnType<typeof createPodSyncer>;
   readonly podConfig: PodConfig;
-  readonly volumes: ReturnType<typeof createVolumeManager>;
+  readonly volumes: VolumeManager;
   readonly cgroups: ReturnType<typeof createPodCgroups>;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
-  readonly sidecarContainers: boolean;
-  /** Set by the daemon: a probe result changed for this pod (sync it now). */
-  readonly probeWake: { fn?: (podUID: string) => void };
-  /** Set by the daemon: where pod events go once recorded (they are logged either way). */
-  readonly events: { fn?: (event: PodEvent) => void };
 }
 
-/**
- * Builds the modules; waits for the container runtime to answer first. `isDesired` tells the
- * per-pod sync whether a terminated pod is still wanted (see podsync).
- */
 /** The node's name and IPs (primary first), worked out once per start. */
 export interface NodeIdentity {
   readonly name: string;
@@ -76,26 +68,37 @@ export async function nodeIdentity(resolved: ResolvedConfiguration): Promise<Nod
   return { name: nodeName(resolved.options.hostnameOverride), ips: await nodeIPs({ nodeIP: resolved.options.nodeIP }) };
 }
 
-export async function buildNode(
-  resolved: ResolvedConfiguration, logs: LogRoot, isDesired: (uid: string) => boolean,
-  extra: { readonly api?: ApiConnection | undefined; readonly identity?: NodeIdentity } = {},
-): Promise<NodeModules> {
+export interface BuildNodeOptions {
+  readonly identity: NodeIdentity;
+  /** The pods the sources want: a terminated pod still wanted keeps its stopped containers (see podsync). */
+  readonly desired: Pick<DesiredPods, 'isDesired'>;
+  /** API-server mode: object readers, pull credentials and the event recorder. */
+  readonly api?: ApiConnection | undefined;
+}
+
+/** Builds the modules; waits for the container runtime to answer first. */
+export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, options: BuildNodeOptions): Promise<NodeModules> {
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
-  const api = extra.api;
-  const { name, ips } = extra.identity ?? (await nodeIdentity(resolved));
+  const { api } = options;
+  const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
   const cri = connectCri({
     runtimeEndpoint: c.containerRuntimeEndpoint,
     ...(c.imageServiceEndpoint === '' ? {} : { imageEndpoint: c.imageServiceEndpoint }),
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
   });
-  await waitForRuntime(cri, c.containerRuntimeEndpoint, log);
-  if (c.podCIDR !== '' && o.orchconfig === '') {
-    // Standalone mode: the pod CIDR comes from the configuration (upstream's --pod-cidr).
-    await cri.updateRuntimeConfig({ networkConfig: { podCidr: c.podCIDR } });
-    log.info('Pod CIDR handed to the runtime', { podCIDR: c.podCIDR });
+  try {
+    await waitForRuntime(cri, c.containerRuntimeEndpoint, log);
+    if (c.podCIDR !== '' && o.orchconfig === '') {
+      // Standalone mode: the pod CIDR comes from the configuration (upstream's --pod-cidr).
+      await cri.updateRuntimeConfig({ networkConfig: { podCidr: c.podCIDR } });
+      log.info('Pod CIDR handed to the runtime', { podCIDR: c.podCIDR });
+    }
+  } catch (err) {
+    cri.close();
+    throw err;
   }
 
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
@@ -107,36 +110,23 @@ export async function buildNode(
     cpuCFSQuotaPeriodUs: Math.round(c.cpuCFSQuotaPeriod / 1000),
   });
   const sidecarContainers = resolved.gates.enabled('SidecarContainers');
-  const events: NodeModules['events'] = {};
-  const onEvent = (event: PodEvent): void => { events.fn?.(event); };
-  const probeWake: NodeModules['probeWake'] = {};
+  // Events are logged by the module that decided them; in API-server mode they are also recorded.
+  const onEvent = api === undefined ? undefined : (event: PodEvent): void => { api.podEvent(event); };
   const proberMetrics = createProberMetrics();
   const prober = createProberManager({
     exec: cri,
     logger: logs.logger('prober'),
     metrics: proberMetrics,
     sidecarContainers,
-    onEvent,
-    onResult: (change) => { probeWake.fn?.(change.podUID); },
+    ...(onEvent === undefined ? {} : { onEvent }),
   });
-  const volumes = createVolumeManager({ rootDir: o.rootDir, logger: logs.logger('volumes'), ...(api === undefined ? {} : { objects: api.objects }) });
-  const prepared = new Map<string, PodVolumes>();
-  const etcHosts = new Map<string, { sandbox: string; path: string | undefined }>();
-
-  /** /etc/hosts of a pod's sandbox, written once per sandbox with the IPs the runtime manager read for it. */
-  function etcHostsFor(pod: Pod, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): string | undefined {
-    if (pod.spec?.hostNetwork === true) return undefined;
-    const uid = pod.metadata?.uid ?? '';
-    const known = etcHosts.get(uid);
-    if (known?.sandbox === sandbox.id) return known.path;
-    const path = writeEtcHosts({ rootDir: o.rootDir, pod, podIPs: sandbox.podIPs, clusterDomain: c.clusterDomain });
-    etcHosts.set(uid, { sandbox: sandbox.id, path });
-    return path;
-  }
-
-  const statusCache = createPodStatusCache();
+  const volumes = createVolumeManager({
+    rootDir: o.rootDir, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'),
+    ...(api === undefined ? {} : { objects: api.objects }),
+  });
+  const podCache = createPodStatusCache();
   const runtime = createRuntimeManager({
-    statusCache,
+    statusCache: podCache,
     runtime: cri,
     images: cri,
     logger: logs.logger('kuberuntime'),
@@ -145,15 +135,7 @@ export async function buildNode(
     dns: { clusterDNS: c.clusterDNS, clusterDomain: c.clusterDomain, resolvConf: c.resolvConf },
     hostIPs: () => ips,
     nodeName: name,
-    volumes: {
-      async mountsFor(pod: Pod, container: Container, sandbox) {
-        const uid = pod.metadata?.uid ?? '';
-        const podVolumes = prepared.get(uid) ?? (await volumes.preparePodVolumes(pod));
-        const hosts = etcHostsFor(pod, sandbox);
-        return mountsFor(container, podVolumes, hosts === undefined ? {} : { etcHostsPath: hosts });
-      },
-      containerDir: (pod: Pod, container: Container) => containerDir(o.rootDir, pod.metadata?.uid ?? '', container.name),
-    },
+    volumes,
     // The sync made the cgroup already (podsync); here only its name is needed.
     cgroupParent: (pod) => Promise.resolve(podCgroupParent(pod, cgroupConfig)),
     serializeImagePulls: c.serializeImagePulls,
@@ -161,7 +143,7 @@ export async function buildNode(
     registryPullQPS: c.registryPullQPS,
     registryBurst: c.registryBurst,
     probeResults: prober,
-    onEvent,
+    ...(onEvent === undefined ? {} : { onEvent }),
     sidecarContainers,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
@@ -172,26 +154,15 @@ export async function buildNode(
   const syncer = createPodSyncer({
     runtime,
     cgroups,
-    volumes: {
-      async preparePodVolumes(pod) {
-        const v = await volumes.preparePodVolumes(pod);
-        prepared.set(pod.metadata?.uid ?? '', v);
-        return v;
-      },
-      async cleanupPodVolumes(uid) {
-        prepared.delete(uid);
-        etcHosts.delete(uid);
-        await volumes.cleanupPodVolumes(uid);
-      },
-    },
+    volumes,
     status,
     logger: logs.logger('podsync'),
     hostIPs: () => ips,
     qosClass,
-    isDesired,
+    isDesired: (uid) => options.desired.isDesired(uid),
     probes: prober,
     sidecarContainers,
-    onEvent,
+    ...(onEvent === undefined ? {} : { onEvent }),
   });
   const podConfig = createPodConfig({
     nodeName: name,
@@ -203,6 +174,5 @@ export async function buildNode(
     logger: logs.logger('podsource'),
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, statusCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics, sidecarContainers, probeWake, events };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };
 }
-

@@ -11,7 +11,7 @@ import { messageOf } from '../api/errors.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { podCapacity } from '../agent/syncloop/index.js';
-import { buildNode } from './agent.js';
+import { buildNode, nodeIdentity } from './agent-node.js';
 
 /** Upstream: 10 attempts, the delay doubling from 1 s. */
 const MAX_ATTEMPTS = 10;
@@ -54,7 +54,8 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     log.error('--runonce needs a manifest path (--pod-manifest-path) or a URL (--manifest-url)');
     return 1;
   }
-  const node = await buildNode(resolved, logs, () => true);
+  // Every pod of the first snapshot stays wanted: a pod that completed keeps its containers.
+  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), desired: { isDesired: () => true } });
   try {
     const pods = await firstSnapshot(node, 30_000);
     if (!node.podConfig.sourcesReady()) {

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import { createPodCgroups, qosClass, type PodCgroups } from '../../src/agent/cm/index.js';
-import { createRuntimeManager, type PodRuntimeManager } from '../../src/agent/kuberuntime/index.js';
+import { createPodStatusCache, createRuntimeManager, type PodRuntimeManager } from '../../src/agent/kuberuntime/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
 import { createPleg, type Pleg } from '../../src/agent/pleg/index.js';
 import { createProberManager, createProberMetrics, type PodEvent, type ProberManager, type ProberMetrics } from '../../src/agent/prober/index.js';
@@ -20,7 +20,7 @@ import { createPodSyncer } from '../../src/agent/podsync/index.js';
 import { createPodWorkers, type PodWorkers } from '../../src/agent/podworkers/index.js';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../../src/agent/status/index.js';
-import { containerDir, createVolumeManager, mountsFor, type PodVolumes } from '../../src/agent/volumes/index.js';
+import { createVolumeManager } from '../../src/agent/volumes/index.js';
 import { Cleanups, processesUnder, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -94,19 +94,18 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     ...(options.podPidsLimit === undefined ? {} : { podPidsLimit: options.podPidsLimit }),
   });
   const volumes = createVolumeManager({ rootDir, logger: root.logger('volumes') });
-  // As the composition root does: containers use the volumes the pod's sync prepared.
-  const prepared = new Map<string, PodVolumes>();
   const metrics = createProberMetrics();
-  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), metrics, sidecarContainers, onResult: (c) => { wake(c.podUID); }, onEvent });
+  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), metrics, sidecarContainers, onEvent });
+  prober.onResult((c) => { wake(c.podUID); });
+  // Fed by the PLEG only: the runtime manager reads the runtime every time, so that the tests'
+  // reads of it see each change as it happens.
+  const podCache = createPodStatusCache();
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
     runtime: cri, images: cri, logger: root.logger('kuberuntime'), podLogsRoot: ctrd.logDir,
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' },
     hostIPs: () => [HOST_IP], nodeName: 'healthy-node',
-    volumes: {
-      mountsFor: async (pod, container) => mountsFor(container, prepared.get(pod.metadata?.uid ?? '') ?? (await volumes.preparePodVolumes(pod))),
-      containerDir: (pod, container) => containerDir(rootDir, pod.metadata?.uid ?? '', container.name),
-    },
+    volumes,
     cgroupParent: (pod) => cgroups.ensure(pod),
     containerBackOff: { initialMs: backOff, maxMs: 8 * backOff },
     probeResults: prober, onEvent, sidecarContainers,
@@ -116,17 +115,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const status = createStatusManager();
   const syncer = createPodSyncer({
     runtime, cgroups, status, logger: root.logger('podsync'), hostIPs: () => [HOST_IP], qosClass,
-    volumes: {
-      async preparePodVolumes(pod) {
-        const v = await volumes.preparePodVolumes(pod);
-        prepared.set(pod.metadata?.uid ?? '', v);
-        return v;
-      },
-      async cleanupPodVolumes(uid) {
-        prepared.delete(uid);
-        await volumes.cleanupPodVolumes(uid);
-      },
-    },
+    volumes,
     isDesired: (uid) => desired.has(uid), probes: prober, sidecarContainers, onEvent,
   });
   const workers = createPodWorkers({ syncer, logger: root.logger('podworkers'), resyncIntervalMs: 5000, backoffMs: 200, maxBackoffMs: 2000 });
@@ -134,7 +123,10 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     const pod = desired.get(uid);
     if (pod !== undefined) workers.updatePod({ type: 'sync', pod });
   };
-  const pleg = createPleg({ runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() }, logger: root.logger('pleg'), onPodChanged: wake, relistPeriodMs: 300 });
+  const pleg = createPleg({
+    runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
+    cache: podCache, logger: root.logger('pleg'), onPodChanged: wake, relistPeriodMs: 300,
+  });
   pleg.start();
   // Run newest first: stop the loops (killing every container at once, so that a worker's
   // graceful stop in flight ends now), then remove what is left with nothing else running.

@@ -17,8 +17,6 @@ export interface ApiPodSourceOptions {
   readonly logger: Logger;
   /** The pods to run (SET semantics), after each change; coalesced within a macrotask. */
   readonly push: (pods: readonly Pod[]) => void;
-  /** Mirror pods changed (created, edited or deleted by someone). */
-  readonly onMirrorsChanged?: () => void;
 }
 
 export interface ApiPodSource {
@@ -32,6 +30,8 @@ export interface ApiPodSource {
   mirrors(): Pod[];
   /** True once the first list was delivered. */
   hasSynced(): boolean;
+  /** Calls `listener` whenever mirror pods changed (listed, or created, edited or deleted by someone). Returns the unsubscribe function. */
+  onMirrorsChanged(listener: () => void): () => void;
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -42,6 +42,10 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
   let scheduled: NodeJS.Immediate | undefined;
   let listed = false;
   let stopped = false;
+  const mirrorListeners = new Set<() => void>();
+  const mirrorsChanged = (): void => {
+    for (const listener of mirrorListeners) listener();
+  };
 
   function flush(): void {
     scheduled = undefined;
@@ -84,7 +88,7 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
       for (const pod of items) put(pod);
       listed = true;
       schedule();
-      options.onMirrorsChanged?.();
+      mirrorsChanged();
     },
     onEvent(event: WatchEvent<Pod>) {
       const pod = event.object;
@@ -92,7 +96,7 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
       if (event.type === 'ADDED' || event.type === 'MODIFIED') put(pod);
       else if (event.type === 'DELETED') drop(pod);
       else return;
-      if (mirror) options.onMirrorsChanged?.();
+      if (mirror) mirrorsChanged();
       else schedule();
     },
   });
@@ -115,5 +119,9 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
     mirrorOf: (namespace, name) => mirrors.get(key(namespace, name)),
     mirrors: () => [...mirrors.values()],
     hasSynced: () => listed,
+    onMirrorsChanged(listener) {
+      mirrorListeners.add(listener);
+      return () => mirrorListeners.delete(listener);
+    },
   };
 }

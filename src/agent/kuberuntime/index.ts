@@ -25,7 +25,7 @@ export { DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF, type BackOffSettings 
 export type { DnsSettings } from './dns.js';
 export { KUBERUNTIME_ENV_INVALID, type NodeCapacity } from './env.js';
 export { hashContainer } from './hash.js';
-export { createPodStatusCache, type PodStatusCache, type PodStatusCacheOptions } from './status-cache.js';
+export { createPodStatusCache, type ObservedObject, type PodStatusCache, type PodStatusCacheOptions, type PodStatusObserver, type PodStatusReads } from './status-cache.js';
 export { KUBERUNTIME_INVALID_IMAGE } from './image-reference.js';
 export { KUBERUNTIME_KILL_FAILED, KUBERUNTIME_REMOVE_FAILED, MIN_GRACE_PERIOD_SECONDS, terminationGracePeriod } from './kill.js';
 export { KUBERUNTIME_RUN_AS_NON_ROOT } from './container-config.js';

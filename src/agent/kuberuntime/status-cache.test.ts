@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createPodStatusCache } from './status-cache.js';
+import { createPodStatusCache, type ObservedObject } from './status-cache.js';
 import type { RuntimeContainerStatus, RuntimeContainerState, RuntimePodStatus, RuntimeSandboxStatus } from './types.js';
 
 const sandbox = (id: string): RuntimeSandboxStatus => ({ id, state: 'ready', createdAt: 1, attempt: 0, ips: [], hostNetwork: true });
 const container = (id: string, state: RuntimeContainerState): RuntimeContainerStatus => ({
   id, name: 'c', state, createdAt: 1, startedAt: 2, finishedAt: 0, exitCode: 0, reason: '', message: '', image: 'busybox', imageRef: 'sha256:1', restartCount: 0, hash: 'h', init: false,
 });
+const obs = (id: string, state: ObservedObject['state']): ObservedObject => ({ id, state });
 const status = (n: number): RuntimePodStatus => ({ uid: 'u', name: 'p', namespace: 'default', ips: [], sandboxes: [], containers: [], timestamp: n });
 
 void describe('pod status cache', () => {
@@ -69,41 +70,56 @@ void describe('pod status cache', () => {
     assert.equal((await cache.read('x', reader, absent)).timestamp, 7, 'a relist that did not report what it saw: read');
   });
 
-  void it('holds a PLEG observation exactly when the kept status shows the same sandboxes and containers in the same states, all ready or running', async () => {
-    const t = 1000;
-    const cache = createPodStatusCache({ now: () => t });
-    const kept: RuntimePodStatus = {
-      ...status(1),
-      sandboxes: [sandbox('s1')],
-      containers: [container('c1', 'running')],
-    };
-    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'nothing kept');
+  void it('asks no sync for a change the kept status shows exactly, every sandbox ready and every container running', async () => {
+    const cache = createPodStatusCache({ now: () => 1000 });
+    const kept: RuntimePodStatus = { ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] };
+    const running = [obs('c1', 'CONTAINER_RUNNING'), obs('s1', 'SANDBOX_READY')];
+    assert.notEqual(cache.observe('u', running, 1000), undefined, 'nothing kept: sync');
     await cache.read('u', () => Promise.resolve(kept));
-    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), true);
-    assert.equal(cache.holds('u', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'a state changed');
-    const exited: RuntimePodStatus = { ...kept, containers: [container('c1', 'exited')] };
-    await cache.read('e', () => Promise.resolve(exited));
-    assert.equal(cache.holds('e', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']), false, 'an exited container may want a restart: never held');
-    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 'c2 CONTAINER_CREATED', 's1 SANDBOX_READY']), false, 'a container more');
-    assert.equal(cache.holds('u', ['s1 SANDBOX_READY']), false, 'a container less');
-    cache.invalidate('u');
-    assert.equal(cache.holds('u', ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY']), false, 'invalidated');
+    assert.equal(cache.observe('u', running, 1000), undefined, 'the agent\'s own start, read back');
+    await cache.read('u', () => Promise.resolve(kept));
+    assert.notEqual(cache.observe('u', [obs('c1', 'CONTAINER_EXITED'), obs('s1', 'SANDBOX_READY')], 1000), undefined, 'a state changed');
+    await cache.read('u', () => Promise.resolve(kept));
+    assert.notEqual(cache.observe('u', [...running, obs('c2', 'CONTAINER_CREATED')], 1000), undefined, 'a container more');
+    await cache.read('u', () => Promise.resolve(kept));
+    assert.notEqual(cache.observe('u', [obs('s1', 'SANDBOX_READY')], 1000), undefined, 'a container less');
+    await cache.read('e', () => Promise.resolve({ ...kept, containers: [container('c1', 'exited')] }));
+    assert.notEqual(cache.observe('e', [obs('c1', 'CONTAINER_EXITED'), obs('s1', 'SANDBOX_READY')], 1000), undefined, 'an exited container may want a restart');
   });
 
-  void it('explains a PLEG observation from before the kept status was read, when that status is all ready and running and holds every object observed', async () => {
+  void it('forgets the kept status of a changed pod', async () => {
+    let reads = 0;
+    const cache = createPodStatusCache({ now: () => 1000 });
+    const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
+    await cache.read('u', reader);
+    cache.relisted(1000);
+    cache.relisted(1001);
+    assert.equal((await cache.read('u', reader)).timestamp, 1, 'vouched for');
+    cache.observe('u', [obs('s1', 'SANDBOX_NOTREADY')], 1001);
+    assert.equal((await cache.read('u', reader)).timestamp, 2, 'forgotten: read again');
+  });
+
+  void it('drops the sync of a change seen before a status read since shows everything ready and running', async () => {
     let t = 1000;
     const cache = createPodStatusCache({ now: () => t });
-    const sandboxOnly = ['s1 SANDBOX_READY'];
-    cache.invalidate('u'); // as the agent does when the PLEG reports the pod
-    assert.equal(cache.explains('u', sandboxOnly, 1000), false, 'nothing kept');
+    const sandboxOnly = [obs('s1', 'SANDBOX_READY')];
+    const stillNeeded = cache.observe('u', sandboxOnly, 1000);
+    assert.ok(stillNeeded !== undefined);
+    assert.equal(stillNeeded(), true, 'nothing read since');
     t = 1100;
     await cache.read('u', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] }));
-    assert.equal(cache.explains('u', sandboxOnly, 1000), true, 'the sandbox seen before its container started');
-    assert.equal(cache.explains('u', ['c1 CONTAINER_CREATED', 's1 SANDBOX_READY'], 1000), true, 'a container seen created, read running since');
-    assert.equal(cache.explains('u', sandboxOnly, 1100), false, 'seen no earlier than the read');
-    assert.equal(cache.explains('u', ['c0 CONTAINER_EXITED', 's1 SANDBOX_READY'], 1000), false, 'an object the status does not hold');
-    assert.equal(cache.explains('u', ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY'], 1000), false, 'an exit seen');
-    await cache.read('e', () => Promise.resolve({ ...status(2), sandboxes: [sandbox('s1')], containers: [container('c1', 'exited')] }));
-    assert.equal(cache.explains('e', sandboxOnly, 1000), false, 'a status with an exited container');
+    assert.equal(stillNeeded(), false, 'the sandbox seen before its container started');
+    const created = cache.observe('v', [obs('c1', 'CONTAINER_CREATED'), obs('s1', 'SANDBOX_READY')], 1000);
+    await cache.read('v', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] }));
+    assert.equal(created?.(), false, 'a container seen created, read running since');
+    const late = cache.observe('w', sandboxOnly, 1100);
+    await cache.read('w', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')] }));
+    assert.equal(late?.(), true, 'seen no earlier than the read');
+    const unknown = cache.observe('x', [obs('c0', 'CONTAINER_EXITED'), obs('s1', 'SANDBOX_READY')], 1000);
+    await cache.read('x', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] }));
+    assert.equal(unknown?.(), true, 'an object the status does not hold');
+    const exited = cache.observe('y', sandboxOnly, 1000);
+    await cache.read('y', () => Promise.resolve({ ...status(2), sandboxes: [sandbox('s1')], containers: [container('c1', 'exited')] }));
+    assert.equal(exited?.(), true, 'a status with an exited container');
   });
 });

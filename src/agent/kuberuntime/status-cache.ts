@@ -15,44 +15,55 @@
  * the runtime under the same conditions — the relist is recent and nothing touched the pod since
  * it began — so its first sync starts without listing the runtime for it.
  */
+import type { ContainerState, PodSandboxState } from '../runtime/cri/index.js';
 import type { RuntimePodStatus } from './types.js';
 
-/** `<id> <CRI state>` of each sandbox and container of a status, sorted (the PLEG's form). */
-function observedIn(status: RuntimePodStatus): string[] {
-  return [
-    ...status.sandboxes.map((s) => `${s.id} ${s.state === 'ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY'}`),
-    ...status.containers.map((c) => `${c.id} CONTAINER_${c.state.toUpperCase()}`),
-  ].sort();
+/** A sandbox or container as a relist found it. */
+export interface ObservedObject {
+  readonly id: string;
+  readonly state: PodSandboxState | ContainerState;
 }
 
-export interface PodStatusCache {
-  /** The pod's runtime objects changed, or may have (the PLEG saw it, or the agent acted). */
+/** Objects that ask nothing of the agent: a sandbox ready, a container running. */
+const SETTLED = new Set<string>(['SANDBOX_READY', 'CONTAINER_RUNNING']);
+
+/** Each sandbox and container of a status by id, in the CRI's terms. */
+function observedIn(status: RuntimePodStatus): Map<string, PodSandboxState | ContainerState> {
+  const objects = new Map<string, PodSandboxState | ContainerState>();
+  for (const s of status.sandboxes) objects.set(s.id, s.state === 'ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');
+  for (const c of status.containers) objects.set(c.id, `CONTAINER_${c.state.toUpperCase()}` as ContainerState);
+  return objects;
+}
+
+/** The cache as the runtime manager uses it: reads through it, and tells it when it acts on a pod. */
+export interface PodStatusReads {
+  /** The pod's runtime objects changed, or may have (the agent acted on it). */
   invalidate(uid: string): void;
-  /**
-   * Whether the kept status of the pod shows exactly `observed` (`<id> <CRI state>` of each
-   * sandbox and container, sorted) with every sandbox ready and every container running: then
-   * a change the PLEG saw is one the agent has read already (its own start of a container, read
-   * back by the sync that made it) and that asks nothing of it, so neither the kept status nor a
-   * sync of the pod is needed again. A container that exited or was only created, or a sandbox
-   * not ready, may want the agent to act (a restart, the next init container): never held.
-   */
-  holds(uid: string, observed: readonly string[]): boolean;
-  /**
-   * Whether the kept status of the pod, read after `seenAt` (ms since the epoch), leaves nothing
-   * to do about what the PLEG observed then: every sandbox ready, every container running, and
-   * each observed object among them in a state on the way there (a sandbox ready, a container
-   * created or running). So a change the PLEG saw while the agent was starting the pod (its
-   * sandbox before its containers) asks no sync once that start has been read back.
-   */
-  explains(uid: string, observed: readonly string[], seenAt: number): boolean;
-  /** A relist that began at `startedAt` (ms since the epoch) succeeded; `seen`: the pod UIDs it found. */
-  relisted(startedAt: number, seen?: ReadonlySet<string>): void;
   /**
    * The pod's status: the kept one when still vouched for, `absent()` when the last relist
    * vouches that the runtime holds nothing of the pod, else `reader`'s (kept for next time).
    */
   read(uid: string, reader: () => Promise<RuntimePodStatus>, absent?: () => RuntimePodStatus): Promise<RuntimePodStatus>;
 }
+
+/** The cache as the PLEG feeds it. */
+export interface PodStatusObserver {
+  /** A relist that began at `startedAt` (ms since the epoch) succeeded; `seen`: the pod UIDs it found. */
+  relisted(startedAt: number, seen?: ReadonlySet<string>): void;
+  /**
+   * A relist at `seenAt` found the pod's sandboxes and containers changed to `observed`.
+   * Undefined when the change is one the agent has read already (its own start of a container,
+   * read back by the sync that made it) and asks nothing of it: no sync. Otherwise the kept
+   * status is forgotten and the answer is the question to ask just before the pod's sync runs:
+   * is it still needed? It is not once a status read after `seenAt` shows every sandbox ready
+   * and every container running, with each observed object among them on the way there (a
+   * sandbox ready, a container created or running): a change seen while the agent was starting
+   * the pod (its sandbox before its containers) asks no sync once that start has been read back.
+   */
+  observe(uid: string, observed: readonly ObservedObject[], seenAt: number): (() => boolean) | undefined;
+}
+
+export interface PodStatusCache extends PodStatusReads, PodStatusObserver {}
 
 export interface PodStatusCacheOptions {
   readonly now?: () => number;
@@ -75,29 +86,36 @@ export function createPodStatusCache(options: PodStatusCacheOptions = {}): PodSt
   /** When each pod was last invalidated, kept while no relist began after it. */
   const touched = new Map<string, number>();
 
+
+  function invalidate(uid: string): void {
+    entries.delete(uid);
+    touched.set(uid, now());
+    if (reading.has(uid)) invalidated.set(uid, ++generation);
+  }
+
+  /** The kept status shows exactly `observed`, all settled: the agent's own change, read back. */
+  function holds(uid: string, observed: readonly ObservedObject[]): boolean {
+    const kept = entries.get(uid);
+    if (kept === undefined || !observed.every((o) => SETTLED.has(o.state))) return false;
+    const shown = observedIn(kept.status);
+    return shown.size === observed.length && observed.every((o) => shown.get(o.id) === o.state);
+  }
+
+  /** A status read after `seenAt`, all settled, holds every observed object on its way there. */
+  function explains(uid: string, observed: readonly ObservedObject[], seenAt: number): boolean {
+    const kept = entries.get(uid);
+    if (kept === undefined || kept.readAt <= seenAt) return false;
+    const shown = observedIn(kept.status);
+    for (const state of shown.values()) if (!SETTLED.has(state)) return false;
+    return observed.every((o) => shown.has(o.id) && (SETTLED.has(o.state) || o.state === 'CONTAINER_CREATED'));
+  }
+
   return {
-    invalidate(uid) {
-      entries.delete(uid);
-      touched.set(uid, now());
-      if (reading.has(uid)) invalidated.set(uid, ++generation);
-    },
-    holds(uid, observed) {
-      const kept = entries.get(uid);
-      if (kept === undefined || !observed.every((entry) => entry.endsWith(' SANDBOX_READY') || entry.endsWith(' CONTAINER_RUNNING'))) return false;
-      const shown = observedIn(kept.status);
-      return shown.length === observed.length && shown.every((entry, i) => entry === observed[i]);
-    },
-    explains(uid, observed, seenAt) {
-      const kept = entries.get(uid);
-      if (kept === undefined || kept.readAt <= seenAt) return false;
-      const shown = observedIn(kept.status);
-      if (!shown.every((entry) => entry.endsWith(' SANDBOX_READY') || entry.endsWith(' CONTAINER_RUNNING'))) return false;
-      const ids = new Set(shown.map((entry) => entry.slice(0, entry.indexOf(' '))));
-      return observed.every((entry) => {
-        const space = entry.indexOf(' ');
-        const state = entry.slice(space + 1);
-        return ids.has(entry.slice(0, space)) && (state === 'SANDBOX_READY' || state === 'CONTAINER_CREATED' || state === 'CONTAINER_RUNNING');
-      });
+    invalidate,
+    observe(uid, observed, seenAt) {
+      if (holds(uid, observed)) return undefined;
+      invalidate(uid);
+      return () => !explains(uid, observed, seenAt);
     },
     relisted(startedAt, seen) {
       if (startedAt < lastRelist) return;

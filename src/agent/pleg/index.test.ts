@@ -1,11 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LogRoot } from '../logging/index.js';
+import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
 import { createPleg } from './index.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
-type Obj = { id: string; state: string; labels: Record<string, string> };
+type Obj = ObservedObject & { labels: Record<string, string> };
+
+/** A pod status cache that records what the PLEG tells it and explains nothing. */
+class RecordingCache implements PodStatusObserver {
+  readonly observed = new Map<string, string[]>();
+  readonly relists: { startedAt: number; seen: ReadonlySet<string> | undefined }[] = [];
+  /** Pods whose changes the cache takes for the agent's own. */
+  readonly own = new Set<string>();
+  observe(uid: string, observed: readonly ObservedObject[]): (() => boolean) | undefined {
+    this.observed.set(uid, observed.map((o) => `${o.id} ${o.state}`).sort());
+    return this.own.has(uid) ? undefined : () => true;
+  }
+  relisted(startedAt: number, seen?: ReadonlySet<string>): void {
+    this.relists.push({ startedAt, seen });
+  }
+}
 
 void describe('PLEG', () => {
   void it('reports each pod whose sandboxes or containers changed, once per relist', async () => {
@@ -17,17 +33,13 @@ void describe('PLEG', () => {
     ];
     const changed: string[][] = [];
     let batch: string[] = [];
-    const observed = new Map<string, readonly string[]>();
-    const seenByRelist: string[][] = [];
+    const cache = new RecordingCache();
+    const observed = cache.observed;
     let now = 1000;
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
-      logger, now: () => now,
-      onPodChanged: (uid, entries) => {
-        batch.push(uid);
-        observed.set(uid, entries);
-      },
-      onRelisted: (_startedAt, seen) => seenByRelist.push([...seen].sort()),
+      logger, now: () => now, cache,
+      onPodChanged: (uid) => { batch.push(uid); },
     });
     const relist = async (): Promise<void> => {
       batch = [];
@@ -46,7 +58,13 @@ void describe('PLEG', () => {
     await relist();
     assert.deepEqual(changed, [['a', 'b'], [], ['a'], ['a', 'b']]);
     assert.deepEqual(observed.get('b'), [], 'a pod gone: nothing found of it');
-    assert.deepEqual(seenByRelist, [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a']]);
+    assert.deepEqual(cache.relists.map((r) => [...(r.seen ?? [])].sort()), [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a']]);
+    // A change the cache takes for the agent's own asks no sync.
+    cache.own.add('a');
+    containers = [];
+    await relist();
+    assert.deepEqual(changed.at(-1), []);
+    assert.deepEqual(observed.get('a'), []);
     assert.equal(pleg.health().healthy, true);
     now += 4 * 60_000;
     assert.match(pleg.health().message, /the last relist was 240s ago/);
@@ -57,17 +75,16 @@ void describe('PLEG', () => {
     const sandboxes: Obj[] = [{ id: 's1', state: 'SANDBOX_READY', labels: { [POD_UID_LABEL]: 'a' } }];
     let containers: Obj[] = [{ id: 'c1', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
     const changed: string[] = [];
-    const seen: ReadonlySet<string>[] = [];
+    const cache = new RecordingCache();
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
-      logger,
+      logger, cache,
       onPodChanged: (uid) => changed.push(uid),
-      onRelisted: (_startedAt, s) => seen.push(s),
     });
     await pleg.relist();
     await pleg.relist();
     assert.deepEqual(changed, ['a']);
-    assert.equal(seen[1], seen[0], 'the same set of pods handed on');
+    assert.equal(cache.relists[1]?.seen, cache.relists[0]?.seen, 'the same set of pods handed on');
     // As many objects as before, one of them new: a change.
     containers = [{ id: 'c2', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
     await pleg.relist();
@@ -76,7 +93,7 @@ void describe('PLEG', () => {
     containers = [{ id: 'x', state: 'CONTAINER_RUNNING', labels: {} }];
     await pleg.relist();
     assert.deepEqual(changed, ['a', 'a', 'a']);
-    assert.deepEqual([...(seen.at(-1) ?? [])], ['a']);
+    assert.deepEqual([...(cache.relists.at(-1)?.seen ?? [])], ['a']);
     await pleg.stop();
   });
 
@@ -84,7 +101,7 @@ void describe('PLEG', () => {
     const seen: string[] = [];
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.reject(new Error('connection refused')), listContainers: () => Promise.resolve([]) },
-      logger, onPodChanged: (uid) => seen.push(uid),
+      logger, cache: new RecordingCache(), onPodChanged: (uid) => seen.push(uid),
     });
     await pleg.relist();
     assert.deepEqual(seen, []);

@@ -3,6 +3,10 @@
  * relist period and reports, per pod UID, that something changed (a container started, died,
  * was created or removed; a sandbox changed state). The pod worker of that pod then syncs.
  *
+ * It feeds the pod status cache (kuberuntime's PodStatusCache, upstream's pod cache): what each
+ * relist found, so that the cache can vouch for the statuses it keeps, and each change it saw,
+ * which the cache tells apart from the agent's own changes that it has read back already.
+ *
  * Owns: the relist loop and its health (/healthz/syncloop fails when relisting stalls).
  * Must not: read statuses in detail or act on pods (the workers do); touch runtime objects
  * that lack the agent's pod UID label.
@@ -11,13 +15,12 @@
  * its two list calls cost 3–4 ms of client CPU together on a 2-core VM, most of it in grpc-js.
  */
 import { messageOf } from '../../api/errors.js';
+import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
 import type { Logger } from '../logging/index.js';
 
 /** A sandbox or container as a list call returns it (what the PLEG reads of it). */
-interface RelistObject {
-  readonly id: string;
-  readonly state: string;
+interface RelistObject extends ObservedObject {
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -30,13 +33,14 @@ export interface RelistSource {
 export interface PlegOptions {
   readonly runtime: RelistSource;
   readonly logger: Logger;
+  /** Told what each relist found and each change it saw (see PodStatusObserver). */
+  readonly cache: PodStatusObserver;
   /**
-   * Called once per relist for each pod whose sandboxes or containers changed, with what the
-   * relist found of the pod: `<id> <CRI state>` of each sandbox and container, sorted.
+   * Called once per relist for each pod whose sandboxes or containers changed in a way the
+   * cache does not explain; `stillNeeded` is the cache's question to ask just before the pod's
+   * sync runs.
    */
-  readonly onPodChanged: (uid: string, observed: readonly string[]) => void;
-  /** Called after each successful relist (after its onPodChanged calls) with when it began and the pod UIDs it found. */
-  readonly onRelisted?: (startedAt: number, seen: ReadonlySet<string>) => void;
+  readonly onPodChanged: (uid: string, stillNeeded: () => boolean) => void;
   readonly relistPeriodMs?: number;
   /** A relist older than this makes the PLEG unhealthy (upstream: 3 minutes). */
   readonly relistThresholdMs?: number;
@@ -107,7 +111,7 @@ export function createPleg(options: PlegOptions): Pleg {
     if (sameAsBefore(sandboxes) + sameAsBefore(containers) === previous.size) {
       // The usual relist: everything as before. Nothing is built (this runs every second).
       lastRelist = now();
-      options.onRelisted?.(startedAt, previousSeen);
+      options.cache.relisted(startedAt, previousSeen);
       return;
     }
     // Nothing is built per object beyond map entries (the CRI client hands back the previous
@@ -130,11 +134,15 @@ export function createPleg(options: PlegOptions): Pleg {
     previousSeen = seen;
     lastRelist = now();
     if (changed.size > 0) {
-      const observed = new Map<string, string[]>([...changed].map((uid) => [uid, []]));
-      for (const [id, o] of current) observed.get(o.labels[POD_UID_LABEL] ?? '')?.push(`${id} ${o.state}`);
-      for (const [uid, entries] of observed) options.onPodChanged(uid, entries.sort());
+      const seenAt = now();
+      const observed = new Map<string, RelistObject[]>([...changed].map((uid) => [uid, []]));
+      for (const o of current.values()) observed.get(o.labels[POD_UID_LABEL] ?? '')?.push(o);
+      for (const [uid, objects] of observed) {
+        const stillNeeded = options.cache.observe(uid, objects, seenAt);
+        if (stillNeeded !== undefined) options.onPodChanged(uid, stillNeeded);
+      }
     }
-    options.onRelisted?.(startedAt, seen);
+    options.cache.relisted(startedAt, seen);
   }
 
   function loop(): void {

@@ -61,7 +61,8 @@ void describe('pod workers', () => {
   void it('goes through terminating and terminated on kill, and forgets the pod', async () => {
     const f = fakeSyncer();
     const finished: string[] = [];
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000, onFinished: (uid) => finished.push(uid) });
+    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    w.onFinished((uid) => finished.push(uid));
     w.updatePod({ type: 'create', pod: pod('a') });
     w.updatePod({ type: 'kill', pod: pod('a'), gracePeriodSeconds: 5 });
     w.updatePod({ type: 'update', pod: pod('a', 9) });

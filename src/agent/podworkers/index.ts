@@ -60,6 +60,8 @@ export interface PodWorkers {
   stateOf(uid: string): PodWorkerState | undefined;
   /** UIDs of every pod with a worker. */
   knownPods(): string[];
+  /** Calls `listener` with the UID of each pod whose worker finished (terminated work done). Returns the unsubscribe function. */
+  onFinished(listener: (uid: string) => void): () => void;
   /** Waits for every running piece of work to end and stops all timers. */
   stop(): Promise<void>;
 }
@@ -72,8 +74,6 @@ export interface PodWorkersOptions {
   /** First retry delay after failed work, ms (doubles up to maxBackoffMs). */
   readonly backoffMs?: number;
   readonly maxBackoffMs?: number;
-  /** Called when a pod's worker finished (terminated work done). */
-  readonly onFinished?: (uid: string) => void;
 }
 
 interface Worker {
@@ -95,6 +95,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   const backoffMs = options.backoffMs ?? 1000;
   const maxBackoffMs = options.maxBackoffMs ?? 60_000;
   const log = options.logger;
+  const finishedListeners = new Set<(uid: string) => void>();
   let stopped = false;
 
   function schedule(w: Worker, delayMs: number): void {
@@ -168,7 +169,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       await options.syncer.syncTerminatedPod(w.pod);
       if (w.timer !== undefined) clearTimeout(w.timer);
       workers.delete(uid);
-      options.onFinished?.(uid);
+      for (const listener of finishedListeners) listener(uid);
     } catch (err) {
       w.failures++;
       const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
@@ -181,6 +182,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     updatePod: enqueue,
     stateOf: (uid) => workers.get(uid)?.state,
     knownPods: () => [...workers.keys()],
+    onFinished(listener) {
+      finishedListeners.add(listener);
+      return () => finishedListeners.delete(listener);
+    },
     async stop() {
       stopped = true;
       const running: Promise<void>[] = [];

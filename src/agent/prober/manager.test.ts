@@ -55,7 +55,6 @@ function env(): Env {
   const prober = createProberManager({
     exec: { execSync: () => Promise.reject(new Error('unused')) },
     logger, timer: time.timer, now: () => time.now, metrics: createProberMetrics(),
-    onResult: (c) => changes.push(c),
     onEvent: (e) => events.push(`${e.reason}: ${e.message}`),
     runProbe: (probe) => {
       const kind = probe.exec?.command?.[0] ?? 'unknown';
@@ -63,6 +62,7 @@ function env(): Env {
       return Promise.resolve({ result: outcomes.get(kind) ?? 'success', output: `${kind} said so` });
     },
   });
+  prober.onResult((c) => changes.push(c));
   return { time, prober, runs, changes, events, outcomes };
 }
 

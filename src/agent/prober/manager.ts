@@ -5,8 +5,8 @@
  *
  *   - the runtime manager: `failedProbe(id)` (kill and restart) and `started(id)` (sidecars);
  *   - the status computation: `readiness(uid)` and `started(uid)` by container name;
- *   - `onResult` hears every change of a stored result (the pod worker should sync at once),
- *     `onEvent` every Unhealthy event (logged here too: there is no event recorder yet).
+ *   - listeners of `onResult` hear every change of a stored result (the pod worker should sync
+ *     at once); `onEvent` hears every Unhealthy event (logged here too).
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
 import type { Logger } from '../logging/index.js';
@@ -22,8 +22,6 @@ export interface ProberManagerOptions {
   readonly logger: Logger;
   /** Where results are counted (createProberMetrics); none when absent. */
   readonly metrics?: ProberMetrics;
-  /** A stored result changed: sync the pod now (readiness, or a container to kill). */
-  readonly onResult?: (change: ProbeResultChange) => void;
   /** Every event (Unhealthy), after it was logged. */
   readonly onEvent?: (event: PodEvent) => void;
   /** Probe restartable init containers too (the SidecarContainers feature gate). */
@@ -68,6 +66,7 @@ class Manager implements ProberManager {
   private readonly results = new Map<string, Results>();
   /** Pods whose liveness and startup probes stopped for good (terminating). */
   private readonly terminating = new Set<string>();
+  private readonly resultListeners = new Set<(change: ProbeResultChange) => void>();
   private readonly deps: WorkerDeps;
 
   constructor(private readonly options: ProberManagerOptions) {
@@ -105,7 +104,14 @@ class Manager implements ProberManager {
     if (type === 'Startup' && result === 'success') {
       for (const w of this.pods.get(entry.podUID)?.workers.values() ?? []) if (w.container.name === entry.name && w.type !== 'Startup') w.trigger();
     }
-    if (notify) this.options.onResult?.({ podUID: entry.podUID, container: entry.name, containerId: id, probeType: type, result });
+    if (!notify) return;
+    const change: ProbeResultChange = { podUID: entry.podUID, container: entry.name, containerId: id, probeType: type, result };
+    for (const listener of this.resultListeners) listener(change);
+  }
+
+  onResult(listener: (change: ProbeResultChange) => void): () => void {
+    this.resultListeners.add(listener);
+    return () => this.resultListeners.delete(listener);
   }
 
   private wanted(pod: Pod): WantedProbe[] {

@@ -89,6 +89,8 @@ export interface ProberManager extends ContainerProbeResults, PodProbeView {
   stopLivenessAndStartup(podUID: string): void;
   /** Stops every worker of the pod and forgets its results and metrics. Idempotent. */
   removePod(podUID: string): void;
+  /** Calls `listener` with every change of a stored result: the pod should sync now (readiness, or a container to kill). Returns the unsubscribe function. */
+  onResult(listener: (change: ProbeResultChange) => void): () => void;
   /** Stops every worker; resolves once no probe is running. */
   stop(): Promise<void>;
 }

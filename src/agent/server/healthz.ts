@@ -5,12 +5,9 @@
  * startHealthListener in servers.ts.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HealthCheck } from '../health/index.js';
 
-export interface HealthCheck {
-  readonly name: string;
-  /** undefined when healthy, else the reason. Must be cheap and never throw. */
-  check(): string | undefined;
-}
+export type { HealthCheck } from '../health/index.js';
 
 /** Handles /healthz and /healthz/<check>; returns false for other paths. */
 export function serveHealthz(checks: readonly HealthCheck[], req: IncomingMessage, res: ServerResponse): boolean {

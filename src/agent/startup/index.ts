@@ -2,9 +2,9 @@
  * startup: the checks the agent performs on its host before it runs anything, in the kubelet's
  * order: the lock file (--lock-file, --exit-on-lock-contention), swap (--fail-swap-on), the kernel
  * tunables (--protect-kernel-defaults), its own OOM score adjustment (--oom-score-adj) and its
- * open-file limit (--max-open-files).
+ * open-file limit (--max-open-files); then the agent's directories under --root-dir.
  *
- * It owns: reading /proc/swaps, reading and writing /proc/sys tunables, writing
+ * It owns: making the directories under --root-dir, reading /proc/swaps, reading and writing /proc/sys tunables, writing
  * /proc/self/oom_score_adj, setting RLIMIT_NOFILE through util-linux prlimit, and holding the lock
  * file through a util-linux flock helper. Every path and command is injectable so tests run on
  * temporary directories.
@@ -41,6 +41,7 @@ import {
   type KernelTunablesSummary,
   type OomScoreAdjResult,
 } from './kernel.js';
+import { ensureDataDirs } from './data-dirs.js';
 import { acquireLockFile, type LockFileHandle } from './lock-file.js';
 import { raiseOpenFileLimit, type OpenFileLimitResult } from './open-files.js';
 import { StartupErrorCode, type StartupLog } from './types.js';
@@ -64,6 +65,7 @@ export {
 } from './kernel.js';
 export { raiseOpenFileLimit, type OpenFileLimitResult, type OpenFileLimits, type RaiseOpenFileLimitOptions } from './open-files.js';
 export { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from './lock-file.js';
+export { DATA_DIRS, ensureDataDirs } from './data-dirs.js';
 
 export interface StartupChecksOptions {
   /** --lock-file; undefined or '' means no lock file. */
@@ -76,6 +78,8 @@ export interface StartupChecksOptions {
   readonly protectKernelDefaults: boolean;
   readonly oomScoreAdj: number;
   readonly maxOpenFiles: number;
+  /** --root-dir: made with its subdirectories (ensureDataDirs) after the checks. */
+  readonly rootDir?: string | undefined;
   readonly log: StartupLog;
   /** Host paths and commands, for tests; the defaults are the real ones. */
   readonly host?: StartupHost | undefined;
@@ -106,7 +110,7 @@ export interface StartupResult {
  * STARTUP_LOCK_FILE_REQUIRED (invalid) for --exit-on-lock-contention without --lock-file, and
  * whatever the first failing check throws (STARTUP_LOCK_FILE, STARTUP_SWAP_ON,
  * STARTUP_SWAP_UNREADABLE, STARTUP_KERNEL_TUNABLES, STARTUP_OOM_SCORE_ADJ_INVALID,
- * STARTUP_MAX_OPEN_FILES_INVALID); a lock taken before the failure is released first.
+ * STARTUP_MAX_OPEN_FILES_INVALID, STARTUP_DATA_DIRS); a lock taken before the failure is released first.
  * Not idempotent: call it once per process.
  */
 export async function runStartupChecks(options: StartupChecksOptions): Promise<StartupResult> {
@@ -138,6 +142,7 @@ export async function runStartupChecks(options: StartupChecksOptions): Promise<S
       procRoot: host.procRoot,
       log,
     });
+    if (options.rootDir !== undefined) await ensureDataDirs(options.rootDir);
     return { lock, kernelTunables, oomScoreAdj, openFiles };
   } catch (err) {
     await lock?.release();

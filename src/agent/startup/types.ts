@@ -30,6 +30,8 @@ export const StartupErrorCode = {
   LockFileRequired: 'STARTUP_LOCK_FILE_REQUIRED',
   /** The lock file cannot be created or locked, or the flock helper fails (unavailable). */
   LockFile: 'STARTUP_LOCK_FILE',
+  /** A directory under --root-dir cannot be created (unavailable). */
+  DataDirs: 'STARTUP_DATA_DIRS',
 } as const;
 
 export type StartupErrorCode = (typeof StartupErrorCode)[keyof typeof StartupErrorCode];

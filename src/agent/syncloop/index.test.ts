@@ -5,7 +5,7 @@ import type { RunningPod } from '../kuberuntime/types.js';
 import { LogRoot } from '../logging/index.js';
 import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
 import { createStatusManager } from '../status/index.js';
-import { createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } from './index.js';
+import { createPodManager, createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } from './index.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' } });
@@ -17,6 +17,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
   const updates: string[] = [];
   const grace: (number | undefined)[] = [];
   const states = new Map<string, PodWorkerState>();
+  let finishWorker: (uid: string) => void = () => undefined;
   const workers: PodWorkers = {
     updatePod(u: PodUpdate) {
       updates.push(`${u.type}:${u.pod.metadata?.uid ?? ''}`);
@@ -25,8 +26,10 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     },
     stateOf: (uid) => states.get(uid),
     knownPods: () => [...states.keys()],
+    onFinished: (l) => { finishWorker = l; return () => undefined; },
     stop: () => Promise.resolve(),
   };
+  const pods = createPodManager();
   let listener: (u: PodConfigUpdate) => void = () => undefined;
   let ready = false;
   const removed: string[] = [];
@@ -34,6 +37,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
   const loop = createSyncLoop({
     podConfig: { subscribe: (l) => { listener = l; return () => undefined; }, sourcesReady: () => ready },
     workers,
+    pods,
     runtime: {
       listPods: () => { listings.count++; return Promise.resolve(options.running ?? []); },
       killPod: (r) => { removed.push(`kill:${r.uid}`); return Promise.resolve(); },
@@ -44,10 +48,14 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: options.periodMs ?? 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
     onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
-    onDeletable: (p) => { deletable.push(p.metadata?.uid ?? ''); },
   });
+  loop.onPodFinished((p) => { deletable.push(p.metadata?.uid ?? ''); });
   loop.start();
-  return { listings, grace, loop, updates, states, removed, status, rejections, deletable, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+  const finish = (uid: string): void => {
+    states.delete(uid);
+    finishWorker(uid);
+  };
+  return { listings, grace, loop, pods, updates, states, removed, status, rejections, deletable, finish, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
 }
 
 const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
@@ -62,7 +70,7 @@ void describe('sync loop', () => {
     h.send({ op: 'RECONCILE', pods: [pod('a')] });
     h.send({ op: 'REMOVE', pods: [pod('a')] });
     assert.deepEqual(h.updates, ['create:a', 'update:a', 'sync:a', 'kill:a']);
-    assert.equal(h.loop.isDesired('a'), false);
+    assert.equal(h.pods.isDesired('a'), false);
     await h.loop.stop();
   });
 
@@ -115,11 +123,16 @@ void describe('sync loop', () => {
   void it('never reruns a pod that finished while its source still wants it', async () => {
     const h = harness();
     h.send({ op: 'ADD', pods: [pod('a')] });
-    h.states.delete('a');
-    h.loop.podFinished('a');
+    h.finish('a');
+    assert.deepEqual(h.deletable, ['a'], 'a finished pod is announced once');
     h.send({ op: 'UPDATE', pods: [pod('a')] });
     h.loop.podChanged('a');
     assert.deepEqual(h.updates, ['create:a']);
+    h.send({ op: 'REMOVE', pods: [pod('a')] });
+    h.send({ op: 'ADD', pods: [pod('b')] });
+    h.send({ op: 'REMOVE', pods: [pod('b')] });
+    h.finish('b');
+    assert.deepEqual(h.deletable, ['a'], 'a pod no source wants any more: not announced');
     await h.loop.stop();
   });
 

@@ -15,6 +15,9 @@ import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
 import { podName } from '../podworkers/index.js';
 import type { StatusManager } from '../status/index.js';
+import type { PodManager } from './pod-manager.js';
+
+export { createPodManager, type DesiredPods, type PodManager } from './pod-manager.js';
 
 export interface PodConfigUpdate {
   readonly op: 'ADD' | 'UPDATE' | 'REMOVE' | 'RECONCILE';
@@ -27,6 +30,8 @@ export interface SyncLoopOptions {
     sourcesReady(): boolean;
   };
   readonly workers: PodWorkers;
+  /** The desired pods: the loop writes them as updates arrive. */
+  readonly pods: PodManager;
   readonly runtime: Pick<PodRuntimeManager, 'listPods' | 'killPod' | 'removePod'>;
   readonly volumes: { listPodDirs(): Promise<string[]>; cleanupPodVolumes(uid: string): Promise<void> };
   readonly cgroups: { listPodUIDs(): Promise<string[]>; remove(uid: string): Promise<void> };
@@ -35,6 +40,8 @@ export interface SyncLoopOptions {
   readonly podCapacity: number;
   readonly logger: Logger;
   readonly housekeepingPeriodMs?: number;
+  /** A loop whose housekeeping has not completed for this long is unhealthy (default 3 minutes, as upstream's sync loop check). */
+  readonly stallAfterMs?: number;
   /**
    * Housekeeping lists the runtime, the pod directories and the cgroups at every period only
    * while something may need cleaning up (a pod removed or finished, the PLEG reporting a pod
@@ -51,12 +58,6 @@ export interface SyncLoopOptions {
   readonly admit?: readonly AdmitHandler[];
   /** A pod was refused at admission (after it was logged): the agent records a Warning event. */
   readonly onReject?: (pod: Pod, reason: string, message: string) => void;
-  /**
-   * A pod being deleted through the API server that has nothing left running (it was refused,
-   * or had finished): the agent may delete it for good. Pods with a worker are reported by the
-   * workers' onFinished instead.
-   */
-  readonly onDeletable?: (pod: Pod) => void;
 }
 
 export interface AdmitResult {
@@ -75,15 +76,19 @@ export interface SyncLoop {
    * given, is asked just before the sync would run; false drops it (see PodUpdate).
    */
   podChanged(uid: string, stillNeeded?: () => boolean): void;
-  /** The pod worker finished the pod (the workers call it). */
-  podFinished(uid: string): void;
-  isDesired(uid: string): boolean;
-  /** The newest object of a desired pod. */
-  pod(uid: string): Pod | undefined;
-  /** The pods the sources want on this node, admitted or rejected. */
-  desiredPods(): Pod[];
+  /**
+   * Calls `listener` with each desired pod that has nothing left running on the node: its
+   * worker finished it, or it never had one (refused at admission, or terminal before it ran)
+   * and the API server is deleting it. Returns the unsubscribe function.
+   */
+  onPodFinished(listener: (pod: Pod) => void): () => void;
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
+  /**
+   * Undefined while the loop keeps up; the reason once housekeeping has not completed for
+   * `stallAfterMs` (since the loop started, when it never did).
+   */
+  health(): string | undefined;
   /** Runs one housekeeping pass now (tests use it); orphans are killed in the background. */
   housekeeping(): Promise<void>;
   /** Waits for the orphan cleanups under way (tests use it). */
@@ -100,9 +105,9 @@ export function podCapacity(maxPods: number, podsPerCore: number, cores: number)
 }
 
 export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
-  const { workers, logger: log, status } = options;
+  const { workers, logger: log, status, pods: desired } = options;
   const now = options.now ?? (() => new Date());
-  const desired = new Map<string, Pod>();
+  const finishedListeners = new Set<(pod: Pod) => void>();
   const rejected = new Set<string>();
   /** Terminal pods whose worker finished while the source still wants them: never run again. */
   const finished = new Set<string>();
@@ -110,6 +115,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let last = 0;
+  let startedAt = 0;
   /** When the last full housekeeping pass started (ms; 0: never), and whether one is due. */
   let lastFull = 0;
   let dirty = true;
@@ -117,6 +123,22 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   const cleaning = new Map<string, Promise<void>>();
 
   const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
+
+  function announceFinished(pod: Pod): void {
+    for (const listener of finishedListeners) listener(pod);
+  }
+
+  /** The pod's worker finished it. */
+  function podFinished(uid: string): void {
+    dirty = true;
+    const pod = desired.pod(uid);
+    if (pod === undefined) {
+      status.removePod(uid);
+      return;
+    }
+    finished.add(uid);
+    announceFinished(pod);
+  }
 
   /** The pods admitted and not finished. Rejected and finished pods are always desired ones (remove() forgets all three). */
   function activeCount(): number {
@@ -135,7 +157,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   function add(pod: Pod): void {
     const uid = uidOf(pod);
-    if (desired.has(uid)) {
+    if (desired.isDesired(uid)) {
       update(pod);
       return;
     }
@@ -146,7 +168,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       // Terminal in the API server already (e.g. before an agent restart): never run again.
       finished.add(uid);
       status.setPodStatus(uid, pod.status ?? {});
-      if (pod.metadata?.deletionTimestamp !== undefined) options.onDeletable?.(pod);
+      if (pod.metadata?.deletionTimestamp !== undefined) announceFinished(pod);
       return;
     }
     if (pod.metadata?.deletionTimestamp !== undefined) {
@@ -159,7 +181,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       return;
     }
     if (options.admit !== undefined && options.admit.length > 0) {
-      const admitted = [...desired.entries()].filter(([u]) => u !== uid && !rejected.has(u) && !finished.has(u)).map(([, p]) => p);
+      const admitted = desired.pods().filter((p) => { const u = uidOf(p); return u !== uid && !rejected.has(u) && !finished.has(u); });
       for (const handler of options.admit) {
         const result = handler(pod, admitted);
         if (!result.admit) {
@@ -175,7 +197,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const uid = uidOf(pod);
     desired.set(uid, pod);
     if (rejected.has(uid) || finished.has(uid)) {
-      if (pod.metadata?.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) options.onDeletable?.(pod);
+      if (pod.metadata?.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) announceFinished(pod);
       return;
     }
     if (pod.metadata?.deletionTimestamp !== undefined) {
@@ -189,8 +211,8 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   function remove(pod: Pod): void {
     const uid = uidOf(pod);
     dirty = true;
-    const known = desired.get(uid) ?? pod;
-    desired.delete(uid);
+    const known = desired.pod(uid) ?? pod;
+    desired.remove(uid);
     finished.delete(uid);
     if (rejected.delete(uid)) {
       status.removePod(uid);
@@ -210,7 +232,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   async function housekeeping(): Promise<void> {
     if (!options.podConfig.sourcesReady()) return;
-    const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
+    const keep = (uid: string): boolean => desired.isDesired(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
     lastFull = now().getTime();
     // Whatever is listed and not desired (cleaned now, being cleaned, or still terminating)
     // makes the next pass a full one too.
@@ -218,7 +240,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     dirty = false;
     try {
       for (const running of await options.runtime.listPods()) {
-        if (!desired.has(running.uid)) leftover = true;
+        if (!desired.isDesired(running.uid)) leftover = true;
         if (keep(running.uid)) continue;
         log.info('Cleaning up orphaned pod', { pod: `${running.namespace}/${running.name}`, uid: running.uid });
         const work = (async () => {
@@ -232,11 +254,11 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
         cleaning.set(running.uid, work);
       }
       for (const uid of await options.volumes.listPodDirs()) {
-        if (!desired.has(uid)) leftover = true;
+        if (!desired.isDesired(uid)) leftover = true;
         if (!keep(uid)) await options.volumes.cleanupPodVolumes(uid);
       }
       for (const uid of await options.cgroups.listPodUIDs()) {
-        if (!desired.has(uid)) leftover = true;
+        if (!desired.isDesired(uid)) leftover = true;
         if (!keep(uid)) await options.cgroups.remove(uid);
       }
       last = now().getTime();
@@ -267,7 +289,13 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   return {
     start() {
       if (unsubscribe !== undefined) return;
-      unsubscribe = options.podConfig.subscribe(onUpdate);
+      startedAt = now().getTime();
+      const fromConfig = options.podConfig.subscribe(onUpdate);
+      const fromWorkers = workers.onFinished(podFinished);
+      unsubscribe = () => {
+        fromConfig();
+        fromWorkers();
+      };
       tick();
     },
     async stop() {
@@ -278,20 +306,21 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       await running;
     },
     podChanged(uid, stillNeeded) {
-      const pod = desired.get(uid);
+      const pod = desired.pod(uid);
       if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
       if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata?.deletionTimestamp !== undefined) return;
       workers.updatePod({ type: 'sync', pod, ...(stillNeeded === undefined ? {} : { stillNeeded }) });
     },
-    podFinished(uid) {
-      dirty = true;
-      if (desired.has(uid)) finished.add(uid);
-      else status.removePod(uid);
+    onPodFinished(listener) {
+      finishedListeners.add(listener);
+      return () => finishedListeners.delete(listener);
     },
-    isDesired: (uid) => desired.has(uid),
-    pod: (uid) => desired.get(uid),
-    desiredPods: () => [...desired.values()],
     lastHousekeeping: () => last,
+    health() {
+      const reference = last === 0 ? startedAt : last;
+      const age = now().getTime() - reference;
+      return age > (options.stallAfterMs ?? 3 * 60_000) ? `sync loop stalled: last housekeeping ${Math.round(age / 1000)}s ago` : undefined;
+    },
     housekeeping,
     async orphansCleaned() {
       await Promise.all(cleaning.values());

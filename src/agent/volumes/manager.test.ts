@@ -121,6 +121,28 @@ void describe('volume manager (disk)', () => {
     assert.equal(await readFile(join(hostDir, 'keep.txt'), 'utf8'), 'host data');
   });
 
+  void it('resolves a container\'s mounts against the prepared volumes, with /etc/hosts written once per sandbox', async () => {
+    const p = pod('uid-6', [{ name: 'cache', emptyDir: {} }]);
+    p.spec!.containers[0]!.volumeMounts = [{ name: 'cache', mountPath: '/cache' }];
+    const volumes = await manager.preparePodVolumes(p);
+    const app = p.spec!.containers[0]!;
+    const mounts = await manager.mountsFor(p, app, { id: 'sandbox-1', podIPs: ['10.0.0.5'] });
+    assert.deepEqual(mounts.map((m) => [m.containerPath, m.hostPath]), [
+      ['/cache', volumes.get('cache')!.hostPath],
+      ['/etc/hosts', join(podDir(rootDir, 'uid-6'), 'etc-hosts')],
+    ]);
+    assert.match(await readFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'utf8'), /10\.0\.0\.5\s+pod-uid-6/);
+    await writeFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'kept');
+    await manager.mountsFor(p, p.spec!.containers[1]!, { id: 'sandbox-1', podIPs: ['10.0.0.5'] });
+    assert.equal(await readFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'utf8'), 'kept', 'the same sandbox: not written again');
+    await manager.mountsFor(p, app, { id: 'sandbox-2', podIPs: ['10.0.0.6'] });
+    assert.match(await readFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'utf8'), /10\.0\.0\.6\s+pod-uid-6/, 'a new sandbox: rewritten');
+    const hostNetwork: Pod = { ...p, spec: { ...p.spec!, hostNetwork: true } };
+    assert.ok((await manager.mountsFor(hostNetwork, app, { id: 'sandbox-3', podIPs: [] })).every((m) => m.containerPath !== '/etc/hosts'), 'host network: the node\'s /etc/hosts');
+    assert.equal(manager.containerDir(p, app), containerDir(rootDir, 'uid-6', 'app'));
+    await manager.cleanupPodVolumes('uid-6');
+  });
+
   void it('lists pod directories, and rejects a UID that is not a directory name', async () => {
     await manager.cleanupPodVolumes('uid-1');
     await manager.cleanupPodVolumes('uid-2');

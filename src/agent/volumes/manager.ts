@@ -7,18 +7,21 @@ import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
+import { writeEtcHosts } from './etc-hosts.js';
 import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
+import { mountsFor } from './mounts.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
 import {
   VOLUME_CLEANUP_FAILED,
   VOLUME_MOUNT_FAILED,
+  type Mount,
   type NodeCapacity,
   type PodVolume,
   type PodVolumes,
@@ -51,6 +54,8 @@ export interface VolumeManagerOptions {
   readonly nodeCapacity?: () => NodeCapacity;
   /** The clock naming the atomic writer's timestamped directories (default Date.now). */
   readonly now?: () => number;
+  /** The cluster's DNS domain, for the pod's /etc/hosts (default cluster.local). */
+  readonly clusterDomain?: string;
 }
 
 let machine: NodeCapacity | undefined;
@@ -74,8 +79,13 @@ class LocalVolumeManager implements VolumeManager {
   private readonly objects: VolumeObjectSource | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly now: () => number;
+  private readonly clusterDomain: string;
   /** The tail of each pod's chain of operations: calls for one pod never overlap. */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** The volumes each pod's last preparePodVolumes made: its containers' mounts resolve against them. */
+  private readonly prepared = new Map<string, PodVolumes>();
+  /** Each pod's /etc/hosts and the sandbox it was written for (undefined path: host network). */
+  private readonly etcHosts = new Map<string, { readonly sandbox: string; readonly path: string | undefined }>();
 
   constructor(options: VolumeManagerOptions) {
     this.rootDir = options.rootDir;
@@ -86,6 +96,7 @@ class LocalVolumeManager implements VolumeManager {
     this.objects = options.objects;
     this.nodeCapacity = options.nodeCapacity ?? machineCapacity;
     this.now = options.now ?? Date.now;
+    this.clusterDomain = options.clusterDomain ?? 'cluster.local';
   }
 
   private serialize<T>(podUID: string, work: () => Promise<T>): Promise<T> {
@@ -126,8 +137,24 @@ class LocalVolumeManager implements VolumeManager {
       for (const spec of specs) {
         result.set(spec.name, spec.kind === 'hostPath' || spec.kind === 'emptyDir' ? await this.setUp(uid, spec, mounts) : await setUpApiVolume(api, pod, uid, spec));
       }
+      this.prepared.set(uid, result);
       return result;
     });
+  }
+
+  async mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
+    const uid = podUIDOf(pod);
+    const volumes = this.prepared.get(uid) ?? (await this.preparePodVolumes(pod));
+    let hosts = this.etcHosts.get(uid);
+    if (hosts?.sandbox !== sandbox.id) {
+      hosts = { sandbox: sandbox.id, path: writeEtcHosts({ rootDir: this.rootDir, pod, podIPs: sandbox.podIPs, clusterDomain: this.clusterDomain }) };
+      this.etcHosts.set(uid, hosts);
+    }
+    return mountsFor(container, volumes, hosts.path === undefined ? {} : { etcHostsPath: hosts.path });
+  }
+
+  containerDir(pod: Pod, container: Container): string {
+    return containerDir(this.rootDir, podUIDOf(pod), container.name);
   }
 
   private async setUp(uid: string, spec: Extract<VolumeSpec, { kind: 'hostPath' | 'emptyDir' }>, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
@@ -175,6 +202,8 @@ class LocalVolumeManager implements VolumeManager {
 
   async cleanupPodVolumes(podUID: string): Promise<void> {
     checkPathComponent(podUID, 'pod UID');
+    this.prepared.delete(podUID);
+    this.etcHosts.delete(podUID);
     await this.serialize(podUID, async () => {
       const dir = podDir(this.rootDir, podUID);
       let isLink: boolean;

@@ -1,7 +1,7 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Container, Pod, Secret } from 'kubernetes-types/core/v1.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
 export const VOLUME_HOSTPATH_TYPE = 'VOLUME_HOSTPATH_TYPE';
@@ -102,4 +102,13 @@ export interface VolumeManager {
   cleanupPodVolumes(podUID: string): Promise<void>;
   /** The UIDs that have a directory under `<rootDir>/pods` (for orphan cleanup), sorted. */
   listPodDirs(): Promise<string[]>;
+  /**
+   * The runtime mounts of one container going into `sandbox`: its volumeMounts resolved against
+   * the volumes the pod's last preparePodVolumes made (prepared now when there are none), and the
+   * pod's managed /etc/hosts, written once per sandbox with the sandbox's IPs (not for a
+   * host-network pod). Throws as preparePodVolumes, `VOLUME_SUBPATH_INVALID`, or the write's error.
+   */
+  mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]>;
+  /** The container's directory on the host, `<rootDir>/pods/<uid>/containers/<name>` (made by preparePodVolumes). */
+  containerDir(pod: Pod, container: Container): string;
 }
