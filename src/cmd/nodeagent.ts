@@ -121,6 +121,7 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger):
       protectKernelDefaults: c.protectKernelDefaults,
       oomScoreAdj: c.oomScoreAdj,
       maxOpenFiles: c.maxOpenFiles,
+      rootDir: resolved.options.rootDir,
       log: { warn: (m) => { startupLog.warn(m); }, info: (m) => { startupLog.info(m); } },
     });
     lock = startup.lock;

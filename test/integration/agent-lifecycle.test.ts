@@ -46,6 +46,16 @@ after(async () => {
 });
 
 void describe('static pods on a real runtime', () => {
+  void it('makes its directories under a fresh --root-dir before any pod runs', async () => {
+    const fresh = join(rootDir, 'fresh', 'root');
+    const first = await startAgentProcess({ endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, manifestDir: manifests, rootDir: fresh, args: [`--hostname-override=${NODE}`] });
+    try {
+      for (const d of ['pods', 'plugins', 'plugins_registry', 'pod-resources']) assert.ok(existsSync(join(fresh, d)), `${d} under the root dir`);
+    } finally {
+      assert.equal(await first.stop(), 0);
+    }
+  });
+
   void it('runs host-network and CNI pods, with a reachable host port, downward-API env and init containers in order', async () => {
     const port = await freePort();
     const image = containerd.images.busybox;
