@@ -2,11 +2,11 @@
  * The runtime manager's bound of pods starting at once (`PodStartSlots`), so that many pods
  * arriving together (a node's 110 at start) do not all hit the runtime and its network plugins
  * at the same time. A pod holds its slot from its RunPodSandbox call until the runtime has
- * started its first container (not through that container's postStart hook, which may take
- * long): its container starts count against the bound as its sandbox does, so the runtime has
- * about as many pods in flight as the bound says, where bounding the RunPodSandbox calls alone
- * lets the starts of the pods past their sandbox pile on top. The semaphore itself is
- * src/api/semaphore.ts.
+ * started its first container (not through that container's postStart hook, nor while its
+ * image may still be pulling once the sandbox is made: both may take long). Its container
+ * starts count against the bound as its sandbox does, so the runtime has about as many pods in
+ * flight as the bound says, where bounding the RunPodSandbox calls alone lets the starts of the
+ * pods past their sandbox pile on top. The semaphore itself is src/api/semaphore.ts.
  */
 import os from 'node:os';
 import { Semaphore } from '../../api/semaphore.js';
