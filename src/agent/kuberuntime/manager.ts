@@ -1,17 +1,19 @@
 /**
- * The runtime manager (upstream: kubeGenericRuntimeManager): syncPod applies the actions
- * computed for a pod in upstream's order —
+ * The runtime manager (upstream: kubeGenericRuntimeManager): syncPod carries out the actions
+ * computed for a pod (compute-actions.ts) in upstream's SyncPod order, one step each:
  *
- *   1. kill the pod (all containers, then the sandboxes) when a new sandbox is needed or
- *      nothing is left to run; otherwise kill the containers to restart;
- *   2. remove init container instances: all of them before a new sandbox, else the older
+ *   1. killPodOrContainers: the pod (all containers, then the sandboxes) when a new sandbox is
+ *      needed or nothing is left to run; otherwise the containers to restart;
+ *   2. removeInitContainers: all init container instances before a new sandbox, else the older
  *      exited ones;
- *   3. create the sandbox (its log directory first), reading its IPs; at most
- *      `maxConcurrentPodStarts` pods are between their RunPodSandbox call and the runtime's
- *      start of their first container, the others wait their turn (see semaphore.ts);
- *   4. start the init containers to start (without sidecars: the next one), and stop there
- *      while init containers are not done;
- *   5. start the containers to start, each on its own (one's failure does not stop another).
+ *   3. sandboxConfig: the sandbox's configuration, which the containers are created with too;
+ *   4. ensureSandbox: a new sandbox when one is needed (its log directory first), reading its
+ *      IPs, under a start slot (semaphore.ts); prepareFirstContainerEarly has its first
+ *      container prepared meanwhile;
+ *   5. startContainers, the init containers to start (without sidecars: the next one); the
+ *      sync stops there while init containers are not done;
+ *   6. startContainers, the containers to start, each on its own (one's failure does not stop
+ *      another).
  *
  * Containers are killed with their preStop hook and Killing event (kill.ts); containers that
  * failed a liveness or startup probe (the prober's results) are killed and restarted.
@@ -35,10 +37,11 @@ import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
-import { Semaphore, defaultPodStartConcurrency } from './semaphore.js';
-import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps, type StartResult } from './start-container.js';
-import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus, type KnownSandbox } from './status.js';
-import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
+import { PodStartSlots, type PodStartSlot } from './semaphore.js';
+import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps } from './start-container.js';
+import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } from './status.js';
+import { SyncRun, type AppliedActions } from './sync-run.js';
+import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
 
 let machine: NodeCapacity | undefined;
@@ -66,9 +69,43 @@ export function runningPodOf(status: RuntimePodStatus): RunningPod {
   };
 }
 
-/** A sync's outcome, and the sandbox and containers it made when it made a sandbox. */
-interface AppliedActions extends PodSyncResult {
-  readonly made?: { readonly sandbox: KnownSandbox; readonly containerIds: readonly string[] };
+/** The sandbox a sync starts containers in, and the pod's IPs it gave. */
+interface SandboxToStartIn {
+  readonly id: string;
+  readonly podIPs: readonly string[];
+}
+
+/** A new sandbox's first container, prepared while the sandbox is made (prepareFirstContainerEarly). */
+class EarlyPreparation {
+  private done = false;
+
+  /** `preparing` never rejects: it settles to the preparation or to the error that must end the sync. */
+  constructor(
+    private readonly container: Container,
+    private readonly preparing: Promise<Preparation | Error>,
+  ) {
+    void preparing.then(() => {
+      this.done = true;
+    });
+  }
+
+  /** Whether the preparation is still under way. */
+  get pending(): boolean {
+    return !this.done;
+  }
+
+  /** Settles once the preparation has (never rejects). */
+  settled(): Promise<unknown> {
+    return this.preparing;
+  }
+
+  /** `container`'s preparation when it is the one prepared early (rejects when the runtime became unreachable); else undefined. */
+  async of(container: Container): Promise<Preparation | undefined> {
+    if (container !== this.container) return undefined;
+    const prepared = await this.preparing;
+    if (prepared instanceof Error) throw prepared;
+    return prepared;
+  }
 }
 
 class RuntimeManager implements PodRuntimeManager {
@@ -79,14 +116,14 @@ class RuntimeManager implements PodRuntimeManager {
   private readonly startDeps: StartDeps;
   private readonly seccomp: SeccompSettings;
   /** Pods between their RunPodSandbox and their first container's start. */
-  private readonly startSlots: Semaphore;
+  private readonly startSlots: PodStartSlots;
   private oomWarned = false;
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
     this.now = options.now ?? Date.now;
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
-    this.startSlots = new Semaphore(options.maxConcurrentPodStarts ?? defaultPodStartConcurrency());
+    this.startSlots = new PodStartSlots({ limit: options.maxConcurrentPodStarts });
     this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, this.now);
     this.puller = new ImagePuller({
       images: options.images,
@@ -149,101 +186,139 @@ class RuntimeManager implements PodRuntimeManager {
     return { ...outcome, status: await (cache?.read(uid, read) ?? read()) };
   }
 
+  /** Carries out the actions, step by step in upstream's order (the file's header lists them). */
   private async applyActions(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
-    const errors: SyncError[] = [];
-    const retries: number[] = [];
-    let made: { sandbox: KnownSandbox; containerIds: string[] } | undefined;
-    const result = (): AppliedActions => ({ errors, ...(retries.length === 0 ? {} : { requeueAfterMs: Math.min(...retries) }), ...(made === undefined ? {} : { made }) });
-    const fail = (err: unknown, e: SyncError): PodSyncResult => {
-      if (isRuntimeUnreachable(err)) throw err;
-      this.options.logger.warn('pod sync step failed', { pod: formatPod(pod), reason: e.reason, container: e.container, err: e.message });
-      errors.push(e);
-      return result();
-    };
+    const run = new SyncRun(pod, status, actions, this.options.logger);
     this.logActions(pod, actions);
+    if (!(await this.killPodOrContainers(run))) return run.result();
+    await this.removeInitContainers(run);
+    const sandboxConfig = await this.sandboxConfig(run);
+    if (sandboxConfig === undefined) return run.result();
+    const early = this.prepareFirstContainerEarly(run, sandboxConfig);
+    const slot = this.startSlots.slot();
+    try {
+      const sandbox = await this.ensureSandbox(run, sandboxConfig, slot, early);
+      if (sandbox === undefined) return run.result();
+      const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
+      await this.startContainers(run, ctx, actions.initContainersToStart, true, early);
+      if (!actions.initDone) return run.result();
+      await this.startContainers(run, ctx, actions.containersToStart, false, early);
+      return run.result();
+    } finally {
+      slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
+    }
+  }
+
+  /** Kills the pod when the actions say so, else the containers to kill; false: the sync ends here. */
+  private async killPodOrContainers(run: SyncRun): Promise<boolean> {
+    const { pod, actions } = run;
     if (actions.killPod) {
       try {
-        await killPod(this.startDeps, runningPodOf(status), { pod });
+        await killPod(this.startDeps, runningPodOf(run.status), { pod });
       } catch (err) {
-        return fail(err, { reason: 'KillPodSandboxError', message: messageOf(err) });
+        run.fail(err, { reason: 'KillPodSandboxError', message: messageOf(err) });
+        return false;
       }
-      if (!actions.createSandbox) return result();
-    } else if (actions.containersToKill.length > 0) {
-      const killed = await Promise.allSettled(actions.containersToKill.map((k) => killContainer(this.startDeps, { ...k, pod })));
-      const failed = killed.flatMap((r, i) => (r.status === 'rejected' ? [{ reason: r.reason as unknown, name: actions.containersToKill[i]?.name ?? '' }] : []));
-      const unreachable = failed.find((f) => isRuntimeUnreachable(f.reason));
-      if (unreachable !== undefined) throw unreachable.reason;
-      if (failed.length > 0) {
-        for (const f of failed) errors.push({ container: f.name, reason: 'KillContainerError', message: messageOf(f.reason) });
-        this.options.logger.warn('failed to kill containers', { pod: formatPod(pod), containers: failed.map((f) => f.name) });
-        return result(); // as upstream: nothing is started while a container to replace may still run
+      return actions.createSandbox;
+    }
+    if (actions.containersToKill.length === 0) return true;
+    const killed = await Promise.allSettled(actions.containersToKill.map((k) => killContainer(this.startDeps, { ...k, pod })));
+    const failed = killed.flatMap((r, i) => (r.status === 'rejected' ? [{ reason: r.reason as unknown, name: actions.containersToKill[i]?.name ?? '' }] : []));
+    const unreachable = failed.find((f) => isRuntimeUnreachable(f.reason));
+    if (unreachable !== undefined) throw unreachable.reason;
+    if (failed.length === 0) return true;
+    for (const f of failed) run.errors.push({ container: f.name, reason: 'KillContainerError', message: messageOf(f.reason) });
+    this.options.logger.warn('failed to kill containers', { pod: formatPod(pod), containers: failed.map((f) => f.name) });
+    return false; // as upstream: nothing is started while a container to replace may still run
+  }
+
+  /** Removes init container instances: all before a new sandbox, else the older exited ones. Failures are logged (the GC retries). */
+  private async removeInitContainers({ pod, status, actions }: SyncRun): Promise<void> {
+    const ids = actions.purgeInitContainers ? status.containers.filter((c) => c.init).map((c) => c.id) : actions.initContainersToPrune;
+    for (const id of ids) {
+      try {
+        await this.options.runtime.removeContainer(id);
+      } catch (err) {
+        if (isRuntimeUnreachable(err)) throw err;
+        this.options.logger.warn('failed to remove init container', { pod: formatPod(pod), id, err: messageOf(err) });
       }
     }
-    await this.removeInitContainers(pod, status, actions);
-    let sandboxConfig: PodSandboxConfig;
+  }
+
+  /**
+   * The sandbox's configuration (undefined: it cannot be made, and the sync ends); DNS warnings
+   * are logged only when the sandbox is being created (the DNS applies then).
+   */
+  private async sandboxConfig(run: SyncRun): Promise<PodSandboxConfig | undefined> {
+    const { pod, actions } = run;
     try {
-      sandboxConfig = await this.sandboxConfig(pod, actions.attempt, actions.createSandbox);
+      const settings = this.options.dns;
+      const hostDns = readHostDns(settings.resolvConf);
+      const [nodeIPs, cgroupParent] = await Promise.all([this.options.hostIPs(), this.options.cgroupParent(pod)]);
+      const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
+      if (actions.createSandbox) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
+      return makeSandboxConfig({ pod, attempt: actions.attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });
     } catch (err) {
-      return fail(err, { reason: 'ConfigPodSandboxError', message: `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}` });
+      run.fail(err, { reason: 'ConfigPodSandboxError', message: `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}` });
+      return undefined;
     }
-    let sandboxId = actions.sandboxId;
-    let podIPs = status.ips;
-    const hostNetwork = pod.spec?.hostNetwork === true;
-    // A new sandbox's first container is prepared (image, mounts, files) while the sandbox is made.
+  }
+
+  /**
+   * Starts preparing a new sandbox's first container (back-off, image, files, log directory)
+   * while RunPodSandbox runs. What it buys shows in one pod's start latency: the pod bench's
+   * sequential starts (p50), with and without it.
+   */
+  private prepareFirstContainerEarly(run: SyncRun, sandboxConfig: PodSandboxConfig): EarlyPreparation | undefined {
+    const { pod, status, actions } = run;
     const first = actions.createSandbox ? firstToStart(actions) : undefined;
-    const early = first === undefined ? undefined : this.prepareEarly(pod, status, sandboxConfig, first.container);
-    let earlyDone = early === undefined;
-    void early?.then(() => {
-      earlyDone = true;
-    });
-    // A start slot, held from the RunPodSandbox call until the runtime has started one of the
-    // pod's containers; also given back once the sandbox is made if the first container is
-    // still being prepared (an image pull may take minutes), and in the finally below when no
-    // container started (the sync's remaining steps are runtime calls that end quickly).
-    let releaseSlot: (() => void) | undefined;
+    if (first === undefined) return undefined;
+    const preparing = prepareContainer(this.startDeps, { pod, status, sandboxConfig }, first).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
+    return new EarlyPreparation(first, preparing);
+  }
+
+  /**
+   * The sandbox the containers start in: the pod's own, or a new one made under the pod's start
+   * slot, with its IPs (undefined: it could not be made, and the sync ends).
+   */
+  private async ensureSandbox(run: SyncRun, sandboxConfig: PodSandboxConfig, slot: PodStartSlot, early: EarlyPreparation | undefined): Promise<SandboxToStartIn | undefined> {
+    const { pod, status, actions } = run;
+    if (!actions.createSandbox) return { id: actions.sandboxId, podIPs: status.ips };
     try {
-      if (actions.createSandbox) {
-        try {
-          mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
-          releaseSlot = await this.startSlots.hold();
-          const id = await this.options.runtime.runPodSandbox({ config: sandboxConfig });
-          sandboxId = id;
-          if (!earlyDone) releaseSlot();
-          const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
-          made = { sandbox: { item }, containerIds: [] };
-          if (!hostNetwork) {
-            // On the host network the pod's IPs are the node's: no status read for them.
-            const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: id })).status;
-            podIPs = toRuntimeSandboxStatus(item, created).ips;
-            // Read once: the pod's status after the sync uses it too.
-            if (created !== null) made.sandbox = { status: created };
-          }
-          this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: sandboxId, attempt: actions.attempt, ips: podIPs });
-        } catch (err) {
-          await early; // settled (never rejects): its files are the pod's, removed with it
-          return fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
-        }
+      mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
+      await slot.hold();
+      const id = await this.options.runtime.runPodSandbox({ config: sandboxConfig });
+      if (early?.pending === true) slot.release(); // the first container's image may take minutes to pull: not under the slot
+      const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
+      const made: SyncRun['made'] = { sandbox: { item }, containerIds: [] };
+      run.made = made;
+      let podIPs = status.ips;
+      if (pod.spec?.hostNetwork !== true) {
+        // On the host network the pod's IPs are the node's: no status read for them.
+        const created = (await this.options.runtime.podSandboxStatus({ podSandboxId: id })).status;
+        podIPs = toRuntimeSandboxStatus(item, created).ips;
+        // Read once: the pod's status after the sync uses it too.
+        if (created !== null) made.sandbox = { status: created };
       }
-      const hostIPs = await this.options.hostIPs();
-      const ctx: StartContext = { pod, status, sandboxId, sandboxConfig, podIPs: hostNetwork ? hostIPs : podIPs, hostIPs, ...(releaseSlot === undefined ? {} : { onRuntimeDone: releaseSlot }) };
-      const preparedFor = async (container: Container): Promise<Preparation | undefined> => {
-        if (first?.container !== container) return undefined;
-        const prepared = await early;
-        if (prepared instanceof Error) throw prepared; // the runtime became unreachable
-        return prepared;
-      };
-      const record = (r: StartResult): void => {
-        if (r.error !== undefined) errors.push(r.error);
-        if (r.retryAfterMs !== undefined) retries.push(r.retryAfterMs);
-        if (r.id !== undefined) made?.containerIds.push(r.id);
-      };
-      for (const init of actions.initContainersToStart) record(await startContainer(this.startDeps, ctx, init, true, await preparedFor(init)));
-      if (!actions.initDone) return result();
-      for (const container of actions.containersToStart) record(await startContainer(this.startDeps, ctx, container, false, await preparedFor(container)));
-      return result();
-    } finally {
-      releaseSlot?.();
+      this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
+      return { id, podIPs };
+    } catch (err) {
+      await early?.settled(); // its files are the pod's, removed with it
+      run.fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
+      return undefined;
     }
+  }
+
+  /** What this sync's container starts share: the sandbox, the pod's IPs (the node's on the host network), and the start slot to give back once one started. */
+  private async startContext(run: SyncRun, sandboxConfig: PodSandboxConfig, sandbox: SandboxToStartIn, slot: PodStartSlot): Promise<StartContext> {
+    const hostIPs = await this.options.hostIPs();
+    const podIPs = run.pod.spec?.hostNetwork === true ? hostIPs : sandbox.podIPs;
+    return { pod: run.pod, status: run.status, sandboxId: sandbox.id, sandboxConfig, podIPs, hostIPs, onRuntimeDone: slot.release };
+  }
+
+  /** Starts the containers one after the other, each on its own (one's failure does not stop the next). */
+  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean, early: EarlyPreparation | undefined): Promise<void> {
+    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init, await early?.of(container)));
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
@@ -296,40 +371,11 @@ class RuntimeManager implements PodRuntimeManager {
   listPods(): Promise<RunningPod[]> {
     return listRunningPods(this.options.runtime);
   }
-
-  /** prepareContainer started now; settles to the preparation or to the error that must end the sync. */
-  private prepareEarly(pod: Pod, status: RuntimePodStatus, sandboxConfig: PodSandboxConfig, container: Container): Promise<Preparation | Error> {
-    return prepareContainer(this.startDeps, { pod, status, sandboxConfig }, container).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
-  }
-
-  /** The sandbox's configuration; DNS warnings are logged only when it is being created (the DNS applies then). */
-  private async sandboxConfig(pod: Pod, attempt: number, creating: boolean): Promise<PodSandboxConfig> {
-    const settings = this.options.dns;
-    const hostDns = readHostDns(settings.resolvConf);
-    const [nodeIPs, cgroupParent] = await Promise.all([this.options.hostIPs(), this.options.cgroupParent(pod)]);
-    const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
-    if (creating) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
-    return makeSandboxConfig({ pod, attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });
-  }
-
-  /** Removes init container instances: all before a new sandbox, else the older exited ones. Failures are logged (the GC retries). */
-  private async removeInitContainers(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<void> {
-    const ids = actions.purgeInitContainers ? status.containers.filter((c) => c.init).map((c) => c.id) : actions.initContainersToPrune;
-    for (const id of ids) {
-      try {
-        await this.options.runtime.removeContainer(id);
-      } catch (err) {
-        if (isRuntimeUnreachable(err)) throw err;
-        this.options.logger.warn('failed to remove init container', { pod: formatPod(pod), id, err: messageOf(err) });
-      }
-    }
-  }
 }
 
 /** The container a sync that makes a new sandbox starts first: the first init container, else the first container. */
-function firstToStart(actions: PodActions): { readonly container: Container } | undefined {
-  const container = actions.initContainersToStart[0] ?? (actions.initDone ? actions.containersToStart[0] : undefined);
-  return container === undefined ? undefined : { container };
+function firstToStart(actions: PodActions): Container | undefined {
+  return actions.initContainersToStart[0] ?? (actions.initDone ? actions.containersToStart[0] : undefined);
 }
 
 /** Whether carrying out the actions changes what the runtime holds for the pod. */

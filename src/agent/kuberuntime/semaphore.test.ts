@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { Semaphore, defaultPodStartConcurrency } from './semaphore.js';
+import { PodStartSlots, Semaphore, defaultPodStartConcurrency } from './semaphore.js';
 
 interface Gate {
   readonly promise: Promise<void>;
@@ -106,5 +106,35 @@ void describe('Semaphore', () => {
   void it('the default is four per CPU', () => {
     assert.ok(defaultPodStartConcurrency() >= 4);
     assert.equal(defaultPodStartConcurrency() % 4, 0);
+  });
+});
+
+void describe('PodStartSlots', () => {
+  void it('a pod\'s slot is held from hold() until release(); releasing it again, or before hold(), gives back nothing', async () => {
+    const slots = new PodStartSlots({ limit: 1 });
+    const first = slots.slot();
+    const second = slots.slot();
+    const unheld = slots.slot();
+    unheld.release();
+    await first.hold();
+    let secondHeld = false;
+    const holding = second.hold().then(() => {
+      secondHeld = true;
+    });
+    await settle();
+    assert.equal(secondHeld, false, 'the only slot is taken');
+    first.release();
+    first.release();
+    await holding;
+    const third = slots.slot();
+    let thirdHeld = false;
+    const thirdHolding = third.hold().then(() => {
+      thirdHeld = true;
+    });
+    await settle();
+    assert.equal(thirdHeld, false, 'a second release of the first gave back nothing');
+    second.release();
+    await thirdHolding;
+    third.release();
   });
 });

@@ -1,24 +1,53 @@
 /**
- * The runtime manager's bound of pods starting at once, so that many pods arriving together (a
- * node's 110 at start) do not all hit the runtime and its network plugins at the same time. A
- * pod holds its slot from its RunPodSandbox call until the runtime has started its first
- * container (not through that container's postStart hook, which may take long): its container
+ * The runtime manager's bound of pods starting at once (`PodStartSlots`), so that many pods
+ * arriving together (a node's 110 at start) do not all hit the runtime and its network plugins
+ * at the same time. A pod holds its slot from its RunPodSandbox call until the runtime has
+ * started its first container (not through that container's postStart hook, nor while its
+ * image may still be pulling once the sandbox is made: both may take long). Its container
  * starts count against the bound as its sandbox does, so the runtime has about as many pods in
- * flight as the bound says. (Bounding the RunPodSandbox calls alone let the starts of the pods
- * past their sandbox pile on top: in one interleaved comparison with CNI networking, 3 rounds
- * of 110 pods at once, 18.9 s on average against 15.0 s with the slot held to the first start,
- * the raw CRI calls at their best 14.8 s. How far the agent stays from the raw calls still
- * varies from run to run: see the README's performance table.) The semaphore itself is
- * src/api/semaphore.ts.
+ * flight as the bound says, where bounding the RunPodSandbox calls alone lets the starts of the
+ * pods past their sandbox pile on top. The semaphore itself is src/api/semaphore.ts.
  */
 import os from 'node:os';
+import { Semaphore } from '../../api/semaphore.js';
 
-/**
- * The default bound of pods starting at once: four per CPU the process may use (on 2 cores, 8
- * pods in flight made 110 raw pods about as fast as 4, and faster than 2: bench/agent-pods.ts (c)).
- */
+/** The default bound of pods starting at once: four per CPU the process may use. */
 export function defaultPodStartConcurrency(): number {
   return 4 * os.availableParallelism();
 }
 
-export { Semaphore } from '../../api/semaphore.js';
+/** One pod's start slot: not held until `hold()`; `release` gives it back once (and nothing before `hold()`). */
+export interface PodStartSlot {
+  /** Waits for a free slot and holds it. */
+  hold(): Promise<void>;
+  /** Gives the slot back; a function of its own, to be handed on as a callback. */
+  readonly release: () => void;
+}
+
+/**
+ * The agent-wide start slots. What they buy shows only with many pods at once: the pod bench's
+ * 110-pod bursts (CNI and host network), with and without them.
+ */
+export class PodStartSlots {
+  private readonly slots: Semaphore;
+
+  /** `limit`: pods starting at once at most (default: four per CPU; 0: no bound). */
+  constructor(options: { readonly limit?: number | undefined }) {
+    this.slots = new Semaphore(options.limit ?? defaultPodStartConcurrency());
+  }
+
+  /** A slot for one pod's sync, not yet held. */
+  slot(): PodStartSlot {
+    let giveBack: (() => void) | undefined;
+    return {
+      hold: async () => {
+        giveBack = await this.slots.hold();
+      },
+      release: () => {
+        giveBack?.();
+      },
+    };
+  }
+}
+
+export { Semaphore };
