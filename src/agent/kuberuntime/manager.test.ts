@@ -9,6 +9,7 @@ import { LogRoot } from '../logging/index.js';
 import type { CreateContainerRequest, RunPodSandboxRequest, StopContainerRequest } from '../runtime/cri/index.js';
 import { FakeRuntime } from './fake-runtime.js';
 import { createRuntimeManager } from './manager.js';
+import { createPodStatusCache } from './status-cache.js';
 import type { ManagerImages, RuntimeManagerOptions } from './options.js';
 import type { PodRuntimeManager, PodSyncResult } from './types.js';
 
@@ -50,6 +51,12 @@ function env(extra: Partial<RuntimeManagerOptions> = {}): Env {
 
 function pod(spec: Partial<Pod['spec']> = {}, uid = `uid-${++n}`): Pod {
   return { metadata: { name: 'web', namespace: 'shop', uid }, spec: { containers: [{ name: 'app', image: IMAGE }], terminationGracePeriodSeconds: 7, ...spec } };
+}
+
+/** A sync result without the status read after it (checked on its own where it matters). */
+function withoutStatus(r: PodSyncResult): Omit<PodSyncResult, 'status'> {
+  const { status: _status, ...rest } = r;
+  return rest;
 }
 
 function created(fake: FakeRuntime): CreateContainerRequest[] {
@@ -100,9 +107,18 @@ void describe('syncPod', () => {
     fake.exit(running(fake, 'app'), 1);
     const restarted = await sync(host);
     assert.equal(restarted.status, undefined, 'a pod that held a container is read again by the caller');
-    const missing = await sync(pod({ containers: [{ name: 'app', image: 'absent:1', imagePullPolicy: 'Never' }] }));
+  });
+
+  void it('keeps no status of a pod whose sync left problems: the next change the PLEG sees syncs it', async () => {
+    const cache = createPodStatusCache();
+    const { sync } = env({ statusCache: cache });
+    const p = pod({ hostNetwork: true, containers: [{ name: 'app', image: IMAGE }, { name: 'absent', image: 'absent:1', imagePullPolicy: 'Never' }] });
+    const seenAt = Date.now() - 1;
+    const stillNeeded = cache.observe(p.metadata?.uid ?? '', [], seenAt);
+    const missing = await sync(p);
     assert.deepEqual(missing.errors.map((e) => e.reason), ['ErrImageNeverPull']);
-    assert.equal(missing.status, undefined, 'a sync that left problems is read again by the caller');
+    assert.deepEqual(missing.status?.containers.map((c) => [c.name, c.state]), [['app', 'running']], 'read past the cache, for the caller');
+    assert.equal(stillNeeded?.(), true, 'nothing kept that would explain the change');
   });
 
   void it('restarts an exited container at once, then backs off (CrashLoopBackOff, doubling), with the time left', async () => {
@@ -117,7 +133,7 @@ void describe('syncPod', () => {
     fake.exit(running(fake, 'app'), 1);
     clock.t += 3000;
     const r = await sync(p);
-    assert.deepEqual(r, {
+    assert.deepEqual(withoutStatus(r), {
       errors: [{ container: 'app', reason: 'CrashLoopBackOff', message: `back-off 10s restarting failed container=app pod=web_shop(${uid})` }],
       requeueAfterMs: 7000,
     });
@@ -188,7 +204,7 @@ void describe('syncPod', () => {
   void it('reports each failing step with its reason', async () => {
     const { fake, sync } = env();
     fake.failNext('runPodSandbox', new OrchError('CRI_ERROR', 'internal', 'no network'));
-    assert.deepEqual(await sync(pod()), { errors: [{ reason: 'CreatePodSandboxError', message: 'failed to create pod sandbox: no network' }] });
+    assert.deepEqual(withoutStatus(await sync(pod())), { errors: [{ reason: 'CreatePodSandboxError', message: 'failed to create pod sandbox: no network' }] });
     const p = pod({ containers: [{ name: 'a', image: IMAGE }, { name: 'b', image: IMAGE }, { name: 'c', image: 'absent:1', imagePullPolicy: 'Never' }, { name: 'd', image: IMAGE, env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] });
     fake.failNext('createContainer', new OrchError('CRI_ERROR', 'internal', 'bad mount'));
     fake.failNext('startContainer', new OrchError('CRI_ERROR', 'internal', 'exec: not found'));
@@ -278,7 +294,7 @@ void describe('syncPod', () => {
     assert.equal(first.requeueAfterMs, 500);
     clock.t += 100;
     const second = await sync(p);
-    assert.deepEqual(second, { errors: [{ container: 'app', reason: 'ImagePullBackOff', message: 'Back-off pulling image "missing:1"' }], requeueAfterMs: 400 });
+    assert.deepEqual(withoutStatus(second), { errors: [{ container: 'app', reason: 'ImagePullBackOff', message: 'Back-off pulling image "missing:1"' }], requeueAfterMs: 400 });
   });
 });
 

@@ -177,10 +177,15 @@ class RuntimeManager implements PodRuntimeManager {
       cache?.invalidate(uid);
     }
     const { made, ...outcome } = result;
+    if (outcome.errors.length > 0) {
+      // Read past the cache, which keeps nothing of the pod now: a change the PLEG sees while
+      // problems are left (an image still pulling, a container that failed to start) syncs it.
+      return { ...outcome, status: await readPodStatus(this.options.runtime, this.options.logger, this.now, uid, status.name, status.namespace) };
+    }
     // A pod that held nothing holds exactly what this sync made: its statuses are read without
     // listing (upstream lists by label again; here that is two calls of the four a new pod's
     // status took, and during a burst every call competes with the runtime for the CPU).
-    if (made === undefined || status.sandboxes.length > 0 || status.containers.length > 0 || outcome.errors.length > 0) return outcome;
+    if (made === undefined || status.sandboxes.length > 0 || status.containers.length > 0) return outcome;
     const read = (): Promise<RuntimePodStatus> =>
       readStatuses(this.options.runtime, this.options.logger, this.now, { uid, name: status.name, namespace: status.namespace }, [made.sandbox], made.containerIds);
     return { ...outcome, status: await (cache?.read(uid, read) ?? read()) };
