@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { isGone, isUnavailable } from '../../src/api/errors.js';
-import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from '../../src/apiserver/storage/index.js';
-import { runStoreConformance } from '../../src/apiserver/storage/conformance.js';
-import { waitFor } from '../helpers/wait.js';
+import { isGone, isUnavailable } from '../../api/errors.js';
+import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from './index.js';
+import { runStoreConformance } from './conformance.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -68,7 +68,7 @@ await Promise.all(Array.from({ length: 16 }, writer));
 void describe('sqlite store on disk', () => {
   void it('keeps every acknowledged write after kill -9', async () => {
     const dir = tempDir();
-    const moduleUrl = new URL('../../src/apiserver/storage/index.js', import.meta.url).href;
+    const moduleUrl = new URL('./index.js', import.meta.url).href;
     const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER, moduleUrl, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => {
       resolve(signal);
