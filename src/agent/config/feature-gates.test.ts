@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { specText } from './test-helpers.js';
+import { specText } from './fixtures.js';
 import { FEATURE_GATES, featureGateHelp, resolveFeatureGates, unknownGates } from './feature-gates.js';
 
 void describe('feature gates', () => {

@@ -4,7 +4,7 @@ import { getPath } from '../schema.js';
 import { fieldAt } from '../schema.js';
 import { configurationSchema } from '../types.js';
 import { flagDefaults } from '../resolve.js';
-import { resolveArgs, specText } from '../test-helpers.js';
+import { resolveArgs, specText } from '../fixtures.js';
 import { helpText } from './help.js';
 import { FLAGS, defaultCommandLineOptions } from './table.js';
 

@@ -52,7 +52,7 @@ export async function problemsOf(
  * repository so that the tests need nothing beside it).
  */
 export function specText(file: string): string {
-  // dist/src/agent/config/test-helpers.js -> the repository root is four levels up from dist/src/agent/config.
+  // dist/src/agent/config/fixtures.js -> the repository root is four levels up from dist/src/agent/config.
   const repo = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
   return readFileSync(join(repo, 'src', 'agent', 'config', 'testdata', file), 'utf8');
 }
