@@ -1,6 +1,7 @@
 /**
- * Helpers for the configuration tests: temporary files and a short way to resolve a
- * command line. Test-only; nothing outside *.test.ts imports it.
+ * Helpers for the configuration tests: temporary files, a short way to resolve a command
+ * line, and the facts of the specification they check against (testdata/). Test-only; nothing
+ * outside *.test.ts imports it.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
