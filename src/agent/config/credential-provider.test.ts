@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AggregateInvalidError } from '../../api/errors.js';
 import { loadCredentialProviderConfig, matchImageProblem } from './credential-provider.js';
-import { tempFiles } from './test-helpers.js';
+import { tempFiles } from './fixtures.js';
 
 const HEAD = 'apiVersion: nodeagent.config.orch.io/v1beta1\nkind: CredentialProviderConfig\n';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { specText } from './test-helpers.js';
+import { specText } from './fixtures.js';
 import { FEATURE_GATES, featureGateHelp, resolveFeatureGates, unknownGates } from './feature-gates.js';
 
 void describe('feature gates', () => {
@@ -14,7 +14,7 @@ void describe('feature gates', () => {
   });
 
   void it('matches the spec list name by name', () => {
-    const lines = specText('000_c4f99956f78421cc.txt').split('\n').filter((l) => /^\s+- (Alpha|Beta), default (true|false): /.test(l));
+    const lines = specText('feature-gates.txt').split('\n').filter((l) => /^\s+- (Alpha|Beta), default (true|false): /.test(l));
     assert.equal(lines.length, 4);
     let templated = 0;
     let listed = 0;

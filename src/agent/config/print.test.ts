@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { renderConfiguration, splitPrintArgs, toWireObject } from './print.js';
-import { HEADER, resolveArgs, tempFiles } from './test-helpers.js';
+import { HEADER, resolveArgs, tempFiles } from './fixtures.js';
 
 void describe('config print', () => {
   void it('splits its own flags from the agent flags', () => {

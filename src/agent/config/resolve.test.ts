@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MINUTE, SECOND } from './schema.js';
 import { DROPIN_ENV, fileDefaults, flagDefaults } from './resolve.js';
-import { HEADER, problemsOf, resolveArgs, tempFiles } from './test-helpers.js';
+import { HEADER, problemsOf, resolveArgs, tempFiles } from './fixtures.js';
 
 // A file start needs the API server for the file's default webhook authn/authz.
 const API = '--orchconfig=/etc/nodeagent/orchconfig';

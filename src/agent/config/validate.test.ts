@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { resolveFeatureGates } from './feature-gates.js';
 import { defaultCommandLineOptions } from './flags/table.js';
 import { flagDefaults } from './resolve.js';
-import { HEADER, problemsOf, resolveArgs, tempFiles } from './test-helpers.js';
+import { HEADER, problemsOf, resolveArgs, tempFiles } from './fixtures.js';
 import type { NodeagentConfiguration } from './types.js';
 import { validateConfiguration } from './validate.js';
 

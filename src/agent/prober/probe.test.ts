@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Server, ServerCredentials, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import { createCertificate, type IssuedCertificate } from '../server/certs.js';
 import { grpcProbe, healthCodec, HEALTH_CHECK_METHOD, type ServingStatus } from './grpc.js';
 import { resolveContainerPort } from './http.js';
 import { runProbe, probeTimings } from './probe.js';
@@ -97,18 +94,16 @@ void describe('httpGet probe', () => {
 });
 
 void describe('httpGet probe over HTTPS', () => {
-  let dir = '';
+  let serving: IssuedCertificate = { certPem: '', keyPem: '' };
   let server: https.Server | undefined;
-  before(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'na-probe-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=probe-test', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+  before(async () => {
+    serving = await createCertificate({ subject: { commonName: 'probe-test' }, serverAuth: true, keyType: 'ecdsa' });
   });
   after(async () => {
     if (server !== undefined) await close(server);
-    rmSync(dir, { recursive: true, force: true });
   });
   void it('does not verify the certificate', async () => {
-    server = https.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, (_req, res) => res.writeHead(204).end());
+    server = https.createServer({ key: serving.keyPem, cert: serving.certPem }, (_req, res) => res.writeHead(204).end());
     const port = await listen(server);
     assert.equal((await probe({ httpGet: { path: '/', port, scheme: 'HTTPS' } })).result, 'success');
   });

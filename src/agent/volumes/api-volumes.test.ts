@@ -1,20 +1,19 @@
 /**
  * configMap, secret, projected and downwardAPI volumes through the volume manager: layout,
- * refresh on every call, the refresh-failure rule, tmpfs for secrets (as root), read-only mounts.
+ * refresh on every call, the refresh-failure rule, read-only mounts (tmpfs for secrets, which
+ * needs root, is test/integration/volume-secret-tmpfs.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Buffer } from 'node:buffer';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { DATA_DIR_NAME } from './atomic-writer.js';
-import { assertRejectsWith, FakeLogger, makeTempDir, removeTempDir, requireRoot } from './fixtures.js';
+import { assertRejectsWith, FakeLogger, makeTempDir, removeTempDir } from './fixtures.js';
 import { createVolumeManager } from './manager.js';
-import { isAtOrBelow, readMountInfo } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
-import { podDir, volumeDir } from './paths.js';
+import { volumeDir } from './paths.js';
 import { VOLUME_KEY_NOT_FOUND, VOLUME_OBJECT_NOT_FOUND, VOLUME_OBJECT_UNAVAILABLE, type VolumeObjectSource } from './types.js';
 
 /** An in-memory API: maps to edit between calls, and a switch to make reads fail. */
@@ -140,41 +139,5 @@ void describe('API-backed volumes through the manager', () => {
     assert.equal(await readFile(join(dir, 'cpu'), 'utf8'), '3');
     await manager.preparePodVolumes(pod('d-1', [volume], { a: 'changed' }));
     assert.equal(await readFile(join(dir, 'labels'), 'utf8'), 'a="changed"');
-  });
-});
-
-void describe('secret and projected volumes (tmpfs, as root)', () => {
-  let rootDir = '';
-  const objects = new FakeObjects();
-  before(async () => {
-    requireRoot('the secret volume tests');
-    rootDir = await makeTempDir('apivol-mnt');
-  });
-  after(async () => {
-    if (rootDir !== '') await removeTempDir(rootDir);
-  });
-
-  void it('secret: decoded files on a tmpfs mounted once, fsGroup applied, unmounted by cleanup', async () => {
-    objects.secrets.set('ns/db', { metadata: { name: 'db' }, data: { password: Buffer.from('s3cret').toString('base64') } });
-    objects.configMaps.set('ns/app', { metadata: { name: 'app' }, data: { mode: 'prod' } });
-    const manager = createVolumeManager({ rootDir, logger: new FakeLogger(), objects });
-    const p = pod('s-1', [
-      { name: 'db', secret: { secretName: 'db', defaultMode: 0o400 } },
-      { name: 'all', projected: { sources: [{ secret: { name: 'db' } }, { configMap: { name: 'app' } }] } },
-    ], {}, 2345);
-    const first = await manager.preparePodVolumes(p);
-    await manager.preparePodVolumes(p);
-    const secretDir = volumeDir(rootDir, 's-1', 'orch.io~secret', 'db');
-    const projectedDir = volumeDir(rootDir, 's-1', 'orch.io~projected', 'all');
-    assert.deepEqual(first.get('db'), { kind: 'secret', hostPath: secretDir, readOnly: true });
-    assert.equal(await readFile(join(secretDir, 'password'), 'utf8'), 's3cret');
-    const st = await stat(join(secretDir, 'password'));
-    assert.equal(st.mode & 0o777, 0o440); // 0400 plus g+r for the fsGroup, as upstream
-    assert.equal(st.gid, 2345);
-    assert.deepEqual([await readFile(join(projectedDir, 'password'), 'utf8'), await readFile(join(projectedDir, 'mode'), 'utf8')], ['s3cret', 'prod']);
-    const mounts = (await readMountInfo()).filter((m) => isAtOrBelow(m.mountPoint, podDir(rootDir, 's-1')));
-    assert.deepEqual(mounts.map((m) => [m.mountPoint, m.fsType]).sort(), [[projectedDir, 'tmpfs'], [secretDir, 'tmpfs']]);
-    await manager.cleanupPodVolumes('s-1');
-    assert.deepEqual((await readMountInfo()).filter((m) => isAtOrBelow(m.mountPoint, podDir(rootDir, 's-1'))), []);
   });
 });

@@ -101,21 +101,6 @@ void describe('atomic writer', () => {
     assert.equal((await stat(join(dir, 'secret'))).mode & 0o777, 0o440);
   });
 
-  void it('fsGroup: group ownership, g+r on files, setgid and g+rx on directories', async () => {
-    const dir = await volume();
-    const gid = 4321;
-    await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), now, fsGroup: gid, subject: 'v' });
-    const key = await stat(join(dir, 'key'));
-    assert.equal(key.gid, gid);
-    assert.equal(key.mode & 0o777, 0o440);
-    const sub = await stat(join(dir, 'd'));
-    assert.equal(sub.gid, gid);
-    assert.equal(sub.mode & 0o2000, 0o2000);
-    assert.equal((await stat(join(dir, 'd/e'))).gid, gid);
-    // Unchanged with the same fsGroup.
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), now, fsGroup: gid, subject: 'v' }), false);
-  });
-
   void it('rewrites when ..data dangles, and removes payload directories a crash left', async () => {
     const dir = await volume();
     await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), now, subject: 'v' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveArgs, problemsOf } from '../test-helpers.js';
+import { resolveArgs, problemsOf } from '../fixtures.js';
 import { parseArgs } from './parser.js';
 import { FLAGS_BY_NAME, FLAGS_BY_SHORT } from './table.js';
 import { parseGoBool, parseGoInt } from './values.js';

@@ -4,19 +4,19 @@ import { getPath } from '../schema.js';
 import { fieldAt } from '../schema.js';
 import { configurationSchema } from '../types.js';
 import { flagDefaults } from '../resolve.js';
-import { resolveArgs, specText } from '../test-helpers.js';
+import { resolveArgs, specText } from '../fixtures.js';
 import { helpText } from './help.js';
 import { FLAGS, defaultCommandLineOptions } from './table.js';
 
-/** The spec's flag table (../shared/spec beside the repository, as on every machine and in CI). */
-function specFlagRows(): { names: string[]; dep: string; def: string }[] {
-  const rows: { names: string[]; dep: string; def: string }[] = [];
-  for (const line of specText('000_c4f99956f78421cc.txt').split('\n')) {
+/** The spec's flag table (testdata/flags.txt): each flag's names (shorthand first) and deprecation. */
+function specFlagRows(): { names: string[]; dep: string }[] {
+  const rows: { names: string[]; dep: string }[] = [];
+  for (const line of specText('flags.txt').split('\n')) {
     if (!line.startsWith('| -')) continue;
     const cells = line.split('|').map((c) => c.trim());
-    if (cells.length !== 7) continue; // | Flag | Type | Default | Dep | Meaning |
+    if (cells.length !== 4) continue; // | Flag | Dep |
     const names = (cells[1] ?? '').split(',').map((n) => n.trim().replace(/^-+/, ''));
-    rows.push({ names, dep: cells[4] ?? '', def: cells[3] ?? '' });
+    rows.push({ names, dep: cells[2] ?? '' });
   }
   return rows;
 }

@@ -1,8 +1,9 @@
 /**
- * Helpers for the configuration tests: temporary files and a short way to resolve a
- * command line. Test-only; nothing outside *.test.ts imports it.
+ * Helpers for the configuration tests: temporary files, a short way to resolve a command
+ * line, and the facts of the specification they check against (testdata/). Test-only; nothing
+ * outside *.test.ts imports it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -47,11 +48,12 @@ export async function problemsOf(
   throw new Error(`expected ${argv.join(' ')} to be rejected`);
 }
 
-/** The text of a specification file (../shared/spec beside the repository, as on every machine and in CI). */
+/**
+ * The text of a fixture taken from the specification (src/agent/config/testdata/, kept in the
+ * repository so that the tests need nothing beside it).
+ */
 export function specText(file: string): string {
-  // dist/src/agent/config/test-helpers.js -> the repository root is four levels up from dist/src/agent/config.
+  // dist/src/agent/config/fixtures.js -> the repository root is four levels up from dist/src/agent/config.
   const repo = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
-  const path = join(repo, '..', 'shared', 'spec', file);
-  if (!existsSync(path)) throw new Error(`the specification is missing at ${path} (shared/ must sit beside the repository)`);
-  return readFileSync(path, 'utf8');
+  return readFileSync(join(repo, 'src', 'agent', 'config', 'testdata', file), 'utf8');
 }

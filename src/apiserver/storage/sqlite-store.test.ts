@@ -1,19 +1,17 @@
 /**
  * The SQLite store: the shared conformance suite, plus what only a file-backed store has to
- * prove: acknowledged writes survive kill -9, the revision and the history survive a reopen,
- * retention compaction, and one owner per file.
+ * prove: the revision and the history survive a reopen, retention compaction, and one owner per
+ * file (that acknowledged writes survive kill -9 is test/integration/store-sqlite-crash.test.ts).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { isGone, isUnavailable } from '../../src/api/errors.js';
-import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from '../../src/apiserver/storage/index.js';
-import { runStoreConformance } from '../../src/apiserver/storage/conformance.js';
-import { waitFor } from '../helpers/wait.js';
+import { isGone, isUnavailable } from '../../api/errors.js';
+import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from './index.js';
+import { runStoreConformance } from './conformance.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -48,50 +46,7 @@ async function withSqlite(options: SqliteStoreOptions, body: (store: ManagedStor
   }
 }
 
-/** Creates objects from 16 concurrent writers and prints each key once its create resolved. */
-const WRITER = `
-const [moduleUrl, dataDir] = process.argv.slice(1);
-const { openSqliteStore } = await import(moduleUrl);
-const store = await openSqliteStore({ dataDir });
-let next = 0;
-const writer = async () => {
-  for (;;) {
-    const n = next++;
-    const key = '/things/ns/o' + n;
-    await store.create(key, { metadata: { name: 'o' + n }, payload: 'x'.repeat(700) });
-    process.stdout.write(key + '\\n');
-  }
-};
-await Promise.all(Array.from({ length: 16 }, writer));
-`;
-
 void describe('sqlite store on disk', () => {
-  void it('keeps every acknowledged write after kill -9', async () => {
-    const dir = tempDir();
-    const moduleUrl = new URL('../../src/apiserver/storage/index.js', import.meta.url).href;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER, moduleUrl, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => {
-      resolve(signal);
-    }));
-    const acknowledged: string[] = [];
-    const lines = createInterface({ input: child.stdout });
-    const drained = new Promise((resolve) => lines.once('close', resolve));
-    lines.on('line', (line) => {
-      acknowledged.push(line);
-      if (acknowledged.length === 2000) child.kill('SIGKILL');
-    });
-    assert.equal(await exited, 'SIGKILL', 'the writer was killed mid-stream');
-    await drained;
-    assert.ok(acknowledged.length >= 2000, `acknowledged ${acknowledged.length}`);
-    await withSqlite({ dataDir: dir, ...testOptions }, async (store) => {
-      for (const key of acknowledged) await store.get(key);
-      const list = await store.list('/things/ns/');
-      assert.ok(list.items.length >= acknowledged.length);
-      assert.equal(list.resourceVersion, await store.currentRevision());
-      assert.equal(Number(list.resourceVersion), list.items.length, 'one revision per create, none lost or reused');
-    });
-  });
-
   void it('keeps the revision and the change history across a reopen', async () => {
     const dir = tempDir();
     let firstRv = '';

@@ -3,9 +3,9 @@ import { chmod, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 
-import { OrchError } from '../../api/errors.js';
-import { RecordingLog, flockState, makeTempDir, type TempDir } from './fixtures.js';
-import { KERNEL_TUNABLES, runStartupChecks, type StartupChecksOptions, type StartupHost } from './index.js';
+import { OrchError } from '../../src/api/errors.js';
+import { RecordingLog, flockState, makeTempDir, type TempDir } from '../../src/agent/startup/fixtures.js';
+import { KERNEL_TUNABLES, runStartupChecks, type StartupChecksOptions, type StartupHost } from '../../src/agent/startup/index.js';
 
 const FAKE_PID = 4242;
 

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 
-import { waitFor } from '../../../test/helpers/wait.js';
-import { OrchError } from '../../api/errors.js';
-import { RecordingLog, flockState, makeTempDir, type TempDir } from './fixtures.js';
-import { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from './lock-file.js';
+import { waitFor } from '../helpers/wait.js';
+import { OrchError } from '../../src/api/errors.js';
+import { RecordingLog, flockState, makeTempDir, type TempDir } from '../../src/agent/startup/fixtures.js';
+import { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from '../../src/agent/startup/lock-file.js';
 
 let dir: TempDir;
 let lockPath: string;
@@ -67,7 +67,7 @@ await acquireLockFile({
 console.log('held');
 ${stay ? 'setInterval(() => {}, 1 << 30);' : ''}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, LOCK_MODULE: new URL('./lock-file.js', import.meta.url).href, LOCK_PATH: lockPath },
+    env: { ...process.env, LOCK_MODULE: new URL('../../src/agent/startup/lock-file.js', import.meta.url).href, LOCK_PATH: lockPath },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

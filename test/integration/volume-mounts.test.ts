@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod, Volume } from 'kubernetes-types/core/v1.js';
 
-import { waitFor } from '../../../test/helpers/wait.js';
-import { createVolumeManager } from './manager.js';
-import { isAtOrBelow, readMountInfo } from './mountinfo.js';
-import { emptyDirPath, podDir } from './paths.js';
-import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from './fixtures.js';
+import { waitFor } from '../helpers/wait.js';
+import { createVolumeManager } from '../../src/agent/volumes/manager.js';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
+import { emptyDirPath, podDir } from '../../src/agent/volumes/paths.js';
+import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
 
 const execFileAsync = promisify(execFile);
 

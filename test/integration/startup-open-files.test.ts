@@ -3,9 +3,9 @@ import { chmod, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 
-import { OrchError } from '../../api/errors.js';
-import { RecordingLog, makeTempDir, type TempDir } from './fixtures.js';
-import { raiseOpenFileLimit, readOpenFileLimits, type OpenFileLimits } from './open-files.js';
+import { OrchError } from '../../src/api/errors.js';
+import { RecordingLog, makeTempDir, type TempDir } from '../../src/agent/startup/fixtures.js';
+import { raiseOpenFileLimit, readOpenFileLimits, type OpenFileLimits } from '../../src/agent/startup/open-files.js';
 
 let dir: TempDir;
 beforeEach(async () => {

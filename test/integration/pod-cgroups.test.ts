@@ -9,11 +9,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { waitFor } from '../../../test/helpers/wait.js';
-import { BURSTABLE, FakeLogger, podWith } from './fixtures.js';
-import { discoverCgroupHierarchies, type CgroupHierarchy } from './hierarchies.js';
-import { CM_CGROUP_BUSY, createPodCgroups } from './pod-cgroups.js';
-import { OrchError } from '../../api/errors.js';
+import { waitFor } from '../helpers/wait.js';
+import { BURSTABLE, FakeLogger, podWith } from '../../src/agent/cm/fixtures.js';
+import { discoverCgroupHierarchies, type CgroupHierarchy } from '../../src/agent/cm/hierarchies.js';
+import { CM_CGROUP_BUSY, createPodCgroups } from '../../src/agent/cm/pod-cgroups.js';
+import { OrchError } from '../../src/api/errors.js';
 
 const UID = '0123abcd-4567-89ef-0123-456789abcdef';
 const testRoot = `orchtest-${process.pid}-${Math.floor(Math.random() * 1e9).toString(16)}`;

@@ -1,0 +1,65 @@
+/**
+ * Secret and projected volumes through the volume manager as root: their files on a tmpfs
+ * mounted once per volume, fsGroup applied, unmounted by cleanup (the other API-backed volume
+ * tests are src/agent/volumes/api-volumes.test.ts).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
+
+import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
+import { createVolumeManager } from '../../src/agent/volumes/manager.js';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
+import { podDir, volumeDir } from '../../src/agent/volumes/paths.js';
+import type { VolumeObjectSource } from '../../src/agent/volumes/types.js';
+
+void describe('secret and projected volumes (tmpfs, as root)', () => {
+  let rootDir = '';
+  const objects = { configMaps: new Map<string, ConfigMap>(), secrets: new Map<string, Secret>() };
+  const source: VolumeObjectSource = {
+    configMap: (namespace, name) => Promise.resolve(objects.configMaps.get(`${namespace}/${name}`)),
+    secret: (namespace, name) => Promise.resolve(objects.secrets.get(`${namespace}/${name}`)),
+  };
+  before(async () => {
+    requireRoot('the secret volume tests');
+    rootDir = await makeTempDir('apivol-mnt');
+  });
+  after(async () => {
+    if (rootDir !== '') await removeTempDir(rootDir);
+  });
+
+  void it('secret: decoded files on a tmpfs mounted once, fsGroup applied, unmounted by cleanup', async () => {
+    objects.secrets.set('ns/db', { metadata: { name: 'db' }, data: { password: Buffer.from('s3cret').toString('base64') } });
+    objects.configMaps.set('ns/app', { metadata: { name: 'app' }, data: { mode: 'prod' } });
+    const manager = createVolumeManager({ rootDir, logger: new FakeLogger(), objects: source });
+    const volumes: Volume[] = [
+      { name: 'db', secret: { secretName: 'db', defaultMode: 0o400 } },
+      { name: 'all', projected: { sources: [{ secret: { name: 'db' } }, { configMap: { name: 'app' } }] } },
+    ];
+    const p: Pod = {
+      metadata: { name: 'p', namespace: 'ns', uid: 's-1' },
+      spec: {
+        containers: [{ name: 'app', volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` })) }],
+        volumes,
+        securityContext: { fsGroup: 2345 },
+      },
+    };
+    const first = await manager.preparePodVolumes(p);
+    await manager.preparePodVolumes(p);
+    const secretDir = volumeDir(rootDir, 's-1', 'orch.io~secret', 'db');
+    const projectedDir = volumeDir(rootDir, 's-1', 'orch.io~projected', 'all');
+    assert.deepEqual(first.get('db'), { kind: 'secret', hostPath: secretDir, readOnly: true });
+    assert.equal(await readFile(join(secretDir, 'password'), 'utf8'), 's3cret');
+    const st = await stat(join(secretDir, 'password'));
+    assert.equal(st.mode & 0o777, 0o440); // 0400 plus g+r for the fsGroup, as upstream
+    assert.equal(st.gid, 2345);
+    assert.deepEqual([await readFile(join(projectedDir, 'password'), 'utf8'), await readFile(join(projectedDir, 'mode'), 'utf8')], ['s3cret', 'prod']);
+    const mounts = (await readMountInfo()).filter((m) => isAtOrBelow(m.mountPoint, podDir(rootDir, 's-1')));
+    assert.deepEqual(mounts.map((m) => [m.mountPoint, m.fsType]).sort(), [[projectedDir, 'tmpfs'], [secretDir, 'tmpfs']]);
+    await manager.cleanupPodVolumes('s-1');
+    assert.deepEqual((await readMountInfo()).filter((m) => isAtOrBelow(m.mountPoint, podDir(rootDir, 's-1'))), []);
+  });
+});
