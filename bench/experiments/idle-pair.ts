@@ -11,8 +11,8 @@
  * another checkout's; default this checkout's) and the node flags it runs with (--a-flags/
  * --b-flags; default the flags of that launcher's #! line, whose environment applies either way).
  *
- *   node dist/bench/experiments/idle-pair.js [--a-bin PATH] [--a-flags "<node flags>"]
- *     [--b-bin PATH] [--b-flags "<node flags>"] [--pods 110] [--rounds 4] [--window 40] [--settle 20]
+ *   node dist/bench/experiments/idle-pair.js [--a-bin PATH] [--a-flags="<node flags>"]
+ *     [--b-bin PATH] [--b-flags="<node flags>"] [--pods 110] [--rounds 4] [--window 40] [--settle 20]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
