@@ -259,7 +259,7 @@ export function podRows(results: readonly NetworkResult[], agentBins: readonly s
     agentBins.forEach((bin, i) => {
       const { ratio, round } = medianRatio(r.rounds, i);
       rows.push({
-        measure: `${BURST} pods at once, ${NETWORK_NAMES[r.network]}: agent / raw, median of ${r.rounds.length === 1 ? 'one round' : `${r.rounds.length} rounds`}${agentBins.length > 1 ? ` (${bin})` : ''}`,
+        measure: `${BURST} pods at once, ${NETWORK_NAMES[r.network]}: agent / raw, ${r.rounds.length === 1 ? 'one round' : `median of ${r.rounds.length} rounds`}${agentBins.length > 1 ? ` (${bin})` : ''}`,
         baseline: `raw CRI at ${RAW_CONCURRENCY} in flight, ${seconds(round.rawMs)}`,
         ours: `${ratio.toFixed(2)}× (${seconds(round.agentMs[i] ?? NaN)})`,
         target: '1.15×',

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import { openEtcdStore, openSqliteStore, type ManagedStore, type StoredObject } from '../src/apiserver/storage/index.js';
 import { startEtcd } from '../test/helpers/etcd.js';
-import { formatTable, isMain, ms, percentile, seconds, type Row } from './table.js';
+import { formatTable, isMain, ms, percentile, type Row } from './table.js';
 
 export interface StoreBenchOptions {
   readonly quick?: boolean;
@@ -187,7 +187,7 @@ export async function runStoreBench(o: StoreBenchOptions = {}): Promise<Row[]> {
       await rate(listObjects, CONCURRENCY, (i) => store.create(keyOf(i), eventObject(i)));
       const list = await timedPagedList(store, PAGE_SIZE);
       if (list.items !== listObjects) throw new Error(`${subject} listed ${list.items} of ${listObjects}`);
-      listed.push(`${subject} ${seconds(list.ms)}`);
+      listed.push(`${subject} ${(list.ms / 1000).toFixed(2)} s`);
       await store.close();
     }
     const rawList = await rawPagedList(client, '/list/events/bench/', PAGE_SIZE);
@@ -199,7 +199,7 @@ export async function runStoreBench(o: StoreBenchOptions = {}): Promise<Row[]> {
         target: '50 %',
       },
       { measure: `Store watch delivery, ${WATCHERS} watchers, p50 / p99`, baseline: `raw etcd watch ${p(rawWatch)}`, ours: watched.join(', '), target: '' },
-      { measure: `Store paged list, ${listObjects} objects by ${PAGE_SIZE}`, baseline: `raw etcd range ${seconds(rawList.ms)}`, ours: listed.join(', '), target: '' },
+      { measure: `Store paged list, ${listObjects} objects by ${PAGE_SIZE}`, baseline: `raw etcd range ${(rawList.ms / 1000).toFixed(2)} s`, ours: listed.join(', '), target: '' },
     ];
   } finally {
     client.close();
