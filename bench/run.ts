@@ -1,49 +1,49 @@
 /**
- * `npm run bench`: the agent-pods benchmark (bench/agent-pods.ts; `--quick` is passed on),
- * the agent with the API server (bench/agent-apiserver.ts, SQLite; `--quick` is passed on),
- * then the storage benchmark (bench/store.ts), each printing its table. A benchmark, not a
- * test: targets are shown, never enforced; only a benchmark that cannot run sets a non-zero
- * exit code (the next one still runs).
+ * `npm run bench`: the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
+ * SQLite) and the store bench (bench/store.ts), then the rows of the README's Performance table
+ * with the commit and the date they were measured at. Progress goes to stderr, the table to
+ * stdout. A bench, not a test: targets are shown, never enforced; a bench that cannot run sets a
+ * non-zero exit code and the next one still runs.
  *
- *   npm run bench [-- --quick]
+ *   npm run bench [-- --quick]   (--quick: one burst round, shorter idle window, fewer pods and objects)
  */
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { formatAgentApiServerTable, runAgentApiServerBench } from './agent-apiserver.js';
-import { exitOnSignals, formatAgentPodsTable, runAgentPodsBench } from './agent-pods.js';
+import { apiServerRows, runApiServerBench } from './apiserver.js';
+import { podRows, runPodBench } from './pods.js';
 import { runStoreBench } from './store.js';
+import { exitOnSignals, formatTable, type Row } from './table.js';
 
-function failed(name: string, err: unknown): void {
-  process.stderr.write(`bench ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
+function commit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head} with uncommitted changes` : head;
+  } catch (err) {
+    return `an unknown commit (${err instanceof Error ? err.message : String(err)})`;
+  }
 }
 
 async function main(): Promise<void> {
   exitOnSignals();
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
-  const print = (line: string): void => void process.stdout.write(`${line}\n`);
-
-  print('## nodeagent pod start-up and idle cost (bench/agent-pods.ts)\n');
-  try {
-    const results = await runAgentPodsBench({ quick: values.quick });
-    for (const r of results) print(`${formatAgentPodsTable(r).join('\n')}\n`);
-  } catch (err) {
-    failed('agent-pods', err);
+  const quick = values.quick;
+  const rows: Row[] = [];
+  const benches: [string, () => Promise<Row[]>][] = [
+    ['pods', async () => podRows(await runPodBench({ quick }))],
+    ['apiserver', async () => apiServerRows(await runApiServerBench({ quick }))],
+    ['store', () => runStoreBench({ quick })],
+  ];
+  for (const [name, run] of benches) {
+    try {
+      rows.push(...(await run()));
+    } catch (err) {
+      process.stderr.write(`bench ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    }
   }
-
-  print('## nodeagent with the API server: kubectl create → Running (bench/agent-apiserver.ts)\n');
-  try {
-    const result = await runAgentApiServerBench({ quick: values.quick });
-    print(`${formatAgentApiServerTable(result).join('\n')}\n`);
-  } catch (err) {
-    failed('agent-apiserver', err);
-  }
-
-  print('## storage (bench/store.ts)\n');
-  try {
-    await runStoreBench({ print });
-  } catch (err) {
-    failed('store', err);
-  }
+  const date = new Date().toISOString().slice(0, 10);
+  process.stdout.write(`\nMeasured at ${commit()} on ${date}${quick ? ' (--quick)' : ''}:\n\n${formatTable(rows).join('\n')}\n`);
 }
 
 void main();

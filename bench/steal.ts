@@ -1,7 +1,7 @@
 /**
- * The machine's steal time (/proc/stat): the share of its CPUs' time that the hypervisor gave
- * to other guests. On a shared VM it drifts by tens of percent within minutes and moves every
- * timing and CPU figure with it, so the pod benchmark reports it beside each phase it compares.
+ * The machine's steal time (/proc/stat): the share of its CPUs' time that the hypervisor gave to
+ * other guests. On a shared VM it drifts by tens of percent within minutes and moves every timing
+ * and CPU figure with it, so the benches print it for each window they measure.
  */
 import { readFile } from 'node:fs/promises';
 
@@ -23,12 +23,16 @@ export function parseCpuTimes(procStat: string): CpuTimes {
   return { steal: values[7] ?? 0, total: values.reduce((a, b) => a + b, 0) };
 }
 
-export async function readCpuTimes(): Promise<CpuTimes> {
-  return parseCpuTimes(await readFile('/proc/stat', 'utf8'));
-}
-
 /** Steal time between two samples, % of all CPUs' time (0 when no time passed). */
 export function stealPercent(a: CpuTimes, b: CpuTimes): number {
   const total = b.total - a.total;
   return total <= 0 ? 0 : (100 * (b.steal - a.steal)) / total;
+}
+
+/** Runs `fn` and returns its result with the machine's steal time over it, %. */
+export async function withSteal<T>(fn: () => Promise<T>): Promise<{ readonly result: T; readonly steal: number }> {
+  const read = async (): Promise<CpuTimes> => parseCpuTimes(await readFile('/proc/stat', 'utf8'));
+  const before = await read();
+  const result = await fn();
+  return { result, steal: stealPercent(before, await read()) };
 }

@@ -1,50 +1,36 @@
 /**
- * Storage benchmark: both Store implementations next to raw etcd, measured in the same run on a
- * fresh single-member etcd and a fresh SQLite file.
+ * The store bench: the API server's two Store implementations (no HTTP) next to raw etcd,
+ * measured in the same run on a fresh single-member etcd and a fresh SQLite file:
  *
- * - create rate of ~1 KiB event-like objects with a TTL at a fixed concurrency, next to the raw
- *   etcd3 put rate of the same bytes at the same concurrency (rounds interleaved, medians);
- * - watch delivery latency (write start -> onEvent) with many watchers, next to raw etcd3 watchers;
- * - a paged list of many objects, next to a raw paged etcd range.
+ * - create rate of ~1 KiB event-like objects with a TTL, 64 in flight, next to raw etcd3 puts of
+ *   the same bytes at the same concurrency (rounds interleaved, the median of 3);
+ * - watch delivery latency (write start -> onEvent) with 100 watchers, next to raw etcd3 watchers;
+ * - a paged list of 100 000 objects by 500, next to a raw paged etcd range.
  *
- * Run: `npm run build && node dist/bench/store.js` (figures vary with the disk and the CPU).
+ *   node dist/bench/store.js [--quick]   (--quick: 1000 creates a round, 10 000 objects listed)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
-import {
-  openEtcdStore,
-  openSqliteStore,
-  type EtcdLeaseMode,
-  type ManagedStore,
-  type StoredObject,
-} from '../src/apiserver/storage/index.js';
+import { openEtcdStore, openSqliteStore, type ManagedStore, type StoredObject } from '../src/apiserver/storage/index.js';
 import { startEtcd } from '../test/helpers/etcd.js';
+import { formatTable, isMain, ms, percentile, type Row } from './table.js';
 
 export interface StoreBenchOptions {
-  /** Objects per create-rate measurement (default 5000). */
-  readonly creates?: number;
-  /** Create-rate rounds; the median is reported (default 3). */
-  readonly rounds?: number;
-  readonly concurrency?: number;
-  readonly watchers?: number;
-  /** Writes observed by the watchers (default 400). */
-  readonly watchWrites?: number;
-  readonly listObjects?: number;
-  readonly pageSize?: number;
-  readonly ttlSeconds?: number;
+  readonly quick?: boolean;
+  /** Progress lines (default: stderr). */
   readonly print?: (line: string) => void;
 }
 
-export interface StoreBenchRow {
-  readonly measure: string;
-  readonly subject: string;
-  readonly value: number;
-  readonly unit: string;
-}
+const CONCURRENCY = 64;
+const ROUNDS = 3;
+const WATCHERS = 100;
+const WATCH_WRITES = 400;
+const PAGE_SIZE = 500;
+const TTL_SECONDS = 3600;
 
 /** An Event of events.orch.io/v1 padded to about 1 KiB of JSON. */
 export function eventObject(i: number): StoredObject {
@@ -81,14 +67,6 @@ async function rate(total: number, concurrency: number, task: (i: number) => Pro
   return total / ((performance.now() - start) / 1000);
 }
 
-function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
-}
-
 /** Latency from write start to delivery, over every (write, watcher) pair. */
 async function storeWatchLatency(store: ManagedStore, watchers: number, writes: number, base: number): Promise<number[]> {
   const started = new Map<string, number>();
@@ -112,7 +90,7 @@ async function storeWatchLatency(store: ManagedStore, watchers: number, writes: 
   const deadline = Date.now() + 30_000;
   while (samples.length < watchers * writes && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   await Promise.all(watches.map((w) => w.close()));
-  return samples.sort((a, b) => a - b);
+  return samples;
 }
 
 async function rawWatchLatency(client: Etcd3, watchers: number, writes: number): Promise<number[]> {
@@ -133,7 +111,7 @@ async function rawWatchLatency(client: Etcd3, watchers: number, writes: number):
   const deadline = Date.now() + 30_000;
   while (samples.length < watchers * writes && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   await Promise.all(all.map((w) => w.cancel()));
-  return samples.sort((a, b) => a - b);
+  return samples;
 }
 
 async function timedPagedList(store: ManagedStore, pageSize: number): Promise<{ ms: number; items: number }> {
@@ -166,102 +144,76 @@ async function rawPagedList(client: Etcd3, prefix: string, pageSize: number): Pr
   return { ms: performance.now() - start, items };
 }
 
-export async function runStoreBench(options: StoreBenchOptions = {}): Promise<StoreBenchRow[]> {
-  const creates = options.creates ?? 5000;
-  const rounds = options.rounds ?? 3;
-  const concurrency = options.concurrency ?? 64;
-  const watchers = options.watchers ?? 100;
-  const watchWrites = options.watchWrites ?? 400;
-  const listObjects = options.listObjects ?? 100_000;
-  const pageSize = options.pageSize ?? 500;
-  const ttlSeconds = options.ttlSeconds ?? 3600;
-  const print = options.print ?? ((line: string) => void process.stdout.write(`${line}\n`));
-  const rows: StoreBenchRow[] = [];
-  const report = (measure: string, subject: string, value: number, unit: string): void => {
-    rows.push({ measure, subject, value, unit });
-    print(`${measure.padEnd(34)} ${subject.padEnd(40)} ${value.toFixed(unit === '/s' ? 0 : 2).padStart(10)} ${unit}`);
-  };
-
+export async function runStoreBench(o: StoreBenchOptions = {}): Promise<Row[]> {
+  const creates = o.quick === true ? 1000 : 5000;
+  const listObjects = o.quick === true ? 10_000 : 100_000;
+  const say = o.print ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const etcd = await startEtcd({ members: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'orch-bench-store-'));
   const client = new Etcd3({ hosts: etcd.endpoints });
-  const openEtcd = (prefix: string, leaseMode: EtcdLeaseMode = 'shared') =>
-    openEtcdStore({ endpoints: etcd.endpoints, prefix, leaseMode, compactionIntervalMs: 0 });
+  const openEtcd = (prefix: string): Promise<ManagedStore> => openEtcdStore({ endpoints: etcd.endpoints, prefix, leaseMode: 'shared', compactionIntervalMs: 0 });
   try {
-    print(`creates: ${creates} objects of ${JSON.stringify(eventObject(0)).length} bytes per round, concurrency ${concurrency}, TTL ${ttlSeconds} s, median of ${rounds} rounds (min-max)`);
+    say(`store: ${ROUNDS} rounds of ${creates} creates, ${CONCURRENCY} in flight`);
     const bytes = (i: number): string => JSON.stringify(eventObject(i));
-    await rate(Math.min(creates, 3000), concurrency, (i) => client.put(`/warm-up${keyOf(i)}`).value(bytes(i)).exec());
-    const sqlite = await openSqliteStore({ dataDir: join(dir, 'creates') });
-    const subjects: [string, ManagedStore | undefined, number | undefined][] = [
-      ['raw etcd put (baseline)', undefined, undefined],
-      ['etcd store, shared leases', await openEtcd('/shared'), ttlSeconds],
-      ['etcd store, lease per object', await openEtcd('/per-object', 'per-object'), ttlSeconds],
-      ['etcd store, no TTL', await openEtcd('/no-ttl'), undefined],
-      ['sqlite store', sqlite, ttlSeconds],
-    ];
-    const rates = subjects.map((): number[] => []);
-    for (let round = 0; round < rounds; round++) {
-      for (const [index, [, store, ttl]] of subjects.entries()) {
+    await rate(Math.min(creates, 3000), CONCURRENCY, (i) => client.put(`/warm-up${keyOf(i)}`).value(bytes(i)).exec());
+    const subjects: (ManagedStore | undefined)[] = [undefined, await openEtcd('/creates'), await openSqliteStore({ dataDir: join(dir, 'creates') })];
+    const rates: number[][] = subjects.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, store] of subjects.entries()) {
         const key = (i: number): string => `/r${round}${keyOf(i)}`;
-        const createOptions = ttl === undefined ? {} : { ttlSeconds: ttl };
         const task = store === undefined
           ? (i: number) => client.put(key(i)).value(bytes(i)).exec()
-          : (i: number) => store.create(key(i), eventObject(i), createOptions);
-        rates[index]?.push(await rate(creates, concurrency, task));
+          : (i: number) => store.create(key(i), eventObject(i), { ttlSeconds: TTL_SECONDS });
+        rates[index]?.push(await rate(creates, CONCURRENCY, task));
       }
     }
-    const medians = rates.map((values) => median(values));
-    for (const [index, [subject]] of subjects.entries()) {
-      const values = rates[index] ?? [];
-      report('create rate', `${subject} (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)})`, medians[index] ?? NaN, '/s');
-    }
-    for (const [, store] of subjects) await store?.close();
-    const raw = medians[0] ?? NaN;
-    report('create rate vs raw put', 'etcd store, shared leases', (100 * (medians[1] ?? 0)) / raw, '%');
-    report('create rate vs raw put', 'etcd store, lease per object', (100 * (medians[2] ?? 0)) / raw, '%');
-    report('create rate vs raw put', 'sqlite store', (100 * (medians[4] ?? 0)) / raw, '%');
+    for (const store of subjects) await store?.close();
+    const [raw, etcdStore, sqlite] = rates.map((values) => percentile(values, 50));
+    const perSecond = (v: number | undefined): string => `${Math.round(v ?? NaN)}/s`;
 
-    print(`watch: ${watchers} watchers, ${watchWrites} writes at concurrency 4, latency from write start`);
-    const rawLatency = await rawWatchLatency(client, watchers, watchWrites);
-    report('watch latency p50', 'raw etcd watch (baseline)', percentile(rawLatency, 50), 'ms');
-    report('watch latency p99', 'raw etcd watch (baseline)', percentile(rawLatency, 99), 'ms');
-    for (const [subject, open] of [
-      ['etcd store', () => openEtcd('/watch')],
-      ['sqlite store', () => openSqliteStore({ dataDir: join(dir, 'watch') })],
-    ] as const) {
+    say(`store: ${WATCHERS} watchers, ${WATCH_WRITES} writes`);
+    const p = (v: readonly number[]): string => `${ms(percentile(v, 50))} / ${ms(percentile(v, 99))} ms`;
+    const rawWatch = await rawWatchLatency(client, WATCHERS, WATCH_WRITES);
+    const watched: string[] = [];
+    const listed: string[] = [];
+    for (const [subject, open] of [['etcd store', () => openEtcd('/watch')], ['SQLite', () => openSqliteStore({ dataDir: join(dir, 'watch') })]] as const) {
       const store = await open();
-      const latency = await storeWatchLatency(store, watchers, watchWrites, 0);
-      report('watch latency p50', `${subject} (${latency.length} deliveries)`, percentile(latency, 50), 'ms');
-      report('watch latency p99', subject, percentile(latency, 99), 'ms');
+      watched.push(`${subject} ${p(await storeWatchLatency(store, WATCHERS, WATCH_WRITES, 0))}`);
       await store.close();
     }
-
-    print(`list: ${listObjects} objects, pages of ${pageSize}`);
-    for (const [subject, open] of [
-      ['etcd store', () => openEtcd('/list')],
-      ['sqlite store', () => openSqliteStore({ dataDir: join(dir, 'list') })],
-    ] as const) {
+    say(`store: ${listObjects} objects listed by ${PAGE_SIZE}`);
+    for (const [subject, open] of [['etcd store', () => openEtcd('/list')], ['SQLite', () => openSqliteStore({ dataDir: join(dir, 'list') })]] as const) {
       const store = await open();
-      const fill = await rate(listObjects, concurrency, (i) => store.create(keyOf(i), eventObject(i)));
-      report('fill rate (no TTL)', subject, fill, '/s');
-      const listed = await timedPagedList(store, pageSize);
-      if (listed.items !== listObjects) throw new Error(`${subject} listed ${listed.items} of ${listObjects}`);
-      report('paged list total', subject, listed.ms, 'ms');
+      await rate(listObjects, CONCURRENCY, (i) => store.create(keyOf(i), eventObject(i)));
+      const list = await timedPagedList(store, PAGE_SIZE);
+      if (list.items !== listObjects) throw new Error(`${subject} listed ${list.items} of ${listObjects}`);
+      listed.push(`${subject} ${(list.ms / 1000).toFixed(2)} s`);
       await store.close();
     }
-    const rawList = await rawPagedList(client, '/list/events/bench/', pageSize);
-    report('paged list total', `raw etcd range + JSON.parse (baseline)`, rawList.ms, 'ms');
+    const rawList = await rawPagedList(client, '/list/events/bench/', PAGE_SIZE);
+    return [
+      {
+        measure: `Store creates/s (no HTTP), ${CONCURRENCY} at once, median of ${ROUNDS} rounds`,
+        baseline: `raw etcd put ${perSecond(raw)}`,
+        ours: `etcd store ${perSecond(etcdStore)} (${Math.round((100 * (etcdStore ?? NaN)) / (raw ?? NaN))} %), SQLite ${perSecond(sqlite)}`,
+        target: '50 %',
+      },
+      { measure: `Store watch delivery, ${WATCHERS} watchers, p50 / p99`, baseline: `raw etcd watch ${p(rawWatch)}`, ours: watched.join(', '), target: '' },
+      { measure: `Store paged list, ${listObjects} objects by ${PAGE_SIZE}`, baseline: `raw etcd range ${(rawList.ms / 1000).toFixed(2)} s`, ours: listed.join(', '), target: '' },
+    ];
   } finally {
     client.close();
     await etcd.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  return rows;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runStoreBench().catch((err: unknown) => {
-    process.stderr.write(`bench/store: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+if (isMain(import.meta.url)) {
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+  runStoreBench({ quick: values.quick }).then((rows) => {
+    process.stdout.write(`${formatTable(rows).join('\n')}\n`);
+  }, (err: unknown) => {
+    process.stderr.write(`bench store: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   });
 }

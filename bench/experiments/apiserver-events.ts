@@ -12,7 +12,7 @@
  * - a list of 100,000 events paged by 500 (GET ?limit=500&continue=...), next to a raw paged
  *   etcd range over as many keys.
  *
- * Run: `npm run build && node dist/bench/apiserver-events.js [--quick] [--list-objects N]`.
+ * Run: `npm run build && node dist/bench/experiments/apiserver-events.js [--quick] [--list-objects N]`.
  * Figures vary with the disk and the CPU; nothing here is asserted.
  */
 import { execFileSync } from 'node:child_process';
@@ -20,8 +20,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
-import { startApiServer, v1Event, eventsPath, type ApiServer } from '../test/helpers/apiserver.js';
-import { startEtcd } from '../test/helpers/etcd.js';
+import { startApiServer, v1Event, eventsPath, type ApiServer } from '../../test/helpers/apiserver.js';
+import { startEtcd } from '../../test/helpers/etcd.js';
 
 interface Row {
   readonly measure: string;
