@@ -1,39 +1,16 @@
 /**
- * Test helpers of the certificate module (imported by its tests only): a capturing logger, a
- * small CA that signs PEM requests, a FakeCsrApi (a RestClient holding CertificateSigningRequests
- * in memory, with approve/deny/issue and an optional automatic signer), and fake timers.
+ * Test helpers of the certificate module (imported by its tests only): a small CA that signs PEM
+ * requests, a FakeCsrApi (a RestClient holding CertificateSigningRequests in memory, with
+ * approve/deny/issue and an optional automatic signer), and fake timers.
  */
 import { randomBytes, webcrypto } from 'node:crypto';
 import { setImmediate as flush } from 'node:timers/promises';
 import { OrchError } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
 import type { ObjectList, RestClient, WatchEvent, WatchHandle } from '../orchclient/rest-types.js';
 import { x509 } from './pki.js';
 import type { ScheduleTimer } from './schedule.js';
 
 type Obj = Record<string, unknown>;
-
-export class FakeLogger implements Logger {
-  readonly lines: string[] = [];
-  info(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`I ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  warn(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`W ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  error(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`E ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  enabled(): boolean {
-    return true;
-  }
-  v(_level: number, msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.info(msg, fields);
-  }
-  named(): Logger {
-    return this;
-  }
-}
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 

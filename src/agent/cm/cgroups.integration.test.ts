@@ -10,7 +10,8 @@ import { readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { waitFor } from '../../../test/helpers/wait.js';
-import { BURSTABLE, FakeLogger, podWith } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { BURSTABLE, podWith } from './fixtures.js';
 import { discoverCgroupHierarchies, type CgroupHierarchy } from './hierarchies.js';
 import { CM_CGROUP_BUSY, createPodCgroups } from './pod-cgroups.js';
 import { OrchError } from '../../api/errors.js';

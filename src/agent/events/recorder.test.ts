@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { createEventRecorder, type EventRecorderOptions } from './recorder.js';
 import { nodeReference, podReference } from './event-object.js';
 import { FINISH_MS, REFRESH_MS } from './series-cache.js';
-import { FakeClock, FakeLogger, FakeRestClient, httpError, settle } from './testing-fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeClock, FakeRestClient, httpError, settle } from './testing-fakes.js';
 
 const POD = podReference({ metadata: { name: 'web', namespace: 'ns1', uid: 'u-1', resourceVersion: '7' } });
 const EVENTS = '/apis/events.orch.io/v1/namespaces/ns1/events';

@@ -1,9 +1,8 @@
 /**
  * Fakes for this module's unit tests: a manual clock with timers, a RestClient that keeps
- * events in memory and can fail or hold calls, and a Logger that keeps its lines.
+ * events in memory and can fail or hold calls.
  */
 import { OrchError, type ErrorCategory } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
 import type { ObjectList, PatchType, RestCallOptions, RestClient, WatchHandle } from '../orchclient/rest-types.js';
 import type { EventTimers } from './writer.js';
 
@@ -138,43 +137,5 @@ export class FakeRestClient implements RestClient {
 
   verbs(): string[] {
     return this.calls.map((c) => c.verb);
-  }
-}
-
-export interface LogLine {
-  readonly level: 'info' | 'warn' | 'error' | number;
-  readonly msg: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-export class FakeLogger implements Logger {
-  constructor(readonly lines: LogLine[] = []) {}
-
-  info(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'info', msg, fields });
-  }
-
-  warn(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'warn', msg, fields });
-  }
-
-  error(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'error', msg, fields });
-  }
-
-  enabled(): boolean {
-    return true;
-  }
-
-  v(level: number, msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level, msg, fields });
-  }
-
-  named(): Logger {
-    return this;
-  }
-
-  at(level: LogLine['level']): LogLine[] {
-    return this.lines.filter((l) => l.level === level);
   }
 }

@@ -249,19 +249,3 @@ export const testIdentity: NodeIdentity = {
   operatingSystem: 'linux',
   architecture: 'arm64',
 };
-
-/** A logger that keeps its lines, for assertions. */
-export class MemoryLogger {
-  readonly lines: { level: string; msg: string }[] = [];
-  info(msg: string): void {
-    this.lines.push({ level: 'info', msg });
-  }
-  warn(msg: string): void {
-    this.lines.push({ level: 'warn', msg });
-  }
-  error(msg: string): void {
-    this.lines.push({ level: 'error', msg });
-  }
-}
-
-export const silent = new MemoryLogger();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeRest, MemoryLogger, flush } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeClock, FakeRest, flush } from './fakes.js';
 import { createLeaseController, leasePath, type LeaseControllerOptions } from './lease.js';
 import type { WireLease } from './types.js';
 
@@ -10,7 +11,7 @@ const NODE = { metadata: { name: 'node-a', uid: 'node-uid-1' } };
 function setup(overrides: Partial<LeaseControllerOptions> = {}, withNode = true) {
   const rest = new FakeRest();
   const clock = new FakeClock();
-  const logger = new MemoryLogger();
+  const logger = new FakeLogger();
   const controller = createLeaseController({
     client: rest, nodeName: 'node-a', leaseDurationSeconds: 40, clock, logger, random: () => 0, ...(withNode ? { node: () => NODE } : {}), ...overrides,
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeFacts, FakeRest, MemoryLogger, fakeMachine, flush, testIdentity } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeClock, FakeFacts, FakeRest, fakeMachine, flush, testIdentity } from './fakes.js';
 import { nodePath, nodeStatusPath } from './registration.js';
 import { createNodeStatusController, type NodeStatusControllerOptions } from './status-controller.js';
 import type { NodeEvent, WireNode } from './types.js';
@@ -11,7 +12,7 @@ function setup(overrides: Partial<NodeStatusControllerOptions> = {}) {
   const rest = new FakeRest();
   const clock = new FakeClock();
   const facts = new FakeFacts();
-  const logger = new MemoryLogger();
+  const logger = new FakeLogger();
   const events: NodeEvent[] = [];
   const controller = createNodeStatusController({
     client: rest, identity: testIdentity, facts, clock, logger, registerNode: true,

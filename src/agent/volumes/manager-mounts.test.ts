@@ -14,7 +14,8 @@ import { waitFor } from '../../../test/helpers/wait.js';
 import { createVolumeManager } from './manager.js';
 import { isAtOrBelow, readMountInfo } from './mountinfo.js';
 import { emptyDirPath, podDir } from './paths.js';
-import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { makeTempDir, removeTempDir, requireRoot } from './fixtures.js';
 
 const execFileAsync = promisify(execFile);
 
