@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeLogger } from '../logging/testing.js';
-import { FakeClock, FakeFacts, FakeRest, fakeMachine, flush, testIdentity } from './fakes.js';
+import { FakeRestClient } from '../orchclient/testing.js';
+import { FakeClock, FakeFacts, fakeMachine, fakeNodeApi, flush, testIdentity } from './fakes.js';
 import { nodePath, nodeStatusPath } from './registration.js';
 import { createNodeStatusController, type NodeStatusControllerOptions } from './status-controller.js';
 import type { NodeEvent, WireNode } from './types.js';
@@ -9,7 +10,7 @@ import type { NodeEvent, WireNode } from './types.js';
 const STATUS = nodeStatusPath('node-a');
 
 function setup(overrides: Partial<NodeStatusControllerOptions> = {}) {
-  const rest = new FakeRest();
+  const rest = fakeNodeApi();
   const clock = new FakeClock();
   const facts = new FakeFacts();
   const logger = new FakeLogger();
@@ -29,7 +30,7 @@ function setup(overrides: Partial<NodeStatusControllerOptions> = {}) {
   return { rest, clock, facts, logger, events, controller };
 }
 
-const stored = (rest: FakeRest): WireNode => rest.objects.get(nodePath('node-a')) as WireNode;
+const stored = (rest: FakeRestClient): WireNode => rest.objects.get(nodePath('node-a')) as WireNode;
 
 void describe('the node status controller', () => {
   void it('registers with the status, then reports at once and emits the first condition events', async () => {
