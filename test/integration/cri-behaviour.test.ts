@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import { messageOf } from '../../src/api/errors.js';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
-import { runCriBehaviour, type CriHarness } from '../../src/agent/runtime/cri/behaviour.js';
+import { runCriBehaviour, type CriHarness } from '../../src/agent/runtime/cri/testing.js';
 import { Cleanups, processesUnder, startContainerd, startRegistry, type ContainerdInstance, type RegistryInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 
