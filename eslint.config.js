@@ -2,6 +2,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Test-only files under src/: tests, and the fakes, fixtures and suites they share. */
+const TEST_ONLY_FILES = [
+  '**/*.test.ts', '**/testing.ts', '**/testing-*.ts', '**/fake-*.ts', '**/fakes.ts', '**/fixtures.ts', '**/test-helpers.ts',
+  '**/behaviour.ts', '**/behaviour-*.ts', '**/conformance.ts', '**/conformance-*.ts',
+];
+/** An import of one of them (the last path segment, with or without .js). */
+const TEST_ONLY_IMPORT =
+  '(^|/)([^/]+\\.test|testing|testing-[^/]+|fake-[^/]+|fakes|fixtures|test-helpers|behaviour|behaviour-[^/]+|conformance|conformance-[^/]+)(\\.js)?$';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'eslint.config.js'] },
   js.configs.recommended,
@@ -18,6 +27,20 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-condition': ['error', { allowConstantLoopConditions: true }],
       'no-empty': ['error', { allowEmptyCatch: false }],
       eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Production code imports no fake: fakes and suites live in test-only files (named as below),
+    // reached through each module's test-only entry (testing.ts), never through its index.ts.
+    files: ['src/**/*.ts'],
+    ignores: TEST_ONLY_FILES,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{
+          regex: TEST_ONLY_IMPORT,
+          message: 'Production code must not import test-only code (fakes, fixtures, test suites, testing.ts entries).',
+        }],
+      }],
     },
   },
   {

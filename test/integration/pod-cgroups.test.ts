@@ -10,9 +10,10 @@ import { readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { waitFor } from '../helpers/wait.js';
-import { BURSTABLE, FakeLogger, podWith } from '../../src/agent/cm/fixtures.js';
+import { BURSTABLE, podWith } from '../../src/agent/cm/fixtures.js';
 import { discoverCgroupHierarchies, type CgroupHierarchy } from '../../src/agent/cm/hierarchies.js';
 import { CM_CGROUP_BUSY, createPodCgroups } from '../../src/agent/cm/pod-cgroups.js';
+import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { OrchError } from '../../src/api/errors.js';
 
 const UID = '0123abcd-4567-89ef-0123-456789abcdef';

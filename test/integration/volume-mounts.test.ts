@@ -14,7 +14,8 @@ import { waitFor } from '../helpers/wait.js';
 import { createVolumeManager } from '../../src/agent/volumes/manager.js';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 import { emptyDirPath, podDir } from '../../src/agent/volumes/paths.js';
-import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
+import { FakeLogger } from '../../src/agent/logging/testing.js';
+import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -10,7 +10,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
-import { FakeLogger, makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
+import { FakeLogger } from '../../src/agent/logging/testing.js';
+import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
 import { createVolumeManager } from '../../src/agent/volumes/manager.js';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 import { podDir, volumeDir } from '../../src/agent/volumes/paths.js';

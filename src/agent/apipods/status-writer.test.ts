@@ -2,35 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { LogRoot } from '../logging/index.js';
-import { OrchApiError } from '../orchclient/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import { apiError, FakeRestClient } from '../orchclient/testing.js';
 import { createStatusManager } from '../status/index.js';
 import { createMirrorPods, mirrorPodFor } from './mirror.js';
 import { createStatusWriter, statusPatch } from './status-writer.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
-interface Call { readonly verb: string; readonly path: string; readonly body?: unknown }
-
-function fakeRest(fail: (c: Call) => number | undefined = () => undefined): { rest: RestClient; calls: Call[] } {
-  const calls: Call[] = [];
-  const answer = <T>(c: Call): Promise<T> => {
-    calls.push(c);
-    const code = fail(c);
-    if (code !== undefined) return Promise.reject(new OrchApiError(code, { code, reason: code === 409 ? 'AlreadyExists' : 'x' }, `failed ${code}`, c.path));
-    return Promise.resolve({} as T);
-  };
-  const rest: RestClient = {
-    get: (path) => answer({ verb: 'get', path }),
-    list: (path) => answer({ verb: 'list', path }),
-    create: (path, body) => answer({ verb: 'create', path, body }),
-    update: (path, body) => answer({ verb: 'update', path, body }),
-    patch: (path, _t, body) => answer({ verb: 'patch', path, body }),
-    delete: (path, body) => answer({ verb: 'delete', path, body }),
-    watch: () => ({ done: Promise.resolve({ reason: 'stopped' as const }), stop: () => undefined }),
-    close: () => undefined,
-  };
-  return { rest, calls };
+/** The API server with `pods` stored; a test adds failures with its responders. */
+function fakeRest(...pods: Pod[]): FakeRestClient {
+  const rest = new FakeRestClient();
+  for (const p of pods) rest.put(`/api/v1/namespaces/${p.metadata?.namespace ?? ''}/pods/${p.metadata?.name ?? ''}`, p as Record<string, unknown>);
+  return rest;
 }
 
 const apiPod = (uid: string, extra: Partial<NonNullable<Pod['metadata']>> = {}, status?: Pod['status']): Pod => ({
@@ -45,10 +28,11 @@ const staticPod: Pod = {
 
 void describe('status writer', () => {
   void it('writes changed statuses as merge patches that remove dropped fields, to the mirror for static pods', async () => {
-    const { rest, calls } = fakeRest();
     const status = createStatusManager();
     const pods = new Map([['a', apiPod('a', {}, { phase: 'Pending', reason: 'old' })], ['static-uid', staticPod]]);
     const mirror = { ...mirrorPodFor(staticPod, 'n1', 'node-uid'), metadata: { ...mirrorPodFor(staticPod, 'n1', 'node-uid').metadata, uid: 'mirror-uid' } };
+    const rest = fakeRest(pods.get('a')!, mirror);
+    const calls = rest.calls;
     const w = createStatusWriter({
       rest, status, logger, podOf: (uid) => pods.get(uid),
       apiObjectOf: (p) => (p.metadata?.uid === 'static-uid' ? mirror : pods.get(p.metadata?.uid ?? '')),
@@ -67,10 +51,12 @@ void describe('status writer', () => {
 
   void it('never moves a terminal API pod back to running, retries failures, and deletes finished deleting pods', async () => {
     let failing = true;
-    const { rest, calls } = fakeRest((c) => (failing && c.verb === 'patch' && c.path.includes('p-b') ? 503 : undefined));
     const status = createStatusManager();
     const deleting = apiPod('b', { deletionTimestamp: '2026-01-01T00:00:00Z' });
     const pods = new Map([['t', apiPod('t', {}, { phase: 'Failed' })], ['b', deleting]]);
+    const rest = fakeRest(...pods.values());
+    rest.responders.push((c) => (failing && c.verb === 'patch' && c.path.includes('p-b') ? apiError(503) : undefined));
+    const calls = rest.calls;
     const w = createStatusWriter({ rest, status, logger, podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata?.uid ?? ''), resyncMs: 60_000 });
     w.start();
     status.setPodStatus('t', { phase: 'Running' });
@@ -90,7 +76,8 @@ void describe('status writer', () => {
 
 void describe('mirror pods', () => {
   void it('creates missing mirrors once the node is known, replaces stale ones and deletes orphans', async () => {
-    const { rest, calls } = fakeRest();
+    const rest = fakeRest();
+    const calls = rest.calls;
     const node: { uid?: string } = {};
     const created: string[] = [];
     const stale = { ...mirrorPodFor(staticPod, 'n1', 'u'), metadata: { name: 's-n1', namespace: 'default', uid: 'm1', annotations: { 'orch.io/config.mirror': 'old' } } };
@@ -115,6 +102,7 @@ void describe('mirror pods', () => {
     assert.deepEqual(created, ['static-uid']);
     calls.length = 0;
     mirrors = [stale, orphan];
+    for (const p of mirrors) rest.put(`/api/v1/namespaces/default/pods/${p.metadata?.name ?? ''}`, p as Record<string, unknown>);
     await m.sync();
     assert.deepEqual(calls.map((c) => `${c.verb} ${c.path}`).sort(), ['delete /api/v1/namespaces/default/pods/gone-n1', 'delete /api/v1/namespaces/default/pods/s-n1']);
   });

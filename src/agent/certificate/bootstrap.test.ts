@@ -11,7 +11,8 @@ import { loadOrchconfig } from '../orchclient/kubeconfig.js';
 import { bootstrapClientCertificate, isOrchconfigStillValid, TMP_KEY_FILE, type BootstrapOptions } from './bootstrap.js';
 import { CERT_CSR_DENIED, CERT_CSR_TIMEOUT, CERT_ISSUED_INVALID } from './codes.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createTestCa, FakeCsrApi, FakeLogger, type TestCa } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { createTestCa, FakeCsrApi, type TestCa } from './fakes.js';
 
 let root: string;
 let ca: TestCa;

@@ -72,7 +72,7 @@ void describe('certificate signing requests', () => {
     controller.abort();
     await assert.rejects(aborted, code(CERT_CANCELLED));
     // Issued while the watch is silent: the next poll finds it.
-    api.silentWatch = true;
+    api.silentWatches = true;
     const polled = waitForCertificate(api, name, { timer: time.timer, pollIntervalMs: 1000 });
     await settle();
     await api.issue(name, ca);

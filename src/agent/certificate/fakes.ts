@@ -1,39 +1,17 @@
 /**
- * Test helpers of the certificate module (imported by its tests only): a capturing logger, a
- * small CA that signs PEM requests, a FakeCsrApi (a RestClient holding CertificateSigningRequests
- * in memory, with approve/deny/issue and an optional automatic signer), and fake timers.
+ * Test helpers of the certificate module (imported by its tests only): a small CA that signs PEM
+ * requests, a FakeCsrApi (the shared FakeRestClient holding CertificateSigningRequests, with
+ * approve/deny/issue and an optional automatic signer), and fake timers.
  */
 import { randomBytes, webcrypto } from 'node:crypto';
 import { setImmediate as flush } from 'node:timers/promises';
-import { OrchError } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
-import type { ObjectList, RestClient, WatchEvent, WatchHandle } from '../orchclient/rest-types.js';
+import type { RestCallOptions } from '../orchclient/rest-types.js';
+import { FakeRestClient } from '../orchclient/testing.js';
+import { CSR_PATH } from './csr.js';
 import { x509 } from './pki.js';
 import type { ScheduleTimer } from './schedule.js';
 
 type Obj = Record<string, unknown>;
-
-export class FakeLogger implements Logger {
-  readonly lines: string[] = [];
-  info(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`I ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  warn(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`W ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  error(msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.lines.push(`E ${msg} ${JSON.stringify(fields ?? {})}`);
-  }
-  enabled(): boolean {
-    return true;
-  }
-  v(_level: number, msg: string, fields?: Readonly<Record<string, unknown>>): void {
-    this.info(msg, fields);
-  }
-  named(): Logger {
-    return this;
-  }
-}
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
@@ -68,91 +46,49 @@ export async function createTestCa(): Promise<TestCa> {
   };
 }
 
-/** CertificateSigningRequests in memory behind the RestClient interface. */
-export class FakeCsrApi implements RestClient {
-  readonly csrs = new Map<string, Obj>();
+/**
+ * The API server holding CertificateSigningRequests (the shared FakeRestClient), with what an
+ * approver and a signer do to them: conditions, an issued certificate, and an optional
+ * automatic signer.
+ */
+export class FakeCsrApi extends FakeRestClient {
+  /** Names of the requests created, in order. */
   readonly created: string[] = [];
-  closed = 0;
-  private readonly watchers = new Set<(e: WatchEvent) => void>();
-  private counter = 0;
   /** When set, every new request is approved and signed by it. */
   autoSign: TestCa | undefined;
-  /** When true, watches open but never deliver events (a broken watch: only polling sees changes). */
-  silentWatch = false;
 
-  get<T>(path: string): Promise<T> {
-    const csr = this.csrs.get(path.split('/').pop() ?? '');
-    if (csr === undefined) return Promise.reject(new OrchError('ORCHCLIENT_REQUEST_FAILED', 'not-found', `${path} not found`));
-    return Promise.resolve(structuredClone(csr) as T);
+  /** The requests by name. */
+  get csrs(): Map<string, Obj> {
+    const prefix = `${CSR_PATH}/`;
+    return new Map([...this.objects].filter(([path]) => path.startsWith(prefix)).map(([path, csr]) => [path.slice(prefix.length), csr]));
   }
-  list<T>(): Promise<ObjectList<T>> {
-    return Promise.resolve({ items: [...this.csrs.values()] as T[] });
-  }
-  async create<T>(_path: string, body: unknown): Promise<T> {
-    const csr = structuredClone(body) as Obj;
-    const meta = csr.metadata as Obj;
-    const name = typeof meta.name === 'string' ? meta.name : `${String(meta.generateName)}${++this.counter}`;
-    if (this.csrs.has(name)) throw new OrchError('ORCHCLIENT_REQUEST_FAILED', 'already-exists', `${name} already exists`);
-    csr.metadata = { ...meta, name };
-    this.csrs.set(name, csr);
+
+  override async create<T>(path: string, body: unknown, options?: RestCallOptions): Promise<T> {
+    const csr = await super.create<Obj>(path, body, options);
+    const name = String((csr.metadata as Obj).name);
     this.created.push(name);
-    this.emit('ADDED', csr);
     if (this.autoSign !== undefined) await this.issue(name, this.autoSign);
-    return structuredClone(csr) as T;
-  }
-  update<T>(): Promise<T> {
-    return Promise.reject(new Error('unused'));
-  }
-  patch<T>(): Promise<T> {
-    return Promise.reject(new Error('unused'));
-  }
-  delete<T>(path: string): Promise<T> {
-    this.csrs.delete(path.split('/').pop() ?? '');
-    return Promise.resolve({} as T);
-  }
-  watch<T>(_path: string, onEvent: (event: WatchEvent<T>) => void): WatchHandle {
-    const listener = onEvent as (e: WatchEvent) => void;
-    if (!this.silentWatch) this.watchers.add(listener);
-    let end: (v: { reason: 'stopped' }) => void = () => undefined;
-    const done = new Promise<{ reason: 'stopped' }>((resolve) => {
-      end = resolve;
-    });
-    return {
-      done,
-      stop: () => {
-        this.watchers.delete(listener);
-        end({ reason: 'stopped' });
-      },
-    };
-  }
-  close(): void {
-    this.closed++;
-  }
-  /** Number of open watches. */
-  get watching(): number {
-    return this.watchers.size;
+    return csr as T;
   }
 
   request(name: string): string {
     const spec = this.csrs.get(name)?.spec as Obj | undefined;
     return Buffer.from(String(spec?.request), 'base64').toString('utf8');
   }
+
   condition(name: string, type: 'Approved' | 'Denied' | 'Failed', reason = `Test${type}`): void {
     const csr = this.csrs.get(name);
     if (csr === undefined) throw new Error(`no csr ${name}`);
     const status = (csr.status ?? {}) as Obj;
-    csr.status = { ...status, conditions: [...((status.conditions as Obj[] | undefined) ?? []), { type, status: 'True', reason, message: `${type} by the test` }] };
-    this.emit('MODIFIED', csr);
+    const conditions = [...((status.conditions as Obj[] | undefined) ?? []), { type, status: 'True', reason, message: `${type} by the test` }];
+    this.put(`${CSR_PATH}/${name}`, { ...csr, status: { ...status, conditions } });
   }
+
   async issue(name: string, ca: TestCa, validity?: { notBefore?: Date; notAfter?: Date }): Promise<void> {
     this.condition(name, 'Approved');
     const pem = await ca.sign(this.request(name), validity);
     const csr = this.csrs.get(name) as Obj;
-    csr.status = { ...(csr.status as Obj), certificate: Buffer.from(pem).toString('base64') };
-    this.emit('MODIFIED', csr);
-  }
-  private emit(type: 'ADDED' | 'MODIFIED', csr: Obj): void {
-    for (const w of this.watchers) w({ type, object: structuredClone(csr) });
+    this.put(`${CSR_PATH}/${name}`, { ...csr, status: { ...(csr.status as Obj), certificate: Buffer.from(pem).toString('base64') } });
   }
 }
 

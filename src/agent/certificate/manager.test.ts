@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nodeTemplate } from './bootstrap.js';
-import { createTestCa, FakeLogger, FakeTime, type TestCa } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { createTestCa, FakeTime, type TestCa } from './fakes.js';
 import { createCertificateManager, type CertificateManager } from './manager.js';
 import { certificateFacts, createCsrPem, generateKeyPem, type CertificatePair, type CertificateTemplate } from './pki.js';
 import { MemoryStore } from './store.js';

@@ -1,39 +1,11 @@
 /**
- * Test fixtures of the cm module (imported by its tests only): a capturing fake logger, pods of
- * each QoS class, and temporary directories standing in for cgroup hierarchies.
+ * Test fixtures of the cm module (imported by its tests only): pods of each QoS class, and
+ * temporary directories standing in for cgroup hierarchies.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-
-import type { Logger } from '../logging/index.js';
-
-/** A Logger that keeps every message (at every verbosity). */
-export class FakeLogger implements Logger {
-  readonly messages: string[] = [];
-  info(msg: string): void {
-    this.messages.push(msg);
-  }
-  warn(msg: string): void {
-    this.messages.push(msg);
-  }
-  error(msg: string): void {
-    this.messages.push(msg);
-  }
-  enabled(): boolean {
-    return true;
-  }
-  v(_level: number, msg: string): void {
-    this.messages.push(msg);
-  }
-  named(): Logger {
-    return this;
-  }
-  has(text: string): boolean {
-    return this.messages.some((m) => m.includes(text));
-  }
-}
 
 type Resources = Container['resources'];
 

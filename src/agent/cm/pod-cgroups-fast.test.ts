@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { BURSTABLE, FakeLogger, GUARANTEED, makeTempDir, podWith } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { BURSTABLE, GUARANTEED, makeTempDir, podWith } from './fixtures.js';
 import { createPodCgroups, type PodCgroups } from './pod-cgroups.js';
 import { milliCpuToShares, sharesToWeight } from './pod-resources.js';
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { OrchError } from '../../api/errors.js';
 import { CM_INVALID, type CgroupConfig } from './cgroup-name.js';
-import { BURSTABLE, FakeLogger, GUARANTEED, makeTempDir, podWith } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { BURSTABLE, GUARANTEED, makeTempDir, podWith } from './fixtures.js';
 import { CM_CGROUP_FAILED, createPodCgroups, type PodCgroups } from './pod-cgroups.js';
 
 const A = 'aaaaaaaa-0000-0000-0000-000000000001';

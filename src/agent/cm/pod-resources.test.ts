@@ -3,7 +3,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { FakeLogger, makeTempDir } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { makeTempDir } from './fixtures.js';
 import { createPodCgroups } from './pod-cgroups.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, sharesToWeight } from './pod-resources.js';
 

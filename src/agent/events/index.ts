@@ -23,4 +23,3 @@ export {
 export { EVENTS_INVALID_OPTIONS } from './rate-limiter.js';
 export { FINISH_MS, REFRESH_MS } from './series-cache.js';
 export { DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type EventTimers, type RetryPolicy } from './writer.js';
-export { FakeEventRecorder, type RecordedEvent } from './fake.js';

@@ -3,16 +3,19 @@ import { describe, it } from 'node:test';
 import { createEventRecorder, type EventRecorderOptions } from './recorder.js';
 import { nodeReference, podReference } from './event-object.js';
 import { FINISH_MS, REFRESH_MS } from './series-cache.js';
-import { FakeClock, FakeLogger, FakeRestClient, httpError, settle } from './testing-fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { apiError, FakeRestClient, type RestCall } from '../orchclient/testing.js';
+import { FakeClock, settle } from './testing-fakes.js';
 
 const POD = podReference({ metadata: { name: 'web', namespace: 'ns1', uid: 'u-1', resourceVersion: '7' } });
 const EVENTS = '/apis/events.orch.io/v1/namespaces/ns1/events';
+const body = (call: RestCall): Record<string, unknown> => call.body as Record<string, unknown>;
 
 function setup(overrides: Partial<EventRecorderOptions> = {}): {
   clock: FakeClock; rest: FakeRestClient; logger: FakeLogger; recorder: ReturnType<typeof createEventRecorder>;
 } {
   const clock = new FakeClock();
-  const rest = new FakeRestClient(clock);
+  const rest = new FakeRestClient({ now: () => clock.now() });
   const logger = new FakeLogger();
   const recorder = createEventRecorder({
     rest, reportingInstance: 'node-1', qps: 0, burst: 0, logger, now: clock.now, timers: clock, random: () => 0.5, ...overrides,
@@ -52,7 +55,7 @@ void describe('event recorder: writes', () => {
     recorder.event(nodeReference('node-1'), 'Normal', 'NodeReady', 'Ready', 'Node node-1 status is now: NodeReady');
     await recorder.flush();
     assert.deepEqual(rest.calls.map((c) => c.path), ['/apis/events.orch.io/v1/namespaces/default/events', '/apis/events.orch.io/v1/namespaces/default/events']);
-    const [a, b] = rest.calls.map((c) => c.body);
+    const [a, b] = rest.calls.map(body);
     assert.deepEqual(a!.regarding, { kind: 'Node', name: 'node-1', uid: 'node-1' });
     assert.notEqual((a!.metadata as { name: string }).name, (b!.metadata as { name: string }).name);
     await recorder.stop();
@@ -62,8 +65,8 @@ void describe('event recorder: writes', () => {
     const { rest, recorder } = setup({ reportingController: 'orch.io/nodeagent' });
     recorder.event(POD, 'Warning', 'Failed', 'Pulling', 'é'.repeat(600));
     await recorder.flush();
-    assert.equal(rest.calls[0]!.body.reportingController, 'orch.io/nodeagent');
-    assert.equal(Buffer.byteLength(rest.calls[0]!.body.note as string), 1024);
+    assert.equal(body(rest.calls[0]!).reportingController, 'orch.io/nodeagent');
+    assert.equal(Buffer.byteLength(body(rest.calls[0]!).note as string), 1024);
     await recorder.stop();
   });
 
@@ -91,7 +94,7 @@ void describe('event recorder: series', () => {
     recorder.event(POD, 'Warning', 'BackOff', 'Restarting', 'Back-off restarting failed container');
     await recorder.flush();
     assert.deepEqual(rest.verbs(), ['create', 'patch']);
-    const name = (rest.calls[0]!.body.metadata as { name: string }).name;
+    const name = (body(rest.calls[0]!).metadata as { name: string }).name;
     assert.equal(rest.calls[1]!.path, `${EVENTS}/${name}`);
     assert.equal(rest.calls[1]!.patchType, 'strategic');
     assert.deepEqual(rest.calls[1]!.body, { series: { count: 2, lastObservedTime: '2026-11-22T03:04:15.123000Z' } });
@@ -100,12 +103,12 @@ void describe('event recorder: series', () => {
     await recorder.flush();
     assert.deepEqual(rest.verbs(), ['create', 'patch', 'patch']);
     assert.deepEqual(rest.calls[2]!.body, { series: { count: 4, lastObservedTime: '2026-11-22T03:04:25.123000Z' } });
-    assert.deepEqual(rest.events.get(`ns1/${name}`)!.series, { count: 4, lastObservedTime: '2026-11-22T03:04:25.123000Z' });
+    assert.deepEqual(rest.objects.get(`${EVENTS}/${name}`)!.series, { count: 4, lastObservedTime: '2026-11-22T03:04:25.123000Z' });
     // After the series ended, the same event starts a new one.
     recorder.event(POD, 'Warning', 'BackOff', 'Restarting', 'Back-off restarting failed container');
     await recorder.flush();
     assert.deepEqual(rest.verbs(), ['create', 'patch', 'patch', 'create']);
-    assert.equal(rest.calls[3]!.body.series, undefined);
+    assert.equal(body(rest.calls[3]!).series, undefined);
     await recorder.stop();
   });
 
@@ -130,23 +133,23 @@ void describe('event recorder: series', () => {
     }
     await recorder.flush();
     const patches = rest.calls.filter((c) => c.verb === 'patch');
-    assert.deepEqual(patches.map((c) => (c.body.series as { count: number }).count), [2, 30]);
-    assert.equal(patches[1]!.at - rest.calls[0]!.at, REFRESH_MS);
+    assert.deepEqual(patches.map((c) => (body(c).series as { count: number }).count), [2, 30]);
+    assert.equal(patches[1]!.at! - rest.calls[0]!.at!, REFRESH_MS);
     await recorder.stop();
     // stop() sends the count not yet written.
-    assert.deepEqual(rest.calls.filter((c) => c.verb === 'patch').map((c) => (c.body.series as { count: number }).count), [2, 30, 36]);
+    assert.deepEqual(rest.calls.filter((c) => c.verb === 'patch').map((c) => (body(c).series as { count: number }).count), [2, 30, 36]);
   });
 
   void it('creates the series anew when the patch finds the event gone (404)', async () => {
     const { rest, recorder } = setup();
     recorder.event(POD, 'Warning', 'BackOff', 'Restarting', 'x');
     await recorder.flush();
-    rest.events.clear(); // its time to live ended
+    rest.objects.clear(); // its time to live ended
     recorder.event(POD, 'Warning', 'BackOff', 'Restarting', 'x');
     await recorder.flush();
     assert.deepEqual(rest.verbs(), ['create', 'patch', 'create']);
-    assert.deepEqual((rest.calls[2]!.body.series as { count: number }).count, 2);
-    assert.equal(rest.events.size, 1);
+    assert.deepEqual((body(rest.calls[2]!).series as { count: number }).count, 2);
+    assert.equal(rest.objects.size, 1);
     await recorder.stop();
   });
 });
@@ -163,7 +166,7 @@ void describe('event recorder: budget and queue', () => {
     assert.equal(rest.calls.length, 3);
     await clock.advance(1000);
     assert.equal(rest.calls.length, 4);
-    assert.deepEqual(rest.calls.map((c) => c.body.reason), ['R0', 'R1', 'R2', 'R3']);
+    assert.deepEqual(rest.calls.map((c) => body(c).reason), ['R0', 'R1', 'R2', 'R3']);
     await recorder.stop();
   });
 
@@ -180,12 +183,12 @@ void describe('event recorder: budget and queue', () => {
     const { rest, recorder, logger } = setup({ maxQueued: 3, concurrency: 1 });
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => { release = resolve; });
-    rest.responders.push((call) => (call.body.reason === 'R0' ? held : undefined));
+    rest.responders.push((call) => (body(call).reason === 'R0' ? held : undefined));
     for (let i = 0; i < 8; i++) recorder.event(POD, 'Normal', `R${i}`, 'A', 'n');
     await settle();
     release();
     await recorder.flush();
-    assert.deepEqual(rest.calls.map((c) => c.body.reason), ['R0', 'R5', 'R6', 'R7']);
+    assert.deepEqual(rest.calls.map((c) => body(c).reason), ['R0', 'R5', 'R6', 'R7']);
     assert.equal(logger.at('warn').filter((l) => l.msg.includes('queue is full')).length, 1);
     assert.equal(logger.at(4).filter((l) => l.msg.includes('Dropped event')).length, 4);
     await recorder.stop();
@@ -196,7 +199,7 @@ void describe('event recorder: failures', () => {
   void it('retries transient failures with back-off, then succeeds', async () => {
     const { clock, rest, recorder } = setup();
     let failures = 2;
-    rest.responders.push(() => (failures-- > 0 ? httpError('unavailable', 503, 'ServiceUnavailable') : undefined));
+    rest.responders.push(() => (failures-- > 0 ? apiError(503, 'ServiceUnavailable') : undefined));
     recorder.event(POD, 'Normal', 'Pulled', 'Pulling', 'n');
     await settle();
     assert.equal(rest.calls.length, 1);
@@ -207,7 +210,7 @@ void describe('event recorder: failures', () => {
     await clock.advance(1);
     assert.equal(rest.calls.length, 3);
     await recorder.flush();
-    assert.equal(rest.events.size, 1);
+    assert.equal(rest.objects.size, 1);
     await recorder.stop();
   });
 
@@ -226,7 +229,7 @@ void describe('event recorder: failures', () => {
 
   void it('drops an event the server rejects (4xx) without retrying, with a warning', async () => {
     const { rest, recorder, logger } = setup();
-    rest.responders.push(() => httpError('invalid', 422, 'Invalid'));
+    rest.responders.push(() => apiError(422, 'Invalid'));
     recorder.event(POD, 'Normal', 'Pulled', 'Pulling', 'n');
     await recorder.flush();
     assert.equal(rest.calls.length, 1);
@@ -238,13 +241,13 @@ void describe('event recorder: failures', () => {
 
   void it('retries 429 and 409 Conflict', async () => {
     const { clock, rest, recorder } = setup();
-    const errors = [httpError('unavailable', 429, 'TooManyRequests'), httpError('conflict', 409, 'Conflict')];
+    const errors = [apiError(429, 'TooManyRequests'), apiError(409, 'Conflict')];
     rest.responders.push(() => errors.shift());
     recorder.event(POD, 'Normal', 'Pulled', 'Pulling', 'n');
     await clock.advance(5000);
     await recorder.flush();
     assert.equal(rest.calls.length, 3);
-    assert.equal(rest.events.size, 1);
+    assert.equal(rest.objects.size, 1);
     await recorder.stop();
   });
 });

@@ -8,7 +8,7 @@ import { LogRoot } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
 import type { CreateContainerRequest, StopContainerRequest } from '../runtime/cri/index.js';
 import { computePodActions } from './compute-actions.js';
-import { FakeRuntime } from './fake-runtime.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
 import { terminationGracePeriod } from './kill.js';
 import { createRuntimeManager } from './manager.js';
 import type { RuntimeManagerOptions } from './options.js';

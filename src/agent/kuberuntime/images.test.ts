@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import { LogRoot } from '../logging/index.js';
-import { FakeRuntime } from './fake-runtime.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
 import { ImagePuller, type ImagePullerOptions } from './images.js';
 import { PullSlots, TokenBucket } from './pull-limits.js';
 

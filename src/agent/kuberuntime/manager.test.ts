@@ -7,7 +7,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import { LogRoot } from '../logging/index.js';
 import type { CreateContainerRequest, RunPodSandboxRequest, StopContainerRequest } from '../runtime/cri/index.js';
-import { FakeRuntime } from './fake-runtime.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createRuntimeManager } from './manager.js';
 import { createPodStatusCache } from './status-cache.js';
 import type { ManagerImages, RuntimeManagerOptions } from './options.js';

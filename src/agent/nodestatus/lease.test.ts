@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeRest, MemoryLogger, flush } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeRestClient } from '../orchclient/testing.js';
+import { FakeClock, fakeNodeApi, flush } from './fakes.js';
 import { createLeaseController, leasePath, type LeaseControllerOptions } from './lease.js';
 import type { WireLease } from './types.js';
 
@@ -8,16 +10,16 @@ const PATH = leasePath('node-a');
 const NODE = { metadata: { name: 'node-a', uid: 'node-uid-1' } };
 
 function setup(overrides: Partial<LeaseControllerOptions> = {}, withNode = true) {
-  const rest = new FakeRest();
+  const rest = fakeNodeApi();
   const clock = new FakeClock();
-  const logger = new MemoryLogger();
+  const logger = new FakeLogger();
   const controller = createLeaseController({
     client: rest, nodeName: 'node-a', leaseDurationSeconds: 40, clock, logger, random: () => 0, ...(withNode ? { node: () => NODE } : {}), ...overrides,
   });
   return { rest, clock, logger, controller };
 }
 
-const stored = (rest: FakeRest): WireLease => rest.objects.get(PATH) as WireLease;
+const stored = (rest: FakeRestClient): WireLease => rest.objects.get(PATH) as WireLease;
 
 void describe('the node lease', () => {
   void it('creates the lease with holder, duration, micro renewTime and the Node as owner', async () => {

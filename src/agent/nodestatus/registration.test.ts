@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeRest, MemoryLogger, flush, testIdentity } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeRestClient } from '../orchclient/testing.js';
+import { FakeClock, fakeNodeApi, flush, testIdentity } from './fakes.js';
 import { initialNode } from './node-object.js';
 import { NODES_PATH, nodePath, registerWithApiServer } from './registration.js';
 import type { WireNode } from './types.js';
 
-function setup(): { rest: FakeRest; clock: FakeClock; logger: MemoryLogger; controller: AbortController } {
-  return { rest: new FakeRest(), clock: new FakeClock(), logger: new MemoryLogger(), controller: new AbortController() };
+function setup(): { rest: FakeRestClient; clock: FakeClock; logger: FakeLogger; controller: AbortController } {
+  return { rest: fakeNodeApi(), clock: new FakeClock(), logger: new FakeLogger(), controller: new AbortController() };
 }
 
 const build = (): Promise<WireNode> => Promise.resolve(initialNode(testIdentity));

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeFacts, FakeRest, MemoryLogger, fakeMachine, flush, testIdentity } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeRestClient } from '../orchclient/testing.js';
+import { FakeClock, FakeFacts, fakeMachine, fakeNodeApi, flush, testIdentity } from './fakes.js';
 import { nodePath, nodeStatusPath } from './registration.js';
 import { createNodeStatusController, type NodeStatusControllerOptions } from './status-controller.js';
 import type { NodeEvent, WireNode } from './types.js';
@@ -8,10 +10,10 @@ import type { NodeEvent, WireNode } from './types.js';
 const STATUS = nodeStatusPath('node-a');
 
 function setup(overrides: Partial<NodeStatusControllerOptions> = {}) {
-  const rest = new FakeRest();
+  const rest = fakeNodeApi();
   const clock = new FakeClock();
   const facts = new FakeFacts();
-  const logger = new MemoryLogger();
+  const logger = new FakeLogger();
   const events: NodeEvent[] = [];
   const controller = createNodeStatusController({
     client: rest, identity: testIdentity, facts, clock, logger, registerNode: true,
@@ -28,7 +30,7 @@ function setup(overrides: Partial<NodeStatusControllerOptions> = {}) {
   return { rest, clock, facts, logger, events, controller };
 }
 
-const stored = (rest: FakeRest): WireNode => rest.objects.get(nodePath('node-a')) as WireNode;
+const stored = (rest: FakeRestClient): WireNode => rest.objects.get(nodePath('node-a')) as WireNode;
 
 void describe('the node status controller', () => {
   void it('registers with the status, then reports at once and emits the first condition events', async () => {

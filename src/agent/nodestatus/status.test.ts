@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeFacts, fakeMachine, silent } from './fakes.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeFacts, fakeMachine } from './fakes.js';
 import { computeStatus, statusChanged, statusPatch, type StatusConfig } from './status.js';
 import type { WireNode } from './types.js';
 
@@ -11,7 +12,7 @@ const config: StatusConfig = {
 };
 
 function sources(facts = new FakeFacts(), machine = () => Promise.resolve(fakeMachine())): Parameters<typeof computeStatus>[1] {
-  return { facts, machine, logger: silent };
+  return { facts, machine, logger: new FakeLogger() };
 }
 
 void describe('one status report', () => {

@@ -1,67 +1,33 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OrchError } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
+import { FakeLogger } from '../logging/testing.js';
 import { createReflector, type ReflectorOptions } from './reflector.js';
-import type { ObjectList, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
+import type { ObjectList, RestCallOptions } from './rest-types.js';
 import { errorFromResponse } from './status.js';
+import { FakeRestClient } from './testing.js';
 
 interface Obj { metadata: { name?: string; resourceVersion?: string } }
 type Query = NonNullable<RestCallOptions['query']>;
-type Done = Awaited<WatchHandle['done']>;
 
-interface OpenWatch {
-  readonly query: Query;
-  emit(event: WatchEvent<Obj>): void;
-  finish(result: Done): void;
-  readonly ended: boolean;
-}
-
-/** A RestClient whose lists answer from a queue and whose watches the test drives. */
-class FakeRest implements RestClient {
-  readonly listQueries: Query[] = [];
-  readonly watches: OpenWatch[] = [];
+/** The shared fake, whose lists answer from a queue (pages, errors) instead of its store. */
+class FakeRest extends FakeRestClient {
   readonly listAnswers: (ObjectList<Obj> | Error)[] = [];
 
-  list<T>(_path: string, o?: RestCallOptions): Promise<ObjectList<T>> {
-    this.listQueries.push(o?.query ?? {});
+  /** The query of each list call, in order. */
+  get listQueries(): Query[] {
+    return this.callsOf('list').map((c) => c.options?.query ?? {});
+  }
+
+  override list<T>(path: string, o?: RestCallOptions): Promise<ObjectList<T>> {
+    this.calls.push({ verb: 'list', path, ...(o === undefined ? {} : { options: o }) });
     const next = this.listAnswers.shift() ?? new OrchError('ORCHCLIENT_UNAVAILABLE', 'unavailable', 'no list answer queued');
     return next instanceof Error ? Promise.reject(next) : Promise.resolve(next as unknown as ObjectList<T>);
   }
-
-  watch<T>(_path: string, onEvent: (event: WatchEvent<T>) => void, o?: RestCallOptions): WatchHandle {
-    let resolve: (d: Done) => void = () => undefined;
-    const done = new Promise<Done>((r) => { resolve = r; });
-    const w = {
-      query: o?.query ?? {},
-      ended: false,
-      emit: (event: WatchEvent<Obj>) => { onEvent(event as unknown as WatchEvent<T>); },
-      finish: (result: Done) => { w.ended = true; resolve(result); },
-    };
-    this.watches.push(w);
-    return { done, stop: () => { w.finish({ reason: 'stopped' }); } };
-  }
-
-  get<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
-  create<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
-  update<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
-  patch<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
-  delete<T>(): Promise<T> { return Promise.reject(new Error('unused')); }
-  close(): void { /* nothing open */ }
 }
 
-function recordingLogger(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const logger: Logger = {
-    info: (m) => { lines.push(`I ${m}`); },
-    warn: (m) => { lines.push(`W ${m}`); },
-    error: (m) => { lines.push(`E ${m}`); },
-    enabled: () => true,
-    v: (level, m) => { lines.push(`V${level} ${m}`); },
-    named: () => logger,
-  };
-  return { logger, lines };
-}
+/** Each line as the tests read it: `<level> <message>`. */
+const texts = (logger: FakeLogger): string[] => logger.lines.map((l) => `${l.level} ${l.msg}`);
 
 /** Polls (without timers of any length) until `cond` holds; fails after 2 s. */
 async function until(what: string, cond: () => boolean): Promise<void> {
@@ -77,13 +43,13 @@ const listOf = (rv: string, ...items: Obj[]): ObjectList<Obj> => ({ metadata: { 
 const unavailable = (): OrchError => new OrchError('ORCHCLIENT_UNAVAILABLE', 'unavailable', 'connect ECONNREFUSED');
 
 function setup(extra: Partial<ReflectorOptions<Obj>> = {}): {
-  rest: FakeRest; lists: [string[], string][]; events: string[]; sleeps: number[]; lines: string[]; reflector: ReturnType<typeof createReflector<Obj>>;
+  rest: FakeRest; lists: [string[], string][]; events: string[]; sleeps: number[]; logger: FakeLogger; reflector: ReturnType<typeof createReflector<Obj>>;
 } {
   const rest = new FakeRest();
   const lists: [string[], string][] = [];
   const events: string[] = [];
   const sleeps: number[] = [];
-  const { logger, lines } = recordingLogger();
+  const logger = new FakeLogger();
   let t = 0;
   const reflector = createReflector<Obj>({
     rest, path: '/api/v1/pods', query: { fieldSelector: 'spec.nodeName=n1' }, logger,
@@ -94,7 +60,7 @@ function setup(extra: Partial<ReflectorOptions<Obj>> = {}): {
     random: () => 0,
     ...extra,
   });
-  return { rest, lists, events, sleeps, lines, reflector };
+  return { rest, lists, events, sleeps, logger, reflector };
 }
 
 void describe('the reflector', () => {
@@ -134,11 +100,11 @@ void describe('the reflector', () => {
   });
 
   void it('lists again on a 410 ERROR event or a 410 answer, then watches from the new list', async () => {
-    const { rest, lists, lines, reflector } = setup();
+    const { rest, lists, logger, reflector } = setup();
     rest.listAnswers.push(listOf('10', obj('a', '7')), listOf('50', obj('a', '7'), obj('c', '44')), listOf('60'));
     reflector.start();
     await until('the first watch', () => rest.watches.length === 1);
-    rest.watches[0]!.emit({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 10' } as unknown as Obj });
+    rest.watches[0]!.emit({ type: 'ERROR', object: { kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message: 'too old resource version: 10' } });
     rest.watches[0]!.finish({ reason: 'closed' });
     await until('the watch after the re-list', () => rest.watches.length === 2);
     assert.deepEqual(lists, [[['a'], '10'], [['a', 'c'], '50']]);
@@ -148,19 +114,19 @@ void describe('the reflector', () => {
     await until('the watch after the second re-list', () => rest.watches.length === 3);
     assert.deepEqual(lists.at(-1), [[], '60']);
     assert.equal(rest.watches[2]?.query.resourceVersion, '60');
-    assert.equal(lines.filter((l) => l.includes('too old; listing again')).length, 2);
+    assert.equal(logger.matching('too old; listing again').length, 2);
     await reflector.stop();
   });
 
   void it('backs off exponentially while the server is down, logs the outage once, and resets after success', async () => {
-    const { rest, lists, sleeps, lines, reflector } = setup({ backoff: { initialMs: 800, maxMs: 30_000, jitter: 0.5 }, random: () => 1 });
+    const { rest, lists, sleeps, logger, reflector } = setup({ backoff: { initialMs: 800, maxMs: 30_000, jitter: 0.5 }, random: () => 1 });
     for (let i = 0; i < 8; i++) rest.listAnswers.push(unavailable());
     rest.listAnswers.push(listOf('10'));
     reflector.start();
     await until('the first watch', () => rest.watches.length === 1);
     assert.equal(reflector.hasSynced(), true);
     assert.deepEqual(sleeps, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000].map((ms) => ms * 1.5));
-    assert.deepEqual(lines.filter((l) => !l.startsWith('V')), ['W /api/v1/pods: list failed; retrying with back-off', 'I /api/v1/pods: list and watch work again']);
+    assert.deepEqual(texts(logger).filter((l) => !/^\d/.test(l)), ['warn /api/v1/pods: list failed; retrying with back-off', 'info /api/v1/pods: list and watch work again']);
     assert.deepEqual(lists, [[[], '10']]);
     sleeps.length = 0;
     rest.watches[0]!.finish({ reason: 'error', error: unavailable() });
@@ -168,7 +134,7 @@ void describe('the reflector', () => {
     rest.watches[1]!.finish({ reason: 'error', error: unavailable() });
     await until('the third watch', () => rest.watches.length === 3);
     assert.deepEqual(sleeps, [1200, 2400], 'a successful list reset the back-off');
-    assert.equal(lines.filter((l) => l.startsWith('W')).length, 2, 'one warning per outage');
+    assert.equal(logger.at('warn').length, 2, 'one warning per outage');
     await reflector.stop();
   });
 
@@ -214,7 +180,7 @@ void describe('the reflector', () => {
 
   void it('survives its consumers\' exceptions and stops cleanly during a pause', async () => {
     let failList = true;
-    const { rest, events, lines, reflector } = setup({
+    const { rest, events, logger, reflector } = setup({
       onList: () => { if (failList) { failList = false; throw new Error('store broken'); } },
       onEvent: (e) => { if (e.object.metadata.name === 'bad') throw new Error('handler broken'); events.push(e.object.metadata.name ?? ''); },
     });
@@ -226,7 +192,7 @@ void describe('the reflector', () => {
     rest.watches[0].emit({ type: 'ADDED', object: obj('good', '4') });
     assert.deepEqual(events, ['good']);
     assert.equal(reflector.lastSyncResourceVersion(), '4');
-    assert.ok(lines.some((l) => l.startsWith('E') && l.includes('consumer failed')));
+    assert.ok(logger.at('error').some((l) => l.msg.includes('consumer failed')));
     await reflector.stop();
     await reflector.stop();
 

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { OrchError } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
+import { FakeLogger } from '../logging/testing.js';
 import type { RateLimiter } from './rate-limit.js';
 import { createRestClient, withQuery } from './rest.js';
 import type { WatchEvent } from './rest-types.js';
@@ -80,15 +80,6 @@ after(() => {
   server.closeAllConnections();
 });
 
-function warnings(): { logger: Logger; warns: string[] } {
-  const warns: string[] = [];
-  const logger: Logger = {
-    info: () => undefined, error: () => undefined, v: () => undefined, enabled: () => false,
-    warn: (m) => { warns.push(m); }, named: () => logger,
-  };
-  return { logger, warns };
-}
-
 function countingLimiter(): RateLimiter & { waits: number } {
   const l = { waits: 0, wait: () => { l.waits++; return Promise.resolve(); }, tryAccept: () => true };
   return l;
@@ -98,9 +89,10 @@ const connection = (): { server: string; insecureSkipTLSVerify: boolean } => ({ 
 
 void describe('the REST client', () => {
   void it('sends each verb with its content type, JSON Accept and the query', async () => {
-    const { logger, warns } = warnings();
+    const logger = new FakeLogger();
     const limiter = countingLimiter();
     const rest = createRestClient({ connection: connection(), qps: 5, burst: 10, contentType: 'application/vnd.orch.protobuf', logger, limiter });
+    const warns = logger.at('warn').map((l) => l.msg);
     assert.equal(warns.length, 1);
     assert.match(warns[0] ?? '', /contentType application\/vnd\.orch\.protobuf is not supported by this client; using application\/json/);
     seen.length = 0;
@@ -128,9 +120,9 @@ void describe('the REST client', () => {
     assert.equal(limiter.waits, 8, 'exempt calls bypass the limiter');
     assert.deepEqual(await rest.list('/list'), { kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] });
     rest.close();
-    const quiet = warnings();
-    createRestClient({ connection: connection(), qps: 0, burst: 0, contentType: 'application/json', logger: quiet.logger }).close();
-    assert.deepEqual(quiet.warns, []);
+    const quiet = new FakeLogger();
+    createRestClient({ connection: connection(), qps: 0, burst: 0, contentType: 'application/json', logger: quiet }).close();
+    assert.deepEqual(quiet.at('warn'), []);
     assert.equal(withQuery('/p?watch=true', { a: 1 }), '/p?watch=true&a=1');
   });
 

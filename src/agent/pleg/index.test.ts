@@ -3,10 +3,11 @@ import { describe, it } from 'node:test';
 import { LogRoot } from '../logging/index.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
+import type { PodSandboxConfig } from '../runtime/cri/index.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createPleg } from './index.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
-type Obj = ObservedObject & { labels: Record<string, string> };
 
 /** A pod status cache that records what the PLEG tells it and explains nothing. */
 class RecordingCache implements PodStatusObserver {
@@ -23,21 +24,47 @@ class RecordingCache implements PodStatusObserver {
   }
 }
 
+/** A runtime whose pods the tests make: a sandbox per pod, labelled with the pod UID unless `uid` is undefined. */
+function runtime(): {
+  fake: FakeRuntime;
+  sandbox: (uid: string | undefined) => Promise<{ id: string; config: PodSandboxConfig }>;
+  running: (sandbox: { id: string; config: PodSandboxConfig }, name: string) => Promise<string>;
+} {
+  const fake = new FakeRuntime();
+  fake.images.set('img', 'sha256:img');
+  let n = 0;
+  return {
+    fake,
+    sandbox: async (uid) => {
+      const labels = uid === undefined ? {} : { [POD_UID_LABEL]: uid };
+      const config = { metadata: { name: `pod-${++n}`, uid: uid ?? `unlabelled-${n}`, namespace: 'default', attempt: 0 }, labels };
+      return { id: await fake.runPodSandbox({ config }), config };
+    },
+    running: async (sandbox, name) => {
+      const config = { metadata: { name, attempt: 0 }, image: { image: 'img' }, labels: sandbox.config.labels ?? {} };
+      const id = await fake.createContainer({ podSandboxId: sandbox.id, sandboxConfig: sandbox.config, config });
+      await fake.startContainer(id);
+      return id;
+    },
+  };
+}
+
 void describe('PLEG', () => {
   void it('reports each pod whose sandboxes or containers changed, once per relist', async () => {
-    let sandboxes: Obj[] = [{ id: 's1', state: 'SANDBOX_READY', labels: { [POD_UID_LABEL]: 'a' } }];
-    let containers: Obj[] = [
-      { id: 'c1', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } },
-      { id: 'c2', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'b' } },
-      { id: 'x', state: 'CONTAINER_RUNNING', labels: {} },
-    ];
+    const { fake, sandbox, running } = runtime();
+    const s1 = await sandbox('a');
+    const c1 = await running(s1, 'c1');
+    const s2 = await sandbox('b');
+    await running(s2, 'c2');
+    const other = await sandbox(undefined);
+    const x = await running(other, 'x');
     const changed: string[][] = [];
     let batch: string[] = [];
     const cache = new RecordingCache();
     const observed = cache.observed;
     let now = 1000;
     const pleg = createPleg({
-      runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
+      runtime: fake,
       logger, now: () => now, cache,
       onPodChanged: (uid) => { batch.push(uid); },
     });
@@ -48,23 +75,25 @@ void describe('PLEG', () => {
     };
     assert.equal(pleg.health().healthy, false);
     await relist();
-    assert.deepEqual(observed.get('a'), ['c1 CONTAINER_RUNNING', 's1 SANDBOX_READY'], 'what the relist found of the pod, sorted');
+    assert.deepEqual(observed.get('a'), [`${c1} CONTAINER_RUNNING`, `${s1.id} SANDBOX_READY`].sort(), 'what the relist found of the pod, sorted');
     await relist();
-    containers = [{ ...containers[0]!, state: 'CONTAINER_EXITED' }, containers[1]!];
+    fake.exit(c1, 1);
     await relist();
-    assert.deepEqual(observed.get('a'), ['c1 CONTAINER_EXITED', 's1 SANDBOX_READY']);
-    sandboxes = [];
-    containers = [containers[0]!];
+    assert.deepEqual(observed.get('a'), [`${c1} CONTAINER_EXITED`, `${s1.id} SANDBOX_READY`].sort());
+    await fake.stopPodSandbox(s1.id);
+    await fake.removePodSandbox(s2.id);
+    await fake.removeContainer(x);
     await relist();
     assert.deepEqual(changed, [['a', 'b'], [], ['a'], ['a', 'b']]);
+    assert.deepEqual(observed.get('a'), [`${c1} CONTAINER_EXITED`, `${s1.id} SANDBOX_NOTREADY`].sort());
     assert.deepEqual(observed.get('b'), [], 'a pod gone: nothing found of it');
     assert.deepEqual(cache.relists.map((r) => [...(r.seen ?? [])].sort()), [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a']]);
     // A change the cache takes for the agent's own asks no sync.
     cache.own.add('a');
-    containers = [];
+    await fake.removeContainer(c1);
     await relist();
     assert.deepEqual(changed.at(-1), []);
-    assert.deepEqual(observed.get('a'), []);
+    assert.deepEqual(observed.get('a'), [`${s1.id} SANDBOX_NOTREADY`]);
     assert.equal(pleg.health().healthy, true);
     now += 4 * 60_000;
     assert.match(pleg.health().message, /the last relist was 240s ago/);
@@ -72,37 +101,41 @@ void describe('PLEG', () => {
   });
 
   void it('passes a relist that finds everything as before without a change, and sees a swap of one container for another', async () => {
-    const sandboxes: Obj[] = [{ id: 's1', state: 'SANDBOX_READY', labels: { [POD_UID_LABEL]: 'a' } }];
-    let containers: Obj[] = [{ id: 'c1', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
+    const { fake, sandbox, running } = runtime();
+    const s1 = await sandbox('a');
+    const c1 = await running(s1, 'c1');
     const changed: string[] = [];
     const cache = new RecordingCache();
+    const seen = cache.relists;
     const pleg = createPleg({
-      runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
+      runtime: fake,
       logger, cache,
       onPodChanged: (uid) => changed.push(uid),
     });
     await pleg.relist();
     await pleg.relist();
     assert.deepEqual(changed, ['a']);
-    assert.equal(cache.relists[1]?.seen, cache.relists[0]?.seen, 'the same set of pods handed on');
+    assert.equal(seen[1]?.seen, seen[0]?.seen, 'the same set of pods handed on');
     // As many objects as before, one of them new: a change.
-    containers = [{ id: 'c2', state: 'CONTAINER_RUNNING', labels: { [POD_UID_LABEL]: 'a' } }];
+    await fake.removeContainer(c1);
+    const c2 = await running(s1, 'c2');
     await pleg.relist();
     assert.deepEqual(changed, ['a', 'a']);
     // An object without the pod UID label does not count; one gone does.
-    containers = [{ id: 'x', state: 'CONTAINER_RUNNING', labels: {} }];
+    await fake.removeContainer(c2);
+    await running(await sandbox(undefined), 'x');
     await pleg.relist();
     assert.deepEqual(changed, ['a', 'a', 'a']);
-    assert.deepEqual([...(cache.relists.at(-1)?.seen ?? [])], ['a']);
+    assert.deepEqual([...(seen.at(-1)?.seen ?? [])], ['a']);
     await pleg.stop();
   });
 
   void it('stays unhealthy and quiet while the runtime is down', async () => {
+    const { fake, sandbox, running } = runtime();
+    await running(await sandbox('a'), 'c1');
+    fake.failNext('listPodSandbox', new Error('connection refused'));
     const seen: string[] = [];
-    const pleg = createPleg({
-      runtime: { listPodSandbox: () => Promise.reject(new Error('connection refused')), listContainers: () => Promise.resolve([]) },
-      logger, cache: new RecordingCache(), onPodChanged: (uid) => seen.push(uid),
-    });
+    const pleg = createPleg({ runtime: fake, logger, cache: new RecordingCache(), onPodChanged: (uid) => seen.push(uid) });
     await pleg.relist();
     assert.deepEqual(seen, []);
     assert.match(pleg.health().message, /has not relisted yet: connection refused/);

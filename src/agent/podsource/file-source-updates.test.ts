@@ -8,7 +8,8 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { waitFor } from '../../../test/helpers/wait.js';
 import { FileSource } from './file-source.js';
-import { RecordingLogger, perTestDir, podYAML } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { perTestDir, podYAML } from './fixtures.js';
 
 const HOUR_MS = 3_600_000;
 const DEADLINE = { timeoutMs: 5000, intervalMs: 10 };
@@ -22,14 +23,14 @@ interface Started {
   readonly snapshots: (readonly Pod[])[];
   /** Each full scan: whether it handled a snapshot. */
   readonly scans: boolean[];
-  readonly logger: RecordingLogger;
+  readonly logger: FakeLogger;
 }
 
 /** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
 async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
   const snapshots: (readonly Pod[])[] = [];
   const scans: boolean[] = [];
-  const logger = new RecordingLogger();
+  const logger = new FakeLogger();
   const source = new FileSource({
     path: dir.path,
     nodeName: 'node1',
@@ -72,7 +73,7 @@ function noFullScanSince(started: Started, from: number): boolean {
 }
 
 /** The problems logged each time `file` was rejected. */
-function rejections(logger: RecordingLogger, file: string): string[] {
+function rejections(logger: FakeLogger, file: string): string[] {
   return logger.lines.filter((l) => l.msg === `rejected static pod manifest ${file}`).map((l) => JSON.stringify(l.fields.problems));
 }
 
@@ -170,7 +171,7 @@ void describe('file source: a notified file is read again alone', () => {
       nodeName: 'node1',
       checkIntervalMs: HOUR_MS,
       onSnapshot: (pods) => snapshots.push(pods),
-      logger: new RecordingLogger(),
+      logger: new FakeLogger(),
       // Only the notifications the test makes itself.
       watch: (path, onEvent) => {
         if (path === dir.path) notify = onEvent;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { waitFor } from '../../../test/helpers/wait.js';
-import { RecordingLogger, UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
 
 const HOUR_MS = 3_600_000;
@@ -16,12 +17,12 @@ const cleanups = dir.cleanups;
 interface Started {
   readonly config: PodConfig;
   readonly recorder: UpdateRecorder;
-  readonly logger: RecordingLogger;
+  readonly logger: FakeLogger;
 }
 
 /** A pod config over `path` whose re-list is an hour away unless overridden: changes must come from notifications. */
 async function start(path: string, overrides: Partial<PodConfigOptions> = {}): Promise<Started> {
-  const logger = new RecordingLogger();
+  const logger = new FakeLogger();
   const config = createPodConfig({
     nodeName: 'node1',
     staticPodPath: path,

@@ -1,6 +1,6 @@
 /**
- * Test helpers of the pod sources: a logger that records, a recorder of pod updates,
- * temporary directories and manifest texts. Used by the tests beside this file only.
+ * Test helpers of the pod sources: a recorder of pod updates, temporary directories and
+ * manifest texts. Used by the tests beside this file only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,39 +9,7 @@ import { afterEach, beforeEach } from 'node:test';
 
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import type { PodOperation, PodUpdate, SourceLogger } from './types.js';
-
-export interface LogLine {
-  readonly level: 'info' | 'warn' | 'error';
-  readonly msg: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-export class RecordingLogger implements SourceLogger {
-  readonly lines: LogLine[] = [];
-
-  info(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'info', msg, fields });
-  }
-
-  warn(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'warn', msg, fields });
-  }
-
-  error(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.lines.push({ level: 'error', msg, fields });
-  }
-
-  /** Each line as text: message and fields. */
-  texts(): string[] {
-    return this.lines.map((l) => `${l.level} ${l.msg} ${JSON.stringify(l.fields)}`);
-  }
-
-  /** Lines whose text contains every one of `parts`. */
-  matching(...parts: string[]): string[] {
-    return this.texts().filter((t) => parts.every((p) => t.includes(p)));
-  }
-}
+import type { PodOperation, PodUpdate } from './types.js';
 
 /** Keeps every update and the pods each source has, as a listener would. */
 export class UpdateRecorder {

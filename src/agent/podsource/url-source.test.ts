@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { waitFor } from '../../../test/helpers/wait.js';
-import { RecordingLogger, UpdateRecorder, podYAML } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { UpdateRecorder, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig } from './pod-config.js';
 
 const DEADLINE = { timeoutMs: 5000, intervalMs: 20 };
@@ -55,8 +56,8 @@ afterEach(async () => {
   await server.close();
 });
 
-async function start(headers: Record<string, string[]> = {}): Promise<{ config: PodConfig; recorder: UpdateRecorder; logger: RecordingLogger }> {
-  const logger = new RecordingLogger();
+async function start(headers: Record<string, string[]> = {}): Promise<{ config: PodConfig; recorder: UpdateRecorder; logger: FakeLogger }> {
+  const logger = new FakeLogger();
   const config = createPodConfig({
     nodeName: 'node1',
     staticPodPath: '',
@@ -173,7 +174,7 @@ void describe('URL source errors', () => {
     const closed = await startServer();
     const url = closed.url;
     await closed.close();
-    const logger = new RecordingLogger();
+    const logger = new FakeLogger();
     const config = createPodConfig({
       nodeName: 'node1', staticPodPath: '', fileCheckFrequencyMs: 0, staticPodURL: url, staticPodURLHeader: {}, httpCheckFrequencyMs: 0, logger,
     });
@@ -187,7 +188,7 @@ void describe('URL source errors', () => {
 void describe('pod config', () => {
   void it('waits for push sources too, and stops cleanly', async () => {
     server.body = podYAML('web');
-    const logger = new RecordingLogger();
+    const logger = new FakeLogger();
     const config = createPodConfig({
       nodeName: 'node1', staticPodPath: '', fileCheckFrequencyMs: 0, staticPodURL: server.url, staticPodURLHeader: {},
       httpCheckFrequencyMs: 30, logger, pushSources: ['api'],

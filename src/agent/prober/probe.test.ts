@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Server, ServerCredentials, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createCertificate, type IssuedCertificate } from '../server/certs.js';
 import { grpcProbe, healthCodec, HEALTH_CHECK_METHOD, type ServingStatus } from './grpc.js';
 import { resolveContainerPort } from './http.js';
@@ -122,27 +123,35 @@ void describe('tcpSocket probe', () => {
 });
 
 void describe('exec probe', () => {
-  const runner = (fn: (cmd: readonly string[]) => { exitCode: number; out?: string } | Error): ExecRunner => ({
-    execSync: (req) => {
-      const r = fn(req.cmd);
-      if (r instanceof Error) return Promise.reject(r);
-      return Promise.resolve({ exitCode: r.exitCode, stdout: Buffer.from(r.out ?? ''), stderr: Buffer.alloc(0) });
-    },
-  });
-  const exec = (r: ExecRunner, timeoutSeconds = 1) => runProbe({ exec: { command: ['check', 'it'] }, timeoutSeconds }, { container, containerId: 'c1', podIP: '', exec: r });
+  /** A runtime with one running container; its ExecSync answers `check it` with `result`. */
+  const runtime = async (result?: { exitCode: number; stdout?: string }): Promise<{ fake: FakeRuntime; id: string }> => {
+    const fake = new FakeRuntime();
+    fake.images.set('img', 'sha256:img');
+    const sandboxConfig = { metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 } };
+    const podSandboxId = await fake.runPodSandbox({ config: sandboxConfig });
+    const id = await fake.createContainer({ podSandboxId, sandboxConfig, config: { metadata: { name: 'app', attempt: 0 }, image: { image: 'img' } } });
+    await fake.startContainer(id);
+    if (result !== undefined) fake.execResults.set('check it', result);
+    return { fake, id };
+  };
+  const exec = ({ fake, id }: { fake: FakeRuntime; id: string }, timeoutSeconds = 1) =>
+    runProbe({ exec: { command: ['check', 'it'] }, timeoutSeconds }, { container, containerId: id, podIP: '', exec: fake });
   void it('exit 0 succeeds, another code fails with the output', async () => {
-    assert.deepEqual(await exec(runner(() => ({ exitCode: 0, out: 'ok' }))), { result: 'success', output: 'ok' });
-    assert.deepEqual(await exec(runner(() => ({ exitCode: 2, out: 'nope' }))), { result: 'failure', output: 'nope' });
+    assert.deepEqual(await exec(await runtime({ exitCode: 0, stdout: 'ok' })), { result: 'success', output: 'ok' });
+    assert.deepEqual(await exec(await runtime({ exitCode: 2, stdout: 'nope' })), { result: 'failure', output: 'nope' });
   });
   void it('a timeout fails; any other runtime error is unknown', async () => {
-    const timeout = new OrchError('CRI_TIMEOUT', 'timeout', 'deadline exceeded');
-    assert.deepEqual(await exec(runner(() => timeout)), { result: 'failure', output: 'command "check it" timed out' });
-    assert.deepEqual(await exec(runner(() => new Error('container not running'))), { result: 'unknown', output: 'container not running' });
+    const timedOut = await runtime();
+    timedOut.fake.failNext('execSync', new OrchError('CRI_TIMEOUT', 'timeout', 'deadline exceeded'));
+    assert.deepEqual(await exec(timedOut), { result: 'failure', output: 'command "check it" timed out' });
+    const exited = await runtime();
+    exited.fake.exit(exited.id, 1);
+    assert.deepEqual(await exec(exited), { result: 'unknown', output: `container ${exited.id} is in CONTAINER_EXITED state` });
   });
   void it('passes the probe timeout in seconds to ExecSync', async () => {
-    let seen: number | undefined;
-    await exec({ execSync: (req) => { seen = req.timeout; return Promise.resolve({ exitCode: 0, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }); } }, 7);
-    assert.equal(seen, 7);
+    const r = await runtime();
+    await exec(r, 7);
+    assert.deepEqual(r.fake.callsOf('execSync'), [{ containerId: r.id, cmd: ['check', 'it'], timeout: 7 }]);
   });
 });
 

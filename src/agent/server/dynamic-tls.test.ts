@@ -11,7 +11,8 @@ import { flagDefaults } from '../config/index.js';
 import { LogRoot } from '../logging/index.js';
 import { createCertificate, type IssuedCertificate } from './certs.js';
 import { createDynamicServing, type DynamicServing, NO_SERVING_CERTIFICATE, SERVER_NO_SERVING_CERTIFICATE, type ServingCertificateSource, type ServingPair } from './dynamic-tls.js';
-import { createAgentMetrics, startServers, type ServerCri } from './index.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
+import { createAgentMetrics, startServers } from './index.js';
 import { tlsServerOptions } from './tls.js';
 
 const lines: string[] = [];
@@ -162,7 +163,7 @@ void describe('startServers with serverTLSBootstrap', () => {
     return startServers({
       config, certDir: join(dir, 'pki'), rootDir: dir, nodeName: 'node1', nodeIPs: ['127.0.0.1'],
       pods: { desiredPods: () => [], podStatus: () => undefined },
-      cri: {} as unknown as ServerCri,
+      cri: new FakeRuntime(),
       healthChecks: [],
       logs: { setVerbosity: () => undefined },
       gates: { enabled: () => true },

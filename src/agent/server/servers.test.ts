@@ -12,36 +12,36 @@ import { OrchError } from '../../api/errors.js';
 import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL } from '../kuberuntime/index.js';
 import { LogRoot } from '../logging/index.js';
-import { createAgentMetrics, startServers, type Servers, type ServerCri } from './index.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
+import { createAgentMetrics, startServers, type Servers } from './index.js';
 
 const logs = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
 const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
-const NS = '1714557600000000000';
 
-function fakeCri(logPath: string): ServerCri {
-  const container = { id: 'c1', podSandboxId: 's1', metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, imageRef: '', state: 'CONTAINER_RUNNING', createdAt: NS, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, annotations: {}, imageId: '' };
-  const usage = { timestamp: NS, usageCoreNanoSeconds: { value: '2000000000' }, usageNanoCores: { value: '1000' } };
-  const memory = { timestamp: NS, workingSetBytes: { value: '4096' }, availableBytes: null, usageBytes: { value: '8192' }, rssBytes: null, pageFaults: null, majorPageFaults: null };
-  const fake = {
-    listPodSandbox: () => Promise.resolve([{ id: 's1', metadata: null, state: 'SANDBOX_READY', createdAt: NS, labels, annotations: {}, runtimeHandler: '' }]),
-    listContainers: () => Promise.resolve([container]),
-    containerStatus: () => Promise.resolve({ status: { ...container, logPath, state: 'CONTAINER_EXITED' }, info: {} }),
-    listContainerStats: () => Promise.resolve([{ attributes: { id: 'c1', metadata: null, labels: {}, annotations: {} }, cpu: usage, memory, writableLayer: null, swap: null }]),
-    listPodSandboxStats: () => Promise.resolve([{ attributes: { id: 's1', metadata: null, labels, annotations: {} }, linux: { cpu: usage, memory, network: null, process: null, containers: [] } }]),
-    imageFsInfo: () => Promise.resolve({ imageFilesystems: [{ timestamp: NS, fsId: { mountpoint: '/' }, usedBytes: { value: '123' }, inodesUsed: { value: '4' } }], containerFilesystems: [] }),
-    execSync: () => Promise.resolve({ stdout: Buffer.from('out\n'), stderr: Buffer.from(''), exitCode: 0 }),
-    exec: () => Promise.reject(new Error('not in this test')),
-    attach: () => Promise.reject(new Error('not in this test')),
-    portForward: () => Promise.reject(new Error('not in this test')),
-  };
-  return fake as unknown as ServerCri;
+/** The runtime: pod `web` with its container `main` running, logging to `<dir>/c1.log`. */
+async function fakeCri(dir: string): Promise<{ cri: FakeRuntime; sandboxId: string; containerId: string }> {
+  const cri = new FakeRuntime();
+  cri.images.set('busybox', 'sha256:busybox');
+  const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
+  const sandboxId = await cri.runPodSandbox({ config: sandboxConfig });
+  const containerId = await cri.createContainer({
+    podSandboxId: sandboxId, sandboxConfig,
+    config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
+  });
+  await cri.startContainer(containerId);
+  cri.usage.set(containerId, { cpuCoreNanoSeconds: 2e9, cpuNanoCores: 1000, memoryWorkingSetBytes: 4096, memoryUsageBytes: 8192 });
+  cri.imageFs.usedBytes = 123;
+  cri.imageFs.inodesUsed = 4;
+  cri.execResults.set('echo out', { exitCode: 0, stdout: 'out\n' });
+  return { cri, sandboxId, containerId };
 }
 
 const pod: Pod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
   spec: { containers: [{ name: 'main', image: 'busybox' }] },
 };
-let podStatus: Record<string, unknown> = { phase: 'Running', containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: 'containerd://c1', state: { running: {} } }] };
+let podStatus: Record<string, unknown> = {};
+let sandboxId = '';
 
 async function freePort(): Promise<number> {
   const s = createNetServer();
@@ -87,10 +87,13 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
   config.readOnlyPort = await freePort();
   config.healthzPort = await freePort();
   change(config);
+  const runtime = await fakeCri(dir);
+  sandboxId = runtime.sandboxId;
+  podStatus = { phase: 'Running', containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: `containerd://${runtime.containerId}`, state: { running: {} } }] };
   return startServers({
     config, certDir: join(dir, 'pki'), rootDir: dir, nodeName: 'node1', nodeIPs: ['127.0.0.1'],
     pods: { desiredPods: () => [pod], podStatus: (uid) => (uid === 'uid-1' ? podStatus : undefined) },
-    cri: fakeCri(join(dir, 'c1.log')),
+    cri: runtime.cri,
     healthChecks: [{ name: 'ping', check: () => undefined }],
     logs: { setVerbosity: extra.setVerbosity ?? (() => undefined) },
     gates: { enabled: () => false },
@@ -128,7 +131,7 @@ void describe('the servers in process (fake runtime)', () => {
     assert.equal((JSON.parse((await call(port, '/pods', { tls: true })).body) as { items: Pod[] }).items[0]?.status?.phase, 'Succeeded', 'a new status object is encoded again');
     podStatus = before;
     const running = JSON.parse((await call(port, '/runningpods/', { tls: true })).body) as { items: Pod[] };
-    assert.deepEqual(running.items[0]?.spec?.containers.map((c) => c.name), ['main', 's1']);
+    assert.deepEqual(running.items[0]?.spec?.containers.map((c) => c.name), ['main', sandboxId]);
     const summary = JSON.parse((await call(port, '/stats/summary', { tls: true })).body) as { node: { nodeName: string; runtime: { imageFs: { usedBytes: number } } }; pods: { containers: { memory: { workingSetBytes: number } }[] }[] };
     assert.equal(summary.node.nodeName, 'node1');
     assert.equal(summary.node.runtime.imageFs.usedBytes, 123);

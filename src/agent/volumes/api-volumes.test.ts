@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { DATA_DIR_NAME } from './atomic-writer.js';
-import { assertRejectsWith, FakeLogger, makeTempDir, removeTempDir } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { assertRejectsWith, makeTempDir, removeTempDir } from './fixtures.js';
 import { createVolumeManager } from './manager.js';
 import { mountsFor } from './mounts.js';
 import { volumeDir } from './paths.js';
@@ -100,7 +101,7 @@ void describe('API-backed volumes through the manager', () => {
     objects.configMaps.delete('ns/app');
     await manager.preparePodVolumes(p);
     assert.equal(await readFile(join(volumeDir(rootDir, 'c-2', 'orch.io~configmap', 'cfg'), 'k'), 'utf8'), 'k');
-    assert.ok(logger.entries.some((e) => e.level === 'warn' && e.msg.includes('keeping its previous content') && String(e.fields.err).includes('not found')));
+    assert.ok(logger.lines.some((e) => e.level === 'warn' && e.msg.includes('keeping its previous content') && String(e.fields.err).includes('not found')));
 
     await assertRejectsWith(manager.preparePodVolumes(pod('c-3', [{ name: 'cfg', configMap: { name: 'app' } }])), VOLUME_OBJECT_NOT_FOUND, ['volume "cfg"', 'configMap "app" not found']);
     await assert.rejects(stat(volumeDir(rootDir, 'c-3', 'orch.io~configmap', 'cfg')), { code: 'ENOENT' });

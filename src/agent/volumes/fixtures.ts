@@ -1,6 +1,6 @@
 /**
- * Test helpers of the volumes module (imported by its tests only): a capturing fake logger, a
- * temporary root directory, and a root check for the tests that mount.
+ * Test helpers of the volumes module (imported by its tests only): a temporary root directory,
+ * and a root check for the tests that mount (the logger is logging/testing.ts's FakeLogger).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,44 +10,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 import { OrchError } from '../../api/errors.js';
-import type { Logger } from '../logging/index.js';
 import { isAtOrBelow, readMountInfo } from './mountinfo.js';
 
 const execFileAsync = promisify(execFile);
-
-export interface LogEntry {
-  readonly level: 'info' | 'warn' | 'error' | number;
-  readonly msg: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-/** A Logger that keeps every line (at every verbosity) in `entries`. */
-export class FakeLogger implements Logger {
-  readonly entries: LogEntry[] = [];
-
-  info(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.entries.push({ level: 'info', msg, fields });
-  }
-  warn(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.entries.push({ level: 'warn', msg, fields });
-  }
-  error(msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.entries.push({ level: 'error', msg, fields });
-  }
-  enabled(): boolean {
-    return true;
-  }
-  v(level: number, msg: string, fields: Readonly<Record<string, unknown>> = {}): void {
-    this.entries.push({ level, msg, fields });
-  }
-  named(): Logger {
-    return this;
-  }
-  /** True when a line containing `text` was logged. */
-  has(text: string): boolean {
-    return this.entries.some((e) => e.msg.includes(text));
-  }
-}
 
 /** A fresh temporary directory (its real path, so it compares with mountinfo). */
 export async function makeTempDir(prefix: string): Promise<string> {

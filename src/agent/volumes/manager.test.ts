@@ -6,7 +6,8 @@ import type { Pod, Volume } from 'kubernetes-types/core/v1.js';
 
 import { createVolumeManager } from './manager.js';
 import { containerDir, emptyDirPath, podDir } from './paths.js';
-import { assertRejectsWith, FakeLogger, makeTempDir, removeTempDir } from './fixtures.js';
+import { FakeLogger } from '../logging/testing.js';
+import { assertRejectsWith, makeTempDir, removeTempDir } from './fixtures.js';
 import { VOLUME_HOSTPATH_TYPE, VOLUME_INVALID, VOLUME_UNSUPPORTED, type VolumeManager } from './types.js';
 
 function pod(uid: string, volumes: Volume[]): Pod {

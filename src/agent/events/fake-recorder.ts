@@ -1,6 +1,6 @@
 /**
  * FakeEventRecorder: an EventRecorder for the tests of modules that record events; it keeps
- * every call, in order, and writes nothing.
+ * every call, in order, and writes nothing. Test code only: import it from testing.ts.
  */
 import type { EventReference, EventType } from './event-object.js';
 import type { EventRecorder } from './recorder.js';
