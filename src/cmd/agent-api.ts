@@ -7,6 +7,7 @@
  * pods. Without --orchconfig none of this runs (standalone mode).
  */
 import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import { realClock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
 import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
@@ -264,13 +265,14 @@ export function startApiMode(d: ApiModeDeps): ApiMode {
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
     machineInfo: { rootDir: o.rootDir },
+    clock: realClock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(d.nodeName), e.type, e.reason, e.reason, e.message); },
   });
   api.recorder.event(nodeReference(d.nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
   const lease: LeaseController = createLeaseController({
     client: api.rest, nodeName: d.nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
-    node: () => nodeStatus.node(), logger: nodeLog,
+    node: () => nodeStatus.node(), clock: realClock, logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
   const late: { mirrors?: MirrorPods } = {};

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, FakeFacts, FakeRest, MemoryLogger, fakeMachine, flush, testIdentity } from './fakes.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
+import { FakeFacts, FakeRest, MemoryLogger, fakeMachine, testIdentity } from './fakes.js';
 import { nodePath, nodeStatusPath } from './registration.js';
 import { createNodeStatusController, type NodeStatusControllerOptions } from './status-controller.js';
 import type { NodeEvent, WireNode } from './types.js';
@@ -32,9 +33,9 @@ const stored = (rest: FakeRest): WireNode => rest.objects.get(nodePath('node-a')
 
 void describe('the node status controller', () => {
   void it('registers with the status, then reports at once and emits the first condition events', async () => {
-    const { rest, controller, events } = setup();
+    const { rest, clock, controller, events } = setup();
     await controller.start();
-    await flush();
+    await settle();
     const create = rest.callsOf('create')[0];
     assert.ok((create?.body as WireNode).status?.capacity !== undefined, 'the Node is created with its status');
     assert.deepEqual(events.map((e) => e.reason), ['NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID']);
@@ -43,7 +44,9 @@ void describe('the node status controller', () => {
     // The first tick found nothing changed right after creation: no status write yet.
     assert.equal(rest.callsOf('patch', STATUS).length, 0);
     assert.ok(rest.callsOf('get').every((c) => c.options?.exempt === true));
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [10_000], 'the next report after nodeStatusUpdateFrequency');
     await controller.stop();
+    assert.deepEqual(clock.pending(), [], 'stop() ends the wait');
   });
 
   void it('writes status only on change, or when the report frequency has passed', async () => {
@@ -80,7 +83,7 @@ void describe('the node status controller', () => {
   void it('retries a failed report 5 times, then waits for the next tick without throwing', async () => {
     const { rest, clock, facts, logger, controller } = setup();
     await controller.start();
-    await flush();
+    await settle();
     facts.pressures = { memory: true, disk: false, pid: false };
     rest.failNext('patch', STATUS, 'unavailable', 7);
     await clock.advance(10_000);
@@ -95,11 +98,12 @@ void describe('the node status controller', () => {
   void it('reports at once on requestUpdate', async () => {
     const { rest, clock, facts, controller } = setup();
     await controller.start();
-    await flush();
+    await settle();
     facts.problem = 'PLEG is not healthy: pleg has yet to be successful';
     controller.requestUpdate();
-    await flush();
+    await settle();
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
+    assert.deepEqual(clock.pending().map((t) => t.dueAt - clock.now()), [10_000], 'the wait starts again from the early report');
     assert.equal(stored(rest).status?.conditions?.find((c) => c.type === 'Ready')?.message, 'PLEG is not healthy: pleg has yet to be successful');
     await clock.advance(9_000);
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
@@ -110,7 +114,7 @@ void describe('the node status controller', () => {
     const { rest, clock, controller, events } = setup();
     rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: {} });
     await controller.start();
-    await flush();
+    await settle();
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
     assert.equal(rest.callsOf('patch', nodePath('node-a')).length, 1, 'the default labels were reconciled');
     const node = stored(rest);
@@ -124,7 +128,7 @@ void describe('the node status controller', () => {
     const a = setup({ registerNode: false });
     a.rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
     await a.controller.start();
-    await flush();
+    await settle();
     assert.equal(a.rest.callsOf('create').length, 0);
     assert.equal(a.rest.callsOf('patch', STATUS).length, 1);
     await a.controller.stop();
