@@ -118,7 +118,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   const serving = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === ''
     ? await servingManager(resolved, logs, identity, clientFor) : undefined;
   const recorder = createEventRecorder({
-    rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'),
+    rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'), clock: realClock,
     // The modules log their events already; the recorder's own line is verbose.
     logVerbosity: 3,
   });
