@@ -91,7 +91,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   if (o.orchconfig === '') return undefined;
   const log = logs.logger('orchclient');
   const clientFor = (connection: OrchConnection): RestClient =>
-    createRestClient({ connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
+    createRestClient({ clock: realClock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,

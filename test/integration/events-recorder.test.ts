@@ -22,7 +22,7 @@ void describe('event recorder against orch-apiserver', () => {
   let rest: RestClient;
   before(async () => {
     server = await startApiServer({ storage: 'sqlite' });
-    rest = createRestClient({ connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
+    rest = createRestClient({ clock: realClock, connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
   });
   after(async () => {
     rest.close();
