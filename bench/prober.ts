@@ -23,6 +23,7 @@ import type { CriClient } from '../src/agent/runtime/cri/index.js';
 import { connectCri } from '../src/agent/runtime/cri/index.js';
 import { freePort, startContainerd } from '../test/helpers/containerd.js';
 import { waitFor } from '../test/helpers/wait.js';
+import { realClock } from '../src/api/clock.js';
 
 type Kind = 'exec' | 'http' | 'tcp';
 const KINDS: readonly Kind[] = ['exec', 'http', 'tcp'];
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
   const ctrd = await startContainerd();
   const cri = connectCri({ runtimeEndpoint: ctrd.endpoint, requestTimeoutMs: 60_000 });
   const manager = createRuntimeManager({
+    clock: realClock,
     runtime: cri, images: cri, logger, podLogsRoot: ctrd.logDir,
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['127.0.0.1'], nodeName: 'bench',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${ctrd.cgroupRoot}/pod${p.metadata?.uid ?? ''}`),

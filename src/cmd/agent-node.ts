@@ -21,6 +21,7 @@ import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
 import { createVolumeManager, mountsFor, writeEtcHosts, containerDir, type PodVolumes } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
+import { realClock } from '../api/clock.js';
 
 /** Waits until the runtime answers, logging (once per change of reason) while it does not. */
 async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, signal?: AbortSignal): Promise<void> {
@@ -136,6 +137,7 @@ export async function buildNode(
 
   const statusCache = createPodStatusCache();
   const runtime = createRuntimeManager({
+    clock: realClock,
     statusCache,
     runtime: cri,
     images: cri,

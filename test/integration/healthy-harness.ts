@@ -23,6 +23,7 @@ import { createStatusManager, type StatusManager } from '../../src/agent/status/
 import { containerDir, createVolumeManager, mountsFor, type PodVolumes } from '../../src/agent/volumes/index.js';
 import { Cleanups, processesUnder, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { realClock } from '../../src/api/clock.js';
 
 export const HOST_IP = '127.0.0.1';
 
@@ -100,6 +101,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const prober = createProberManager({ exec: cri, logger: root.logger('prober'), metrics, sidecarContainers, onResult: (c) => { wake(c.podUID); }, onEvent });
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
+    clock: realClock,
     runtime: cri, images: cri, logger: root.logger('kuberuntime'), podLogsRoot: ctrd.logDir,
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' },
     hostIPs: () => [HOST_IP], nodeName: 'healthy-node',

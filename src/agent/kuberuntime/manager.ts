@@ -84,14 +84,14 @@ class RuntimeManager implements PodRuntimeManager {
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
-    this.now = options.now ?? Date.now;
+    this.now = () => options.clock.now();
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
     this.startSlots = new Semaphore(options.maxConcurrentPodStarts ?? defaultPodStartConcurrency());
-    this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, this.now);
+    this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, options.clock);
     this.puller = new ImagePuller({
       images: options.images,
       logger: options.logger,
-      now: this.now,
+      clock: options.clock,
       serialize: options.serializeImagePulls ?? true,
       maxParallel: options.maxParallelImagePulls ?? 0,
       qps: options.registryPullQPS ?? 5,
