@@ -5,6 +5,7 @@
  * (a restarted agent adopts them), as upstream's agent does.
  */
 import { availableParallelism } from 'node:os';
+import { realClock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { sysctlAdmission, type PodRuntimeManager } from '../agent/kuberuntime/index.js';
@@ -61,6 +62,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const workers: PodWorkers = createPodWorkers({
     syncer,
     logger: logs.logger('podworkers'),
+    clock: realClock,
     resyncIntervalMs: durationToMs(c.syncFrequency),
     onFinished: (uid) => {
       const pod = late.loop?.pod(uid);

@@ -131,7 +131,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     },
     isDesired: (uid) => desired.has(uid), probes: prober, sidecarContainers, onEvent,
   });
-  const workers = createPodWorkers({ syncer, logger: root.logger('podworkers'), resyncIntervalMs: 5000, backoffMs: 200, maxBackoffMs: 2000 });
+  const workers = createPodWorkers({ syncer, logger: root.logger('podworkers'), clock: realClock, resyncIntervalMs: 5000, backoffMs: 200, maxBackoffMs: 2000 });
   late.wake = (uid) => {
     const pod = desired.get(uid);
     if (pod !== undefined) workers.updatePod({ type: 'sync', pod });

@@ -19,6 +19,7 @@
  * itself (the PodSyncer does), or run two pieces of work for one pod at once.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 
@@ -67,6 +68,8 @@ export interface PodWorkers {
 export interface PodWorkersOptions {
   readonly syncer: PodSyncer;
   readonly logger: Logger;
+  /** The resync and back-off timers. */
+  readonly clock: Clock;
   /** Periodic resync of a healthy pod (syncFrequency), ms. */
   readonly resyncIntervalMs: number;
   /** First retry delay after failed work, ms (doubles up to maxBackoffMs). */
@@ -81,7 +84,7 @@ interface Worker {
   pod: Pod;
   pending: PodUpdate | undefined;
   running: Promise<void> | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
   failures: number;
   gracePeriodSeconds: number | undefined;
 }
@@ -98,12 +101,11 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   let stopped = false;
 
   function schedule(w: Worker, delayMs: number): void {
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    w.timer = setTimeout(() => {
+    w.timer?.cancel();
+    w.timer = options.clock.setTimer(delayMs, () => {
       w.timer = undefined;
       enqueue({ type: 'sync', pod: w.pod });
-    }, delayMs);
-    w.timer.unref();
+    });
   }
 
   function enqueue(update: PodUpdate): void {
@@ -166,7 +168,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
         return;
       }
       await options.syncer.syncTerminatedPod(w.pod);
-      if (w.timer !== undefined) clearTimeout(w.timer);
+      w.timer?.cancel();
       workers.delete(uid);
       options.onFinished?.(uid);
     } catch (err) {
@@ -185,7 +187,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       stopped = true;
       const running: Promise<void>[] = [];
       for (const w of workers.values()) {
-        if (w.timer !== undefined) clearTimeout(w.timer);
+        w.timer?.cancel();
         if (w.running !== undefined) running.push(w.running);
       }
       await Promise.allSettled(running);
