@@ -79,6 +79,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
+    clock: realClock,
     admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(api === undefined || apiModules === undefined ? [] : apiModules.apiAdmitHandlers(() => late.apiMode?.node()))],
     onReject: (pod, reason, message) => { api?.podEvent({ type: 'Warning', reason, message, pod }); },
     onDeletable: (pod) => { late.apiMode?.podFinished(pod); },

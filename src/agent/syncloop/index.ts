@@ -9,7 +9,9 @@
  * objects without the agent's labels (the runtime manager filters them).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { formatTime } from '../../api/time.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
@@ -34,6 +36,8 @@ export interface SyncLoopOptions {
   /** The pod capacity: maxPods, capped by podsPerCore × cores when podsPerCore > 0. */
   readonly podCapacity: number;
   readonly logger: Logger;
+  /** The housekeeping timer, and the times the loop keeps and writes. */
+  readonly clock: Clock;
   readonly housekeepingPeriodMs?: number;
   /**
    * Housekeeping lists the runtime, the pod directories and the cgroups at every period only
@@ -42,7 +46,6 @@ export interface SyncLoopOptions {
    * (default 30 s), to catch what appears behind the agent's back.
    */
   readonly fullHousekeepingPeriodMs?: number;
-  readonly now?: () => Date;
   /**
    * Admission checks run in order after the pod-capacity check, each with the pods already
    * admitted (upstream's admit handlers: sysctls, resources, host ports, node selector,
@@ -101,13 +104,13 @@ export function podCapacity(maxPods: number, podsPerCore: number, cores: number)
 
 export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   const { workers, logger: log, status } = options;
-  const now = options.now ?? (() => new Date());
+  const { clock } = options;
   const desired = new Map<string, Pod>();
   const rejected = new Set<string>();
   /** Terminal pods whose worker finished while the source still wants them: never run again. */
   const finished = new Set<string>();
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let running: Promise<void> | undefined;
   let last = 0;
   /** When the last full housekeeping pass started (ms; 0: never), and whether one is due. */
@@ -129,7 +132,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const uid = uidOf(pod);
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podName(pod), reason, message });
-    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: now().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: formatTime(clock.now()) });
     options.onReject?.(pod, reason, message);
   }
 
@@ -211,7 +214,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   async function housekeeping(): Promise<void> {
     if (!options.podConfig.sourcesReady()) return;
     const keep = (uid: string): boolean => desired.has(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
-    lastFull = now().getTime();
+    lastFull = clock.now();
     // Whatever is listed and not desired (cleaned now, being cleaned, or still terminating)
     // makes the next pass a full one too.
     let leftover = false;
@@ -239,7 +242,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
         if (!desired.has(uid)) leftover = true;
         if (!keep(uid)) await options.cgroups.remove(uid);
       }
-      last = now().getTime();
+      last = clock.now();
       if (leftover) dirty = true;
     } catch (err) {
       dirty = true;
@@ -249,7 +252,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   /** A periodic pass: the full one when due, else only the liveness mark (nothing to list). */
   async function periodic(): Promise<void> {
-    const t = now().getTime();
+    const t = clock.now();
     if (dirty || t - lastFull >= (options.fullHousekeepingPeriodMs ?? 30_000)) await housekeeping();
     else if (options.podConfig.sourcesReady()) last = t;
   }
@@ -258,8 +261,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     running = periodic().finally(() => {
       running = undefined;
       if (timer !== undefined || unsubscribe !== undefined) {
-        timer = setTimeout(tick, options.housekeepingPeriodMs ?? 2000);
-        timer.unref();
+        timer = clock.setTimer(options.housekeepingPeriodMs ?? 2000, tick);
       }
     });
   }
@@ -273,7 +275,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     async stop() {
       unsubscribe?.();
       unsubscribe = undefined;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       timer = undefined;
       await running;
     },
