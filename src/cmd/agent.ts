@@ -89,6 +89,7 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
   const pleg = createPleg({
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
     logger: logs.logger('pleg'),
+    clock: realClock,
     onPodChanged: (uid, observed) => {
       // The agent's own start of a container, read back by the sync that made it: no resync.
       if (node.statusCache.holds(uid, observed)) return;

@@ -136,7 +136,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     const pod = desired.get(uid);
     if (pod !== undefined) workers.updatePod({ type: 'sync', pod });
   };
-  const pleg = createPleg({ runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() }, logger: root.logger('pleg'), onPodChanged: wake, relistPeriodMs: 300 });
+  const pleg = createPleg({ runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() }, logger: root.logger('pleg'), clock: realClock, onPodChanged: wake, relistPeriodMs: 300 });
   pleg.start();
   // Run newest first: stop the loops (killing every container at once, so that a worker's
   // graceful stop in flight ends now), then remove what is left with nothing else running.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
 import { createPleg } from './index.js';
@@ -19,10 +20,10 @@ void describe('PLEG', () => {
     let batch: string[] = [];
     const observed = new Map<string, readonly string[]>();
     const seenByRelist: string[][] = [];
-    let now = 1000;
+    const clock = new FakeClock();
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
-      logger, now: () => now,
+      logger, clock,
       onPodChanged: (uid, entries) => {
         batch.push(uid);
         observed.set(uid, entries);
@@ -48,8 +49,11 @@ void describe('PLEG', () => {
     assert.deepEqual(observed.get('b'), [], 'a pod gone: nothing found of it');
     assert.deepEqual(seenByRelist, [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a']]);
     assert.equal(pleg.health().healthy, true);
-    now += 4 * 60_000;
-    assert.match(pleg.health().message, /the last relist was 240s ago/);
+    clock.set(clock.now() + 3 * 60_000);
+    assert.equal(pleg.health().healthy, true, 'a relist 3 minutes old is the threshold');
+    clock.set(clock.now() + 60_000);
+    assert.equal(pleg.health().healthy, false);
+    assert.match(pleg.health().message, /the last relist was 240s ago \(threshold 180s\)/);
     await pleg.stop();
   });
 
@@ -60,7 +64,7 @@ void describe('PLEG', () => {
     const seen: ReadonlySet<string>[] = [];
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.resolve(sandboxes), listContainers: () => Promise.resolve(containers) },
-      logger,
+      logger, clock: new FakeClock(),
       onPodChanged: (uid) => changed.push(uid),
       onRelisted: (_startedAt, s) => seen.push(s),
     });
@@ -84,11 +88,33 @@ void describe('PLEG', () => {
     const seen: string[] = [];
     const pleg = createPleg({
       runtime: { listPodSandbox: () => Promise.reject(new Error('connection refused')), listContainers: () => Promise.resolve([]) },
-      logger, onPodChanged: (uid) => seen.push(uid),
+      logger, clock: new FakeClock(), onPodChanged: (uid) => seen.push(uid),
     });
     await pleg.relist();
     assert.deepEqual(seen, []);
     assert.match(pleg.health().message, /has not relisted yet: connection refused/);
     await pleg.stop();
+  });
+
+  void it('relists at once on start, then every relist period after the previous relist ended', async () => {
+    const clock = new FakeClock();
+    let lists = 0;
+    const pleg = createPleg({
+      runtime: { listPodSandbox: () => { lists++; return Promise.resolve([]); }, listContainers: () => Promise.resolve([]) },
+      logger, clock, relistPeriodMs: 1000, onPodChanged: () => undefined,
+    });
+    pleg.start();
+    await settle();
+    assert.equal(lists, 1);
+    assert.equal(pleg.health().lastRelist, clock.now());
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [1000]);
+    await clock.advance(999);
+    assert.equal(lists, 1);
+    await clock.advance(1);
+    assert.equal(lists, 2);
+    await clock.advance(3000);
+    assert.equal(lists, 5);
+    await pleg.stop();
+    assert.deepEqual(clock.pending(), [], 'stop() cancels the next relist');
   });
 });
