@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${ctrd.cgroupRoot}/pod${p.metadata?.uid ?? ''}`),
   });
   const metrics = createProberMetrics();
-  const prober = createProberManager({ exec: cri, logger, metrics });
+  const prober = createProberManager({ exec: cri, logger, metrics, clock: realClock });
   try {
     const pods = Array.from({ length: podCount }, (_, i) => benchPod(i, ctrd.images.busybox, PORT_BASE + i));
     const t0 = Date.now();

@@ -115,6 +115,7 @@ export async function buildNode(
   const prober = createProberManager({
     exec: cri,
     logger: logs.logger('prober'),
+    clock: realClock,
     metrics: proberMetrics,
     sidecarContainers,
     onEvent,

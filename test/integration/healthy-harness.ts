@@ -98,7 +98,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   // As the composition root does: containers use the volumes the pod's sync prepared.
   const prepared = new Map<string, PodVolumes>();
   const metrics = createProberMetrics();
-  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), metrics, sidecarContainers, onResult: (c) => { wake(c.podUID); }, onEvent });
+  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), clock: realClock, metrics, sidecarContainers, onResult: (c) => { wake(c.podUID); }, onEvent });
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
     clock: realClock,

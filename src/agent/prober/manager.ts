@@ -9,12 +9,13 @@
  *     `onEvent` every Unhealthy event (logged here too: there is no event recorder yet).
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics } from './metrics.js';
 import { runProbe } from './probe.js';
 import type { ExecRunner } from './socket.js';
 import type { FailedProbe, PodEvent, ProbedPodState, ProberManager, ProbeResultChange, ProbeType } from './types.js';
-import { ProbeWorker, realTimer, type ScheduleTimer, type WorkerDeps } from './worker.js';
+import { ProbeWorker, type WorkerDeps } from './worker.js';
 
 export interface ProberManagerOptions {
   /** The CRI exec of exec probes (the CRI client). */
@@ -28,8 +29,8 @@ export interface ProberManagerOptions {
   readonly onEvent?: (event: PodEvent) => void;
   /** Probe restartable init containers too (the SidecarContainers feature gate). */
   readonly sidecarContainers?: boolean;
-  readonly now?: () => number;
-  readonly timer?: ScheduleTimer;
+  /** The probe periods and initial delays. */
+  readonly clock: Clock;
   /** Runs one probe (default: the real handlers); tests inject outcomes. */
   readonly runProbe?: WorkerDeps['run'];
 }
@@ -73,8 +74,7 @@ class Manager implements ProberManager {
   constructor(private readonly options: ProberManagerOptions) {
     this.deps = {
       exec: options.exec,
-      timer: options.timer ?? realTimer,
-      now: options.now ?? Date.now,
+      clock: options.clock,
       logger: options.logger,
       metrics: options.metrics,
       onEvent: (e) => {
