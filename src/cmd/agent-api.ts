@@ -95,7 +95,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,
-      logger: logs.logger('certificate'), createClient: clientFor,
+      logger: logs.logger('certificate'), createClient: clientFor, clock: realClock,
     });
   }
   const connection = await loadOrchconfig(o.orchconfig);
@@ -106,7 +106,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     rotation = createClientCertificateManager({
       certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig,
       ...(o.bootstrapOrchconfig === '' ? {} : { bootstrapOrchconfigPath: o.bootstrapOrchconfig }),
-      createClient: clientFor, logger: logs.logger('certificate'),
+      createClient: clientFor, logger: logs.logger('certificate'), clock: realClock,
       onRotated: () => {
         void loadOrchconfig(o.orchconfig).then((next) => { swappable.swap(clientFor(next)); }, (err: unknown) => {
           log.error('Cannot reload --orchconfig after a certificate rotation', { err: String(err) });
@@ -157,7 +157,7 @@ async function servingManager(
   const listeners = new Set<() => void>();
   const manager = createServingCertificateManager({
     certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig, addresses: () => addresses, createClient,
-    logger: logs.logger('certificate'),
+    logger: logs.logger('certificate'), clock: realClock,
     onRotated: () => { for (const l of listeners) l(); },
   });
   await manager.start();

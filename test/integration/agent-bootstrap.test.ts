@@ -47,7 +47,7 @@ void describe('TLS bootstrap of the node agent', () => {
 
   const options = (node: string): BootstrapOptions => ({
     orchconfigPath: join(dir, node, 'nodeagent.orchconfig'), bootstrapOrchconfigPath: join(dir, 'bootstrap.orchconfig'),
-    certDir: join(dir, node, 'pki'), nodeName: node, logger, createClient: rest, waitTimeoutMs: 30_000, pollIntervalMs: 200,
+    certDir: join(dir, node, 'pki'), nodeName: node, logger, createClient: rest, waitTimeoutMs: 30_000, pollIntervalMs: 200, clock: realClock,
   });
   /** The requests made with the bootstrap token. */
   const bootstrapCsrs = async (): Promise<Obj[]> => {
