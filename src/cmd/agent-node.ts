@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { durationToMs } from '../api/duration.js';
 import { messageOf } from '../api/errors.js';
+import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
@@ -121,7 +122,9 @@ export async function buildNode(
     onEvent,
     onResult: (change) => { probeWake.fn?.(change.podUID); },
   });
-  const volumes = createVolumeManager({ rootDir: o.rootDir, logger: logs.logger('volumes'), ...(api === undefined ? {} : { objects: api.objects }) });
+  // The machine's capacity, read once: what unset limits mean to the downward API.
+  const capacity = readNodeCapacity();
+  const volumes = createVolumeManager({ rootDir: o.rootDir, logger: logs.logger('volumes'), nodeCapacity: () => capacity, ...(api === undefined ? {} : { objects: api.objects }) });
   const prepared = new Map<string, PodVolumes>();
   const etcHosts = new Map<string, { sandbox: string; path: string | undefined }>();
 
@@ -148,6 +151,7 @@ export async function buildNode(
     dns: { clusterDNS: c.clusterDNS, clusterDomain: c.clusterDomain, resolvConf: c.resolvConf },
     hostIPs: () => ips,
     nodeName: name,
+    nodeCapacity: () => capacity,
     volumes: {
       async mountsFor(pod: Pod, container: Container, sandbox) {
         const uid = pod.metadata?.uid ?? '';

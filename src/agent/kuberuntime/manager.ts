@@ -21,8 +21,8 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { mkdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import { messageOf } from '../../api/errors.js';
+import { readNodeCapacity } from '../../api/node-capacity.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
 import { computePodActions, type PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
@@ -40,14 +40,6 @@ import { prepareContainer, startContainer, type Preparation, type StartContext, 
 import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus, type KnownSandbox } from './status.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus, SyncError } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
-
-let machine: NodeCapacity | undefined;
-
-/** This machine's CPUs and memory, read once (as upstream's machine info): os.cpus() parses /proc each time. */
-function machineCapacity(): NodeCapacity {
-  machine ??= { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
-  return machine;
-}
 
 /** CAP_SYS_RESOURCE in this process's effective set: needed to lower an OOM score adjustment. */
 export function hasSysResourceCapability(statusFile = '/proc/self/status'): boolean {
@@ -84,6 +76,7 @@ class RuntimeManager implements PodRuntimeManager {
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
+    let machine: NodeCapacity | undefined;
     this.now = () => options.clock.now();
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
     this.startSlots = new Semaphore(options.maxConcurrentPodStarts ?? defaultPodStartConcurrency());
@@ -114,7 +107,7 @@ class RuntimeManager implements PodRuntimeManager {
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,
-      capacity: options.nodeCapacity ?? machineCapacity,
+      capacity: options.nodeCapacity ?? (() => (machine ??= readNodeCapacity())),
       resources: {
         cpuCFSQuota: options.cpuCFSQuota ?? true,
         cpuCFSQuotaPeriodUs: options.cpuCFSQuotaPeriodNs === undefined ? DEFAULT_CFS_PERIOD_US : Math.round(options.cpuCFSQuotaPeriodNs / 1000),
