@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../api/errors.js';
+import { podFullName } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { podCapacity } from '../agent/syncloop/index.js';
@@ -27,7 +28,7 @@ function describe(pod: Pod, status: PodStatus | undefined): string {
   const containers = (status?.containerStatuses ?? [])
     .map((s) => `${s.name}=${s.state?.running !== undefined ? 'running' : s.state?.terminated !== undefined ? `terminated(${s.state.terminated.exitCode})` : `waiting(${s.state?.waiting?.reason ?? ''})`}`)
     .join(' ');
-  return `pod "${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}": ${status?.phase ?? 'Unknown'}${status?.reason === undefined ? '' : ` (${status.reason}: ${status.message ?? ''})`} ${containers}`;
+  return `pod "${podFullName(pod)}": ${status?.phase ?? 'Unknown'}${status?.reason === undefined ? '' : ` (${status.reason}: ${status.message ?? ''})`} ${containers}`;
 }
 
 /** Waits until every configured source delivered its first snapshot; returns the pods. */
@@ -65,7 +66,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     const results = await Promise.all(pods.map(async (pod, i) => {
       const uid = pod.metadata?.uid ?? '';
       if (i >= capacity) {
-        return { pod, ok: false, line: `pod "${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}": rejected (OutOfpods: capacity ${capacity})` };
+        return { pod, ok: false, line: `pod "${podFullName(pod)}": rejected (OutOfpods: capacity ${capacity})` };
       }
       let wait = FIRST_DELAY_MS;
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {

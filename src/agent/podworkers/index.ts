@@ -21,6 +21,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 
 export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
@@ -174,7 +175,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     } catch (err) {
       w.failures++;
       const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
-      log.warn('Pod work failed; retrying', { pod: podName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
+      log.warn('Pod work failed; retrying', { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
       schedule(w, delay);
     }
   }
@@ -193,8 +194,4 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       await Promise.allSettled(running);
     },
   };
-}
-
-export function podName(pod: Pod): string {
-  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }

@@ -10,6 +10,7 @@
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics } from './metrics.js';
 import { runProbe } from './probe.js';
@@ -92,7 +93,7 @@ class Manager implements ProberManager {
   }
 
   private emit(e: PodEvent): void {
-    this.options.logger.info('Event', { type: e.type, reason: e.reason, pod: `${e.pod.metadata?.namespace ?? ''}/${e.pod.metadata?.name ?? ''}`, container: e.container, message: e.message });
+    this.options.logger.info('Event', { type: e.type, reason: e.reason, pod: podNamespacedName(e.pod), container: e.container, message: e.message });
     this.options.onEvent?.(e);
   }
 

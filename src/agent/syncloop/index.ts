@@ -11,11 +11,11 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import { formatTime } from '../../api/time.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
-import { podName } from '../podworkers/index.js';
 import type { StatusManager } from '../status/index.js';
 
 export interface PodConfigUpdate {
@@ -131,7 +131,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   function reject(pod: Pod, reason: string, message: string): void {
     const uid = uidOf(pod);
     rejected.add(uid);
-    log.warn('Pod rejected at admission', { pod: podName(pod), reason, message });
+    log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
     status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: formatTime(clock.now()) });
     options.onReject?.(pod, reason, message);
   }
