@@ -8,8 +8,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sleepOn, timerDelay, type Clock, type Timer, type TimerOptions } from './clock.js';
 
-/** Lets pending promise chains run: `turns` turns of the event loop (default 30). */
-export async function settle(turns = 30): Promise<void> {
+/** Lets pending promise chains run: `turns` turns of the event loop (default 10). */
+export async function settle(turns = 10): Promise<void> {
   for (let i = 0; i < turns; i++) await nextTurn();
 }
 
