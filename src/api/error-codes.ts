@@ -17,6 +17,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   API_QUANTITY_OUT_OF_RANGE: 'a quantity asked for as an integer is outside int64',
   API_INVALID_KEY_VALUE: 'a key=value list is malformed',
   API_INVALID_TAINT: 'a taint is not key[=value]:Effect',
+  API_TOKEN_BUCKET_INVALID: 'a token bucket was asked for with a qps not above 0 or a burst not an integer of at least 1',
   // src/agent/config
   CONFIG_INVALID: 'the configuration has problems; each is listed',
   CONFIG_FILE_UNREADABLE: 'the --config file cannot be read',

@@ -9,6 +9,7 @@
  * --orchconfig none of this is loaded (standalone mode).
  */
 import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
 import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
@@ -81,17 +82,17 @@ async function getOrUndefined<T>(rest: RestClient, path: string, options?: RestC
   }
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity): Promise<ApiConnection> {
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('orchclient');
   const clientFor = (connection: OrchConnection): RestClient =>
-    createRestClient({ connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
+    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,
-      logger: logs.logger('certificate'), createClient: clientFor,
+      logger: logs.logger('certificate'), createClient: clientFor, clock,
     });
   }
   const connection = await loadOrchconfig(o.orchconfig);
@@ -102,7 +103,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     rotation = createClientCertificateManager({
       certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig,
       ...(o.bootstrapOrchconfig === '' ? {} : { bootstrapOrchconfigPath: o.bootstrapOrchconfig }),
-      createClient: clientFor, logger: logs.logger('certificate'),
+      createClient: clientFor, logger: logs.logger('certificate'), clock,
       onRotated: () => {
         void loadOrchconfig(o.orchconfig).then((next) => { swappable.swap(clientFor(next)); }, (err: unknown) => {
           log.error('Cannot reload --orchconfig after a certificate rotation', { err: String(err) });
@@ -112,9 +113,9 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     await rotation.start();
   }
   const serving = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === ''
-    ? await servingManager(resolved, logs, identity, clientFor) : undefined;
+    ? await servingManager(resolved, logs, identity, clientFor, clock) : undefined;
   const recorder = createEventRecorder({
-    rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'),
+    rest, reportingInstance: nodeName, qps: c.eventRecordQPS, burst: c.eventBurst, logger: logs.logger('events'), clock,
     // The modules log their events already; the recorder's own line is verbose.
     logVerbosity: 3,
   });
@@ -146,7 +147,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
 async function servingManager(
-  resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, createClient: (connection: OrchConnection) => RestClient,
+  resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, createClient: (connection: OrchConnection) => RestClient, clock: Clock,
 ): Promise<{ manager: CertificateManager; source: ServingCertificateSource }> {
   const nodeName = identity.name;
   const o = resolved.options;
@@ -156,7 +157,7 @@ async function servingManager(
   const listeners = new Set<() => void>();
   const manager = createServingCertificateManager({
     certDir: o.certDir, nodeName, orchconfigPath: o.orchconfig, addresses: () => addresses, createClient,
-    logger: logs.logger('certificate'),
+    logger: logs.logger('certificate'), clock,
     onRotated: () => { for (const l of listeners) l(); },
   });
   await manager.start();
@@ -194,6 +195,7 @@ export interface ApiModeDeps {
   readonly logs: LogRoot;
   readonly api: ApiConnection;
   readonly identity: NodeIdentity;
+  readonly clock: Clock;
   readonly cri: CriClient;
   readonly status: StatusManager;
   readonly pods: DesiredPods;
@@ -270,12 +272,13 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
     machineInfo: { rootDir: o.rootDir },
+    clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },
   });
   const lease: LeaseController = createLeaseController({
     client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
-    node: () => nodeStatus.node(), logger: nodeLog,
+    node: () => nodeStatus.node(), clock: d.clock, logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
   const source: ApiPodSource = createApiPodSource({ rest: api.rest, nodeName, logger: podLog, push: d.pushPods });

@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
+import { readNodeCapacity } from '../api/node-capacity.js';
 import { messageOf } from '../api/errors.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
@@ -70,6 +72,8 @@ export async function nodeIdentity(resolved: ResolvedConfiguration): Promise<Nod
 
 export interface BuildNodeOptions {
   readonly identity: NodeIdentity;
+  /** The agent's one clock. */
+  readonly clock: Clock;
   /** The pods the sources want: a terminated pod still wanted keeps its stopped containers (see podsync). */
   readonly desired: Pick<DesiredPods, 'isDesired'>;
   /** API-server mode: object readers, pull credentials and the event recorder. */
@@ -81,7 +85,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
-  const { api } = options;
+  const { api, clock } = options;
   const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
   const cri = connectCri({
@@ -114,18 +118,23 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const onEvent = api === undefined ? undefined : (event: PodEvent): void => { api.podEvent(event); };
   const proberMetrics = createProberMetrics();
   const prober = createProberManager({
+    clock,
     exec: cri,
     logger: logs.logger('prober'),
     metrics: proberMetrics,
     sidecarContainers,
     ...(onEvent === undefined ? {} : { onEvent }),
   });
+  // The machine's capacity, read once: what unset limits mean to the downward API and the OOM score.
+  const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
-    rootDir: o.rootDir, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'),
+    rootDir: o.rootDir, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
     ...(api === undefined ? {} : { objects: api.objects }),
   });
   const podCache = createPodStatusCache();
   const runtime = createRuntimeManager({
+    clock,
+    nodeCapacity: () => capacity,
     statusCache: podCache,
     runtime: cri,
     images: cri,

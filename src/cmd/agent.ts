@@ -6,6 +6,7 @@
  * does.
  */
 import { availableParallelism } from 'node:os';
+import { realClock } from '../api/clock.js';
 import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE } from '../api/pod/index.js';
@@ -43,19 +44,20 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
 /** Builds and starts every module, pushing the teardown of each onto `disposers` as it goes. */
 async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers: Disposers): Promise<void> {
   const c = resolved.config;
+  const clock = realClock;
   const identity = await nodeIdentity(resolved);
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
   const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
   let api: ApiConnection | undefined;
   if (apiModules !== undefined) {
-    const connected = await apiModules.connectApi(resolved, logs, identity);
+    const connected = await apiModules.connectApi(resolved, logs, identity, clock);
     disposers.push(() => connected.close());
     api = connected;
   }
 
   const pods = createPodManager();
-  const node = await buildNode(resolved, logs, { identity, desired: pods, api });
+  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
   disposers.push(() => prober.stop());
@@ -67,15 +69,16 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
   let apiMode: ApiMode | undefined;
   if (api !== undefined && apiModules !== undefined) {
     apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, cri, status, pods, health,
+      resolved, logs, api, identity, clock, cri, status, pods, health,
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
     });
   }
 
-  const workers = createPodWorkers({ syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
+  const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
   disposers.push(() => workers.stop());
   const recordEvent = api?.podEvent.bind(api);
   const syncLoop = createSyncLoop({
+    clock,
     podConfig,
     workers,
     pods,
@@ -96,6 +99,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
   const pleg = createPleg({
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
     cache: node.podCache,
+    clock,
     logger: logs.logger('pleg'),
     onPodChanged: (uid, stillNeeded) => { syncLoop.podChanged(uid, stillNeeded); },
   });

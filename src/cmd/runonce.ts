@@ -7,7 +7,9 @@
 import { availableParallelism } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import { realClock } from '../api/clock.js';
 import { messageOf } from '../api/errors.js';
+import { podFullName } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { podCapacity } from '../agent/syncloop/index.js';
@@ -27,7 +29,7 @@ function describe(pod: Pod, status: PodStatus | undefined): string {
   const containers = (status?.containerStatuses ?? [])
     .map((s) => `${s.name}=${s.state?.running !== undefined ? 'running' : s.state?.terminated !== undefined ? `terminated(${s.state.terminated.exitCode})` : `waiting(${s.state?.waiting?.reason ?? ''})`}`)
     .join(' ');
-  return `pod "${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}": ${status?.phase ?? 'Unknown'}${status?.reason === undefined ? '' : ` (${status.reason}: ${status.message ?? ''})`} ${containers}`;
+  return `pod "${podFullName(pod)}": ${status?.phase ?? 'Unknown'}${status?.reason === undefined ? '' : ` (${status.reason}: ${status.message ?? ''})`} ${containers}`;
 }
 
 /** Waits until every configured source delivered its first snapshot; returns the pods. */
@@ -55,7 +57,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     return 1;
   }
   // Every pod of the first snapshot stays wanted: a pod that completed keeps its containers.
-  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), desired: { isDesired: () => true } });
+  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock: realClock, desired: { isDesired: () => true } });
   try {
     const pods = await firstSnapshot(node, 30_000);
     if (!node.podConfig.sourcesReady()) {
@@ -66,7 +68,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     const results = await Promise.all(pods.map(async (pod, i) => {
       const uid = pod.metadata?.uid ?? '';
       if (i >= capacity) {
-        return { pod, ok: false, line: `pod "${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}": rejected (OutOfpods: capacity ${capacity})` };
+        return { pod, ok: false, line: `pod "${podFullName(pod)}": rejected (OutOfpods: capacity ${capacity})` };
       }
       let wait = FIRST_DELAY_MS;
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {

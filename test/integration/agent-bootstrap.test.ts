@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import { stringify } from 'yaml';
 import { isOrchError } from '../../src/api/errors.js';
 import { bootstrapClientCertificate, CERT_CSR_DENIED, CSR_PATH, type BootstrapOptions } from '../../src/agent/certificate/index.js';
@@ -23,7 +24,7 @@ import { waitFor } from '../helpers/wait.js';
 type Obj = Record<string, unknown>;
 const TOKEN = 'abcdef.0123456789abcdef';
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('bootstrap-test');
-const rest = (connection: OrchConnection) => createRestClient({ connection, qps: 0, burst: 0, contentType: 'application/json' });
+const rest = (connection: OrchConnection) => createRestClient({ clock: realClock, connection, qps: 0, burst: 0, contentType: 'application/json' });
 
 void describe('TLS bootstrap of the node agent', () => {
   let server: ApiServer;
@@ -46,7 +47,7 @@ void describe('TLS bootstrap of the node agent', () => {
 
   const options = (node: string): BootstrapOptions => ({
     orchconfigPath: join(dir, node, 'nodeagent.orchconfig'), bootstrapOrchconfigPath: join(dir, 'bootstrap.orchconfig'),
-    certDir: join(dir, node, 'pki'), nodeName: node, logger, createClient: rest, waitTimeoutMs: 30_000, pollIntervalMs: 200,
+    certDir: join(dir, node, 'pki'), nodeName: node, logger, createClient: rest, waitTimeoutMs: 30_000, pollIntervalMs: 200, clock: realClock,
   });
   /** The requests made with the bootstrap token. */
   const bootstrapCsrs = async (): Promise<Obj[]> => {

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import { createEventRecorder, nodeReference, podReference, type EventObject } from '../../src/agent/events/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
 import { createRestClient, loadOrchconfig, type RestClient } from '../../src/agent/orchclient/index.js';
@@ -21,7 +22,7 @@ void describe('event recorder against orch-apiserver', () => {
   let rest: RestClient;
   before(async () => {
     server = await startApiServer({ storage: 'sqlite' });
-    rest = createRestClient({ connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
+    rest = createRestClient({ clock: realClock, connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
   });
   after(async () => {
     rest.close();
@@ -29,7 +30,7 @@ void describe('event recorder against orch-apiserver', () => {
   });
 
   void it('writes single events and folds a repeated one into a series', async () => {
-    const recorder = createEventRecorder({ rest, reportingInstance: NODE, qps: 50, burst: 100, logger });
+    const recorder = createEventRecorder({ rest, reportingInstance: NODE, qps: 50, burst: 100, logger, clock: realClock });
     const pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-web' } };
     recorder.event(nodeReference(NODE), 'Normal', 'Starting', 'StartNodeagent', 'Starting nodeagent.');
     recorder.event(podReference(pod), 'Normal', 'Scheduled', 'Binding', 'Pod admitted');

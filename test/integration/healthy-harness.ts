@@ -23,6 +23,7 @@ import { createStatusManager, type StatusManager } from '../../src/agent/status/
 import { createVolumeManager } from '../../src/agent/volumes/index.js';
 import { Cleanups, processesUnder, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { realClock } from '../../src/api/clock.js';
 
 export const HOST_IP = '127.0.0.1';
 
@@ -95,13 +96,14 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   });
   const volumes = createVolumeManager({ rootDir, logger: root.logger('volumes') });
   const metrics = createProberMetrics();
-  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), metrics, sidecarContainers, onEvent });
+  const prober = createProberManager({ exec: cri, logger: root.logger('prober'), clock: realClock, metrics, sidecarContainers, onEvent });
   prober.onResult((c) => { wake(c.podUID); });
   // Fed by the PLEG only: the runtime manager reads the runtime every time, so that the tests'
   // reads of it see each change as it happens.
   const podCache = createPodStatusCache();
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
+    clock: realClock,
     runtime: cri, images: cri, logger: root.logger('kuberuntime'), podLogsRoot: ctrd.logDir,
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' },
     hostIPs: () => [HOST_IP], nodeName: 'healthy-node',
@@ -118,14 +120,14 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     volumes,
     isDesired: (uid) => desired.has(uid), probes: prober, sidecarContainers, onEvent,
   });
-  const workers = createPodWorkers({ syncer, logger: root.logger('podworkers'), resyncIntervalMs: 5000, backoffMs: 200, maxBackoffMs: 2000 });
+  const workers = createPodWorkers({ syncer, logger: root.logger('podworkers'), clock: realClock, resyncIntervalMs: 5000, backoffMs: 200, maxBackoffMs: 2000 });
   late.wake = (uid) => {
     const pod = desired.get(uid);
     if (pod !== undefined) workers.updatePod({ type: 'sync', pod });
   };
   const pleg = createPleg({
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
-    cache: podCache, logger: root.logger('pleg'), onPodChanged: wake, relistPeriodMs: 300,
+    cache: podCache, clock: realClock, logger: root.logger('pleg'), onPodChanged: wake, relistPeriodMs: 300,
   });
   pleg.start();
   // Run newest first: stop the loops (killing every container at once, so that a worker's

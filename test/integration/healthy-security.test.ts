@@ -15,6 +15,7 @@ import { createRuntimeManager, sysctlAdmission } from '../../src/agent/kuberunti
 import { LogRoot } from '../../src/agent/logging/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { containerStatus, startHealthyNode, type HealthyNode } from './healthy-harness.js';
+import { realClock } from '../../src/api/clock.js';
 
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.2; done';
 
@@ -117,6 +118,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
   void it('seccompDefault: containers without a profile get RuntimeDefault, Unconfined stays unconfined', async () => {
     const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('seccomp-default');
     const manager = createRuntimeManager({
+      clock: realClock,
       runtime: node.cri, images: node.cri, logger, podLogsRoot: node.ctrd.logDir, seccompDefault: true,
       dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['127.0.0.1'], nodeName: 'n',
       volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${node.ctrd.cgroupRoot}/pod${p.metadata?.uid ?? ''}`),

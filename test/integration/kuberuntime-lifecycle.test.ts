@@ -16,6 +16,7 @@ import { LogRoot } from '../../src/agent/logging/index.js';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { Cleanups, processesUnder, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { realClock } from '../../src/api/clock.js';
 
 // Long enough that a loaded machine still syncs within the back-off after seeing the exit.
 const BACKOFF_MS = 1500;
@@ -79,6 +80,7 @@ void describe('kuberuntime pod lifecycle against a real containerd', { timeout: 
     cleanups.push(() => rm(data, { recursive: true, force: true }));
     busybox = ctrd.images.busybox;
     manager = createRuntimeManager({
+      clock: realClock,
       runtime: cri, images: cri, logger, podLogsRoot: ctrd.logDir,
       dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' },
       hostIPs: () => ['127.0.0.1'], nodeName: 'node-it',

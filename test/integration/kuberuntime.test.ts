@@ -16,6 +16,7 @@ import { LogRoot } from '../../src/agent/logging/index.js';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { Cleanups, freePort, processesUnder, readTcp, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { realClock } from '../../src/api/clock.js';
 
 const HOST_IP = '127.0.0.1';
 const GiB = 1024 ** 3;
@@ -89,6 +90,7 @@ void describe('kuberuntime against a real containerd', { timeout: 300_000 }, () 
     await writeFile(resolvConf, 'nameserver 192.0.2.53\nsearch node.example\noptions timeout:2\n');
     busybox = ctrd.images.busybox;
     manager = createRuntimeManager({
+      clock: realClock,
       runtime: cri, images: cri, logger, podLogsRoot: ctrd.logDir,
       dns: { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf },
       hostIPs: () => [HOST_IP], nodeName: 'node-it', nodeCapacity: () => ({ cpuMilli: 2000, memoryBytes: GiB }),

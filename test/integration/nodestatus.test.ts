@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import { createRestClient, loadOrchconfig, type RestClient } from '../../src/agent/orchclient/index.js';
 import {
   createLeaseController, createNodeStatusController, leasePath, nodePath,
@@ -21,7 +22,7 @@ let rest: RestClient;
 
 before(async () => {
   server = await startApiServer({ storage: 'sqlite' });
-  rest = createRestClient({ connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
+  rest = createRestClient({ clock: realClock, connection: await loadOrchconfig(server.adminKubeconfig), qps: 0, burst: 0 });
 });
 
 after(async () => {
@@ -42,6 +43,7 @@ function options(facts: FakeFacts, events: NodeEvent[], extra: Partial<NodeStatu
     updateFrequencyMs: 200,
     reportFrequencyMs: 60_000,
     machineInfo: { rootDir: server.dir },
+    clock: realClock,
     onEvent: (e) => events.push(e),
     ...extra,
   };
@@ -89,7 +91,7 @@ void describe('node status against orch-apiserver', () => {
 
   void it('creates and renews the Lease with the Node as owner', async () => {
     const node = await getNode();
-    const lease = createLeaseController({ client: rest, nodeName: 'it-node', leaseDurationSeconds: 40, renewIntervalMs: 200, node: () => node });
+    const lease = createLeaseController({ client: rest, nodeName: 'it-node', leaseDurationSeconds: 40, renewIntervalMs: 200, node: () => node, clock: realClock });
     lease.start();
     try {
       const first = await waitFor('the Lease', () => rest.get<WireLease>(leasePath('it-node')));

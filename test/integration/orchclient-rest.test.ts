@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer as createNetServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import { OrchError } from '../../src/api/errors.js';
 import type { Logger } from '../../src/agent/logging/index.js';
 import {
@@ -102,7 +103,7 @@ void describe('the REST client against orch-apiserver', () => {
     server = await startApiServer({ storage: 'sqlite', args: ['--watch-bookmark-interval=200ms'] });
     connection = await loadOrchconfig(server.adminKubeconfig);
     // The default contentType (protobuf): bodies still go as JSON, with one warning.
-    rest = createRestClient({ connection, qps: 0, burst: 0, logger: log.logger });
+    rest = createRestClient({ clock: realClock, connection, qps: 0, burst: 0, logger: log.logger });
     for (const name of ['crud', 'watch', 'resume']) await rest.create('/api/v1/namespaces', { metadata: { name } });
   });
   after(async () => {
@@ -155,7 +156,7 @@ void describe('the REST client against orch-apiserver', () => {
   });
 
   void it('waits for tokens of orchAPIQPS/orchAPIBurst (exempt calls do not)', async () => {
-    const limited = createRestClient({ connection, qps: 5, burst: 1, contentType: 'application/json' });
+    const limited = createRestClient({ clock: realClock, connection, qps: 5, burst: 1, contentType: 'application/json' });
     const started = Date.now();
     for (let i = 0; i < 6; i++) await limited.get('/api/v1/namespaces/crud');
     const took = Date.now() - started;
@@ -169,7 +170,7 @@ void describe('the REST client against orch-apiserver', () => {
     const path = cmPath('resume');
     await rest.create(path, cm('r1'));
     const proxy = await startProxy(server.port);
-    const viaProxy = createRestClient({ connection: { ...connection, server: `https://127.0.0.1:${proxy.port}` }, qps: 0, burst: 0, contentType: 'application/json', timeoutMs: 2000 });
+    const viaProxy = createRestClient({ clock: realClock, connection: { ...connection, server: `https://127.0.0.1:${proxy.port}` }, qps: 0, burst: 0, contentType: 'application/json', timeoutMs: 2000 });
     const { rest: counted, watches } = counting(viaProxy);
     const lists: string[][] = [];
     const events: string[] = [];
@@ -219,12 +220,12 @@ void describe('the reflector when the server compacted its history', () => {
 
   void it('lists again after a 410 for its resourceVersion', async () => {
     const connection = await loadOrchconfig(server.adminKubeconfig);
-    const direct = createRestClient({ connection, qps: 0, burst: 0, contentType: 'application/json' });
+    const direct = createRestClient({ clock: realClock, connection, qps: 0, burst: 0, contentType: 'application/json' });
     await direct.create('/api/v1/namespaces', { metadata: { name: 'gone' } });
     const path = cmPath('gone');
     await direct.create(path, cm('g1'));
     const proxy = await startProxy(server.port);
-    const viaProxy = createRestClient({ connection: { ...connection, server: `https://127.0.0.1:${proxy.port}` }, qps: 0, burst: 0, contentType: 'application/json', timeoutMs: 2000 });
+    const viaProxy = createRestClient({ clock: realClock, connection: { ...connection, server: `https://127.0.0.1:${proxy.port}` }, qps: 0, burst: 0, contentType: 'application/json', timeoutMs: 2000 });
     const lists: string[][] = [];
     const rlog = recordingLogger();
     const reflector = createReflector<ConfigMap>({

@@ -8,6 +8,7 @@
  * and the node; the sync loop runs them in order and fails the pod with the reason.
  */
 import type { Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { AdmitHandler, AdmitResult } from '../syncloop/index.js';
 
@@ -103,7 +104,7 @@ export function fitsHostPorts(pod: Pod, admitted: readonly Pod[]): AdmitResult {
         return {
           admit: false,
           reason: 'NodePorts',
-          message: `Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports (${clash.protocol} ${clash.ip}:${clash.port} is used by pod ${other.metadata?.namespace ?? ''}/${other.metadata?.name ?? ''})`,
+          message: `Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports (${clash.protocol} ${clash.ip}:${clash.port} is used by pod ${podNamespacedName(other)})`,
         };
       }
     }

@@ -10,7 +10,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
-import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod } from '../../api/pod/index.js';
+import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
 import type { RestClient } from '../orchclient/rest-types.js';
@@ -40,7 +40,6 @@ export interface MirrorPods {
   sync(): Promise<void>;
 }
 
-const keyOf = (pod: Pod): string => `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 const hashOf = (pod: Pod): string => pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? pod.metadata?.uid ?? '';
 
 /** The mirror pod object of a static pod. */
@@ -88,21 +87,21 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
     const ns = body.metadata?.namespace ?? '';
     try {
       await rest.create(`/api/v1/namespaces/${ns}/pods`, body);
-      log.info('Created mirror pod', { pod: keyOf(body) });
+      log.info('Created mirror pod', { pod: podNamespacedName(body) });
       options.onCreated?.(pod.metadata?.uid ?? '');
     } catch (err) {
       const s = statusOf(err);
       // AlreadyExists: a pod of that name is there (ours, seen soon through the watch, or a user's).
-      if (s?.reason === 'AlreadyExists') log.v(2, 'Mirror pod exists already', { pod: keyOf(body) });
-      else log.warn('Creating a mirror pod failed; retrying', { pod: keyOf(body), err: messageOf(err) });
+      if (s?.reason === 'AlreadyExists') log.v(2, 'Mirror pod exists already', { pod: podNamespacedName(body) });
+      else log.warn('Creating a mirror pod failed; retrying', { pod: podNamespacedName(body), err: messageOf(err) });
     }
   }
 
   async function pass(): Promise<void> {
     const statics = new Map<string, Pod>();
-    for (const pod of options.desiredPods()) if (isStaticPod(pod)) statics.set(keyOf(pod), pod);
+    for (const pod of options.desiredPods()) if (isStaticPod(pod)) statics.set(podNamespacedName(pod), pod);
     const mirrors = new Map<string, Pod>();
-    for (const m of options.mirrors()) mirrors.set(keyOf(m), m);
+    for (const m of options.mirrors()) mirrors.set(podNamespacedName(m), m);
     const work: Promise<void>[] = [];
     for (const [key, mirror] of mirrors) {
       const pod = statics.get(key);

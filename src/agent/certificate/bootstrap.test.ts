@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
+import { realClock } from '../../api/clock.js';
 import { isOrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { loadOrchconfig } from '../orchclient/kubeconfig.js';
 import { bootstrapClientCertificate, isOrchconfigStillValid, TMP_KEY_FILE, type BootstrapOptions } from './bootstrap.js';
 import { CERT_CSR_DENIED, CERT_CSR_TIMEOUT, CERT_ISSUED_INVALID } from './codes.js';
@@ -49,7 +51,7 @@ async function setup(api: FakeCsrApi): Promise<BootstrapOptions & { dir: string;
     'current-context': 'x',
   }));
   return {
-    dir, logger, bootstrapOrchconfigPath, orchconfigPath: join(dir, 'nodeagent.orchconfig'), certDir: join(dir, 'pki'), nodeName: 'n1',
+    dir, logger, bootstrapOrchconfigPath, orchconfigPath: join(dir, 'nodeagent.orchconfig'), certDir: join(dir, 'pki'), nodeName: 'n1', clock: realClock,
     createClient: (connection) => {
       assert.equal(connection.token, 'abcdef.0123456789abcdef', 'the bootstrap token is used');
       return api;
@@ -87,7 +89,7 @@ void describe('TLS bootstrap', () => {
     const future = (): Date => new Date(Date.now() + 2 * 24 * 3600_000);
     assert.equal(await isOrchconfigStillValid(o.orchconfigPath, o.logger, future()), false);
     // The fake signer uses real time, so the new certificate is expired in that future: refused.
-    await assert.rejects(bootstrapClientCertificate({ ...o, now: future }), (err) => isOrchError(err) && err.code === CERT_ISSUED_INVALID);
+    await assert.rejects(bootstrapClientCertificate({ ...o, clock: { ...realClock, now: () => future().getTime() } }), (err) => isOrchError(err) && err.code === CERT_ISSUED_INVALID);
     assert.equal(api.created.length, 2);
     assert.notEqual(api.created[1], name, 'a new key, so a new request');
   });
@@ -95,7 +97,13 @@ void describe('TLS bootstrap', () => {
   void it('keeps the key while waiting, so that a restart resumes the same request', async () => {
     const api = new FakeCsrApi();
     const o = await setup(api);
-    await assert.rejects(bootstrapClientCertificate({ ...o, waitTimeoutMs: 50, pollIntervalMs: 10 }), (err) => isOrchError(err) && err.code === CERT_CSR_TIMEOUT);
+    const clock = new FakeClock();
+    // Polled every 10 minutes here, so that the hour passes in few steps.
+    const first = assert.rejects(bootstrapClientCertificate({ ...o, clock, pollIntervalMs: 600_000 }), (err) => isOrchError(err) && err.code === CERT_CSR_TIMEOUT);
+    await until(() => api.watching > 0 || undefined);
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [600_000, 3600_000], 'bootstrap waits an hour for the certificate');
+    await clock.advance(3600_000);
+    await first;
     assert.equal(existsSync(join(o.certDir, TMP_KEY_FILE)), true);
     assert.equal(existsSync(o.orchconfigPath), false);
     const second = bootstrapClientCertificate({ ...o, waitTimeoutMs: 10_000 });

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { loadOrchconfig, type OrchConnection } from '../orchclient/kubeconfig.js';
@@ -24,7 +25,6 @@ import type { RestClient } from '../orchclient/rest-types.js';
 import { CERT_ORCHCONFIG_WRITE, CERT_STORE_INVALID } from './codes.js';
 import { certificateFacts, generateKeyPem, isPrivateKey, splitPem, usagesFor, type CertificateTemplate } from './pki.js';
 import { obtainCertificate } from './request.js';
-import type { ScheduleTimer } from './schedule.js';
 import { createFileStore, writeFileAtomic } from './store.js';
 
 export const SIGNER_NODEAGENT_CLIENT = 'orch.io/kube-apiserver-client-nodeagent';
@@ -50,8 +50,8 @@ export interface BootstrapOptions {
   /** spec.expirationSeconds of the request (default: none, the signer's one year). */
   readonly expirationSeconds?: number;
   readonly signal?: AbortSignal;
-  readonly now?: () => Date;
-  readonly timer?: ScheduleTimer;
+  /** Validity checks, the wait for the certificate (its timers keep the process alive) and the stored file's name. */
+  readonly clock: Clock;
 }
 
 /**
@@ -160,14 +160,14 @@ async function requestKey(certDir: string, current: { certPem: string; keyPem: s
  * and the API server.
  */
 export async function bootstrapClientCertificate(o: BootstrapOptions): Promise<void> {
-  const now = o.now ?? (() => new Date());
+  const now = (): Date => new Date(o.clock.now());
   if (await isOrchconfigStillValid(o.orchconfigPath, o.logger, now())) {
     o.logger.v(2, 'the orchconfig file exists and is valid; skipping bootstrap', { path: o.orchconfigPath });
     return;
   }
   o.logger.info('using the bootstrap orchconfig to request a client certificate', { bootstrap: o.bootstrapOrchconfigPath, certDir: o.certDir });
   const connection = await loadOrchconfig(o.bootstrapOrchconfigPath);
-  const store = createFileStore({ dir: o.certDir, prefix: CLIENT_PREFIX, now });
+  const store = createFileStore({ dir: o.certDir, prefix: CLIENT_PREFIX, clock: o.clock });
   let current;
   try {
     current = await store.current();
@@ -183,11 +183,10 @@ export async function bootstrapClientCertificate(o: BootstrapOptions): Promise<v
       keyPem, template, signerName: SIGNER_NODEAGENT_CLIENT, purpose: 'client auth', logger: o.logger,
       name: digestedCsrName(keyPem, template, usagesFor(keyPem, 'client auth')),
       waitTimeoutMs: o.waitTimeoutMs ?? 3600_000,
-      now: () => now().getTime(),
+      clock: o.clock,
       ...(o.pollIntervalMs === undefined ? {} : { pollIntervalMs: o.pollIntervalMs }),
       ...(o.expirationSeconds === undefined ? {} : { expirationSeconds: o.expirationSeconds }),
       ...(o.signal === undefined ? {} : { signal: o.signal }),
-      ...(o.timer === undefined ? {} : { timer: o.timer }),
     });
   } finally {
     client.close();

@@ -4,7 +4,9 @@ import { isOrchError } from '../../api/errors.js';
 import { nodeTemplate } from './bootstrap.js';
 import { CERT_CANCELLED, CERT_CSR_CONFLICT, CERT_CSR_DENIED, CERT_CSR_FAILED, CERT_CSR_TIMEOUT } from './codes.js';
 import { issuedCertificate, submitCsr, waitForCertificate } from './csr.js';
-import { createTestCa, FakeCsrApi, FakeTime, settle } from './fakes.js';
+import { realClock } from '../../api/clock.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
+import { createTestCa, FakeCsrApi } from './fakes.js';
 import { createCsrPem, generateKeyPem } from './pki.js';
 
 const SIGNER = 'orch.io/kube-apiserver-client-nodeagent';
@@ -41,7 +43,7 @@ void describe('certificate signing requests', () => {
     const api = new FakeCsrApi();
     const ca = await createTestCa();
     const name = await submitCsr(api, await submission());
-    const waiting = waitForCertificate(api, name, { pollIntervalMs: 60_000 });
+    const waiting = waitForCertificate(api, name, { pollIntervalMs: 60_000, clock: realClock });
     await settle();
     assert.equal(api.watching, 1);
     await api.issue(name, ca);
@@ -52,32 +54,34 @@ void describe('certificate signing requests', () => {
   void it('fails at once when denied, and names the request', async () => {
     const api = new FakeCsrApi();
     const name = await submitCsr(api, await submission());
-    const waiting = waitForCertificate(api, name);
+    const waiting = waitForCertificate(api, name, { clock: realClock });
     await settle();
     api.condition(name, 'Denied');
     await assert.rejects(waiting, (err) => code(CERT_CSR_DENIED)(err) && (err as { subject?: string }).subject === name);
   });
 
   void it('polls when the watch says nothing, and gives up at the deadline or on abort', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const api = new FakeCsrApi();
     const ca = await createTestCa();
     const name = await submitCsr(api, await submission());
-    const late = assert.rejects(waitForCertificate(api, name, { timer: time.timer, timeoutMs: 10_000, pollIntervalMs: 1000 }),
+    const late = assert.rejects(waitForCertificate(api, name, { clock: time, timeoutMs: 10_000, pollIntervalMs: 1000 }),
       (err) => code(CERT_CSR_TIMEOUT)(err) && /within 10 s/.test((err as Error).message));
+    await settle();
+    assert.deepEqual(time.pending().map((t) => [t.delayMs, t.keepAlive]), [[1000, true], [10_000, true]], 'the next poll and the deadline; both keep the process alive');
     await time.advance(10_000);
     await late;
     const controller = new AbortController();
-    const aborted = waitForCertificate(api, name, { timer: time.timer, signal: controller.signal });
+    const aborted = waitForCertificate(api, name, { clock: time, signal: controller.signal });
     controller.abort();
     await assert.rejects(aborted, code(CERT_CANCELLED));
     // Issued while the watch is silent: the next poll finds it.
     api.silentWatches = true;
-    const polled = waitForCertificate(api, name, { timer: time.timer, pollIntervalMs: 1000 });
+    const polled = waitForCertificate(api, name, { clock: time, pollIntervalMs: 1000 });
     await settle();
     await api.issue(name, ca);
     await time.advance(1000);
     assert.match(await polled, /BEGIN CERTIFICATE/);
-    assert.equal(time.pending, 0, 'no timer left behind');
+    assert.deepEqual(time.pending(), [], 'no timer left behind');
   });
 });

@@ -11,7 +11,8 @@ import type { Logger } from '../logging/index.js';
 import type { RestClient, WatchHandle } from '../orchclient/rest-types.js';
 import { CERT_CANCELLED, CERT_CSR_CONFLICT, CERT_CSR_DENIED, CERT_CSR_FAILED, CERT_CSR_TIMEOUT } from './codes.js';
 import { csrPublicKey, keyPublicKey } from './pki.js';
-import { realTimer, type ScheduleTimer } from './schedule.js';
+import type { Clock } from '../../api/clock.js';
+import { MAX_TIMER_MS } from './schedule.js';
 
 export const CSR_API_VERSION = 'certificates.orch.io/v1';
 export const CSR_PATH = '/apis/certificates.orch.io/v1/certificatesigningrequests';
@@ -111,7 +112,8 @@ export interface WaitOptions {
   /** GET the request this often besides watching it (default 2 s). */
   readonly pollIntervalMs?: number;
   readonly signal?: AbortSignal;
-  readonly timer?: ScheduleTimer;
+  /** The deadline and the polls (timers that keep the process alive while it waits). */
+  readonly clock: Clock;
   readonly logger?: Logger;
 }
 
@@ -120,8 +122,8 @@ export interface WaitOptions {
  * denied, failed, deleted, the deadline (CERT_CSR_TIMEOUT) or the signal (CERT_CANCELLED).
  * Errors of single GETs and broken watches are logged and retried.
  */
-export function waitForCertificate(client: RestClient, name: string, options: WaitOptions = {}): Promise<string> {
-  const timer = options.timer ?? realTimer;
+export function waitForCertificate(client: RestClient, name: string, options: WaitOptions): Promise<string> {
+  const { clock } = options;
   const timeoutMs = options.timeoutMs ?? 15 * 60_000;
   const pollMs = options.pollIntervalMs ?? 2000;
   const signal = options.signal;
@@ -130,10 +132,13 @@ export function waitForCertificate(client: RestClient, name: string, options: Wa
     let watch: WatchHandle | undefined;
     const cancels = new Set<() => void>();
     const later = (ms: number, fn: () => void): void => {
-      const cancel = timer(ms, () => {
+      const timer = clock.setTimer(Math.min(MAX_TIMER_MS, ms), () => {
         cancels.delete(cancel);
         fn();
-      });
+      }, { keepAlive: true });
+      const cancel = (): void => {
+        timer.cancel();
+      };
       cancels.add(cancel);
     };
     const finish = (err: unknown, cert?: string): void => {

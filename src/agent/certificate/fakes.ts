@@ -1,15 +1,13 @@
 /**
  * Test helpers of the certificate module (imported by its tests only): a small CA that signs PEM
  * requests, a FakeCsrApi (the shared FakeRestClient holding CertificateSigningRequests, with
- * approve/deny/issue and an optional automatic signer), and fake timers.
+ * approve/deny/issue and an optional automatic signer). Time: src/api/fake-clock.ts.
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import { setImmediate as flush } from 'node:timers/promises';
 import type { RestCallOptions } from '../orchclient/rest-types.js';
 import { FakeRestClient } from '../orchclient/testing.js';
 import { CSR_PATH } from './csr.js';
 import { x509 } from './pki.js';
-import type { ScheduleTimer } from './schedule.js';
 
 type Obj = Record<string, unknown>;
 
@@ -90,38 +88,4 @@ export class FakeCsrApi extends FakeRestClient {
     const csr = this.csrs.get(name) as Obj;
     this.put(`${CSR_PATH}/${name}`, { ...csr, status: { ...(csr.status as Obj), certificate: Buffer.from(pem).toString('base64') } });
   }
-}
-
-/** Timers on a fake clock: advance() runs what fell due, letting async work settle between. */
-export class FakeTime {
-  now = Date.parse('2030-01-01T00:00:00Z');
-  private readonly queue: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  readonly timer: ScheduleTimer = (delay, fn) => {
-    const t = { at: this.now + Math.max(0, delay), fn, cancelled: false };
-    this.queue.push(t);
-    return () => {
-      t.cancelled = true;
-    };
-  };
-  get pending(): number {
-    return this.queue.filter((t) => !t.cancelled).length;
-  }
-  async advance(ms: number): Promise<void> {
-    const end = this.now + ms;
-    for (;;) {
-      await settle();
-      const due = this.queue.filter((t) => !t.cancelled && t.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (due === undefined) break;
-      this.queue.splice(this.queue.indexOf(due), 1);
-      this.now = Math.max(this.now, due.at);
-      due.fn();
-    }
-    this.now = end;
-    await settle();
-  }
-}
-
-/** Lets promise chains run (several turns of the event loop). */
-export async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await flush();
 }

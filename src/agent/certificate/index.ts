@@ -31,5 +31,5 @@ export {
 } from './managers.js';
 export { certificateFacts, splitPem, type CertificateFacts, type CertificatePair, type CertificateTemplate } from './pki.js';
 export { createCsrRequester, obtainCertificate, type CertificateRequester, type CsrRequesterOptions, type ObtainOptions } from './request.js';
-export { backoffDelay, realTimer, rotationDeadline, type ScheduleTimer } from './schedule.js';
+export { backoffDelay, rotationDeadline } from './schedule.js';
 export { createFileStore, MemoryStore, type CertificateStore, type FileStoreOptions } from './store.js';

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nodeTemplate } from './bootstrap.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
-import { createTestCa, FakeTime, type TestCa } from './fakes.js';
+import { createTestCa, type TestCa } from './fakes.js';
 import { createCertificateManager, type CertificateManager } from './manager.js';
 import { certificateFacts, createCsrPem, generateKeyPem, type CertificatePair, type CertificateTemplate } from './pki.js';
 import { MemoryStore } from './store.js';
 
 const DAY = 24 * 3600_000;
 let ca: TestCa;
-const time0 = new FakeTime().now;
+const time0 = Date.parse('2030-01-01T00:00:00Z');
 
 before(async () => {
   ca = await createTestCa();
@@ -23,7 +24,7 @@ async function pair(template: CertificateTemplate, from: number, days: number): 
 }
 
 interface Env {
-  time: FakeTime;
+  time: FakeClock;
   store: MemoryStore;
   manager: CertificateManager;
   /** Templates asked for, in order. */
@@ -51,11 +52,11 @@ function env(options: EnvOptions = {}): Env {
   const random = options.random ?? 0;
   const template = options.template === null ? undefined : options.template ?? nodeTemplate('n1');
   const initial = options.initial;
-  const time = new FakeTime();
+  const time = new FakeClock(time0);
   const store = new MemoryStore(initial);
   const e = { time, store, asked: [], rotated: [], answers: [], template: { current: template } } as unknown as Env;
   e.manager = createCertificateManager({
-    name: 'test', store, logger: new FakeLogger(), now: () => time.now, timer: time.timer, random: () => random,
+    name: 'test', store, logger: new FakeLogger(), clock: time, random: () => random,
     template: () => e.template.current,
     request: (t) => {
       e.asked.push(t);
@@ -152,6 +153,6 @@ void describe('the certificate manager', () => {
     assert.equal(e.asked.length, 1, 'renewal starts at once');
     await e.manager.stop();
     await e.manager.stop();
-    assert.equal(e.time.pending, 0);
+    assert.equal(e.time.pending().length, 0);
   });
 });

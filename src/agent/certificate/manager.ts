@@ -15,12 +15,13 @@
  * every `templateCheckMs` (1 s, upstream's), so changed node addresses renew the serving
  * certificate soon. Timers, clock and randomness are injected.
  */
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { CERT_CANCELLED, CERT_ISSUED_INVALID } from './codes.js';
 import { certificateFacts, keyMatchesCertificate, satisfiesTemplate, type CertificateFacts, type CertificatePair, type CertificateTemplate } from './pki.js';
 import type { CertificateRequester } from './request.js';
-import { backoffDelay, MAX_TIMER_MS, realTimer, rotationDeadline, type ScheduleTimer } from './schedule.js';
+import { backoffDelay, MAX_TIMER_MS, rotationDeadline } from './schedule.js';
 import type { CertificateStore } from './store.js';
 
 export interface CertificateManagerOptions {
@@ -33,8 +34,8 @@ export interface CertificateManagerOptions {
   readonly logger: Logger;
   /** Called after a new pair was stored and made current (reload connections, swap contexts). Must not throw. */
   readonly onRotated?: (pair: CertificatePair) => void;
-  readonly now?: () => number;
-  readonly timer?: ScheduleTimer;
+  /** Validity and renewal times, and the waits (timers that keep the process alive). */
+  readonly clock: Clock;
   /** In [0, 1); default Math.random. */
   readonly random?: () => number;
   /** How often a changing template is looked at (serving: 1000 ms, upstream's); default 0: only at the renewal deadline. */
@@ -59,8 +60,8 @@ interface Held {
 }
 
 export function createCertificateManager(o: CertificateManagerOptions): CertificateManager {
-  const now = o.now ?? Date.now;
-  const timer = o.timer ?? realTimer;
+  const { clock } = o;
+  const now = (): number => clock.now();
   const random = o.random ?? Math.random;
   const checkMs = o.templateCheckMs ?? 0;
   const log = o.logger;
@@ -78,13 +79,13 @@ export function createCertificateManager(o: CertificateManagerOptions): Certific
   const usable = (): Held | undefined => (held !== undefined && held.facts.notAfter.getTime() > now() ? held : undefined);
 
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => {
-    const cancel = timer(Math.min(MAX_TIMER_MS, Math.max(0, ms)), () => {
+    const timer = clock.setTimer(Math.min(MAX_TIMER_MS, ms), () => {
       wake = undefined;
       resolve();
-    });
+    }, { keepAlive: true });
     wake = () => {
       wake = undefined;
-      cancel();
+      timer.cancel();
       resolve();
     };
   });

@@ -14,6 +14,7 @@
  *   per attempt, so a rotated client certificate is used).
  */
 import { isIP } from 'node:net';
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { loadOrchconfig, type OrchConnection } from '../orchclient/kubeconfig.js';
@@ -23,7 +24,6 @@ import { CERT_BOOTSTRAP_CONFIG_MISSING } from './codes.js';
 import { createCertificateManager, type CertificateManager } from './manager.js';
 import type { CertificatePair, CertificateTemplate } from './pki.js';
 import { createCsrRequester } from './request.js';
-import type { ScheduleTimer } from './schedule.js';
 import { createFileStore } from './store.js';
 
 export const SIGNER_NODEAGENT_SERVING = 'orch.io/nodeagent-serving';
@@ -31,8 +31,8 @@ export const SERVER_PREFIX = 'nodeagent-server';
 
 /** Timing and test seams shared by both managers. */
 export interface ManagerTuning {
-  readonly now?: () => number;
-  readonly timer?: ScheduleTimer;
+  /** Validity, renewal times and the waits; the stored files' names. */
+  readonly clock: Clock;
   readonly random?: () => number;
   readonly templateCheckMs?: number;
   /** Per request, default 15 minutes. */
@@ -67,12 +67,8 @@ export function withClientCertificate(connection: OrchConnection, pair: Certific
   };
 }
 
-function tuning(t: ManagerTuning): Partial<ManagerTuning> {
-  return Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined));
-}
-
-function storeClock(now: (() => number) | undefined): { now?: () => Date } {
-  return now === undefined ? {} : { now: () => new Date(now()) };
+function tuning(t: ManagerTuning): ManagerTuning {
+  return { ...Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined)), clock: t.clock };
 }
 
 /** The client certificate manager; call start() once the --orchconfig file exists (after bootstrap). */
@@ -90,7 +86,7 @@ export function createClientCertificateManager(o: ClientManagerOptions): Certifi
   const t = tuning(o);
   return createCertificateManager({
     name: 'client',
-    store: createFileStore({ dir: o.certDir, prefix: CLIENT_PREFIX, ...storeClock(o.now) }),
+    store: createFileStore({ dir: o.certDir, prefix: CLIENT_PREFIX, clock: o.clock }),
     template: () => template,
     request: createCsrRequester({ newClient, signerName: SIGNER_NODEAGENT_CLIENT, purpose: 'client auth', logger, ...t }),
     logger,
@@ -143,7 +139,7 @@ export function createServingCertificateManager(o: ServingManagerOptions): Certi
   const t = tuning(o);
   return createCertificateManager({
     name: 'serving',
-    store: createFileStore({ dir: o.certDir, prefix: SERVER_PREFIX, ...storeClock(o.now) }),
+    store: createFileStore({ dir: o.certDir, prefix: SERVER_PREFIX, clock: o.clock }),
     template: () => servingTemplate(o.nodeName, o.addresses()),
     templateCheckMs: 1000,
     request: createCsrRequester({

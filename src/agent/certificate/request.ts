@@ -4,6 +4,7 @@
  * not expired). Bootstrap and the rotation managers share it; the managers get it as a
  * `CertificateRequester` that makes a new key each time and asks for a client per attempt.
  */
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { RestClient } from '../orchclient/rest-types.js';
@@ -13,7 +14,6 @@ import {
   certificateFacts, createCsrPem, generateKeyPem, keyMatchesCertificate, usagesFor,
   type CertificatePair, type CertificateTemplate,
 } from './pki.js';
-import type { ScheduleTimer } from './schedule.js';
 
 export interface ObtainOptions {
   readonly keyPem: string;
@@ -26,9 +26,9 @@ export interface ObtainOptions {
   readonly waitTimeoutMs?: number;
   readonly pollIntervalMs?: number;
   readonly signal?: AbortSignal;
-  readonly timer?: ScheduleTimer;
+  /** The wait's timers, and the time the issued certificate must not have expired at. */
+  readonly clock: Clock;
   readonly logger: Logger;
-  readonly now?: () => number;
 }
 
 /**
@@ -46,16 +46,16 @@ export async function obtainCertificate(client: RestClient, o: ObtainOptions): P
   o.logger.info('waiting for the certificate signing request to be approved and issued', { csr: name, signer: o.signerName });
   const certPem = await waitForCertificate(client, name, {
     logger: o.logger,
+    clock: o.clock,
     ...(o.waitTimeoutMs === undefined ? {} : { timeoutMs: o.waitTimeoutMs }),
     ...(o.pollIntervalMs === undefined ? {} : { pollIntervalMs: o.pollIntervalMs }),
     ...(o.signal === undefined ? {} : { signal: o.signal }),
-    ...(o.timer === undefined ? {} : { timer: o.timer }),
   });
   const facts = certificateFacts(certPem);
   if (!keyMatchesCertificate(certPem, o.keyPem)) {
     throw new OrchError(CERT_ISSUED_INVALID, 'invalid', `the certificate issued for ${name} is not for the key it was requested with`, { subject: name });
   }
-  if (facts.notAfter.getTime() <= (o.now ?? Date.now)()) {
+  if (facts.notAfter.getTime() <= o.clock.now()) {
     throw new OrchError(CERT_ISSUED_INVALID, 'invalid', `the certificate issued for ${name} expired at ${facts.notAfter.toISOString()}`, { subject: name });
   }
   o.logger.info('certificate issued', { csr: name, subject: facts.commonName, notAfter: facts.notAfter.toISOString() });
@@ -77,7 +77,7 @@ export interface CsrRequesterOptions {
   /** Default 15 minutes, as upstream's manager. */
   readonly waitTimeoutMs?: number;
   readonly pollIntervalMs?: number;
-  readonly timer?: ScheduleTimer;
+  readonly clock: Clock;
   readonly logger: Logger;
 }
 
@@ -87,11 +87,10 @@ export function createCsrRequester(o: CsrRequesterOptions): CertificateRequester
     const client = await o.newClient(current);
     try {
       return await obtainCertificate(client, {
-        keyPem: generateKeyPem(), template, signerName: o.signerName, purpose: o.purpose, signal, logger: o.logger,
+        keyPem: generateKeyPem(), template, signerName: o.signerName, purpose: o.purpose, signal, logger: o.logger, clock: o.clock,
         waitTimeoutMs: o.waitTimeoutMs ?? 15 * 60_000,
         ...(o.expirationSeconds === undefined ? {} : { expirationSeconds: o.expirationSeconds }),
         ...(o.pollIntervalMs === undefined ? {} : { pollIntervalMs: o.pollIntervalMs }),
-        ...(o.timer === undefined ? {} : { timer: o.timer }),
       });
     } finally {
       client.close();

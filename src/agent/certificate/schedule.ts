@@ -2,22 +2,13 @@
  * When certificates are renewed, as upstream's certificate manager decides: at a jittered 70 to
  * 90 % of the certificate's validity (so that nodes created together do not renew together),
  * at once when there is no usable certificate, and after a failure with an exponential back-off
- * (2 s, 4 s, 8 s, 16 s, then every 32 s, each with up to 10 % jitter). Timers are injected.
+ * (2 s, 4 s, 8 s, 16 s, then every 32 s, each with up to 10 % jitter). The waits are timers of
+ * the injected Clock that keep the process alive (a bootstrap waiting for approval must not
+ * exit; stop() cancels them).
  */
 
-/** Calls `fn` after `delayMs`; returns a function that cancels it. */
-export type ScheduleTimer = (delayMs: number, fn: () => void) => () => void;
-
-/** setTimeout's longest delay (about 24.8 days); longer waits are taken in steps. */
+/** The longest single wait (setTimeout's longest delay, about 24.8 days); longer waits are taken in steps. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Real timers (they keep the process alive: a bootstrap waiting for approval must not exit; stop() cancels them). */
-export const realTimer: ScheduleTimer = (delayMs, fn) => {
-  const t = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, delayMs)));
-  return () => {
-    clearTimeout(t);
-  };
-};
 
 /**
  * The renewal time of a certificate valid from `notBefore` to `notAfter`: notBefore plus

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isOrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { CERT_STORE_INVALID } from './codes.js';
 import { createFileStore, fileTimestamp } from './store.js';
 
@@ -20,15 +21,15 @@ const KEY = (n: number): string => `-----BEGIN EC PRIVATE KEY-----\nS0VZ${n}\n--
 
 void describe('the file store', () => {
   void it('writes timestamped pairs (0600) and swings the -current link', async () => {
-    let now = new Date('2030-02-03T04:05:06Z');
-    const store = createFileStore({ dir: join(dir, 'pki'), prefix: 'nodeagent-client', now: () => now });
+    const clock = new FakeClock(Date.parse('2030-02-03T04:05:06Z'));
+    const store = createFileStore({ dir: join(dir, 'pki'), prefix: 'nodeagent-client', clock });
     assert.equal(store.currentPath, join(dir, 'pki', 'nodeagent-client-current.pem'));
     assert.equal(await store.current(), undefined);
     await store.update({ certPem: CERT(1), keyPem: KEY(1) });
     assert.equal(await readlink(store.currentPath), 'nodeagent-client-2030-02-03-04-05-06.pem');
     assert.equal((await lstat(join(dir, 'pki', 'nodeagent-client-2030-02-03-04-05-06.pem'))).mode & 0o777, 0o600);
     assert.deepEqual(await store.current(), { certPem: CERT(1), keyPem: KEY(1) });
-    now = new Date('2030-02-04T00:00:00Z');
+    clock.set(Date.parse('2030-02-04T00:00:00Z'));
     await store.update({ certPem: CERT(2), keyPem: KEY(2) });
     assert.equal(await readFile(store.currentPath, 'utf8'), CERT(2) + KEY(2));
     assert.deepEqual((await readdir(join(dir, 'pki'))).sort(), [
@@ -37,7 +38,7 @@ void describe('the file store', () => {
   });
 
   void it('reports a current file without a key', async () => {
-    const store = createFileStore({ dir, prefix: 'broken' });
+    const store = createFileStore({ dir, prefix: 'broken', clock: new FakeClock() });
     await writeFile(store.currentPath, CERT(1));
     await assert.rejects(store.current(), (err) => isOrchError(err) && err.code === CERT_STORE_INVALID);
   });

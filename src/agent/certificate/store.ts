@@ -7,6 +7,7 @@
  */
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { CERT_STORE_INVALID } from './codes.js';
 import { splitPem, type CertificatePair } from './pki.js';
@@ -25,7 +26,8 @@ export interface FileStoreOptions {
   readonly dir: string;
   /** e.g. nodeagent-client, nodeagent-server. */
   readonly prefix: string;
-  readonly now?: () => Date;
+  /** The time in the names of the stored files. */
+  readonly clock: Clock;
 }
 
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -54,7 +56,6 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
 export function createFileStore(options: FileStoreOptions): CertificateStore {
   const dir = resolve(options.dir);
   const currentPath = join(dir, `${options.prefix}-current.pem`);
-  const now = options.now ?? (() => new Date());
   return {
     currentPath,
     async current() {
@@ -70,7 +71,7 @@ export function createFileStore(options: FileStoreOptions): CertificateStore {
       return { certPem, keyPem };
     },
     async update(pair) {
-      const file = join(dir, `${options.prefix}-${fileTimestamp(now())}.pem`);
+      const file = join(dir, `${options.prefix}-${fileTimestamp(new Date(options.clock.now()))}.pem`);
       const link = join(dir, `${options.prefix}-updated.pem`);
       const certPem = pair.certPem.endsWith('\n') ? pair.certPem : `${pair.certPem}\n`;
       const keyPem = pair.keyPem.endsWith('\n') ? pair.keyPem : `${pair.keyPem}\n`;

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { epochNanos, microTime, nodeReference, podReference, truncateBytes } from './event-object.js';
+import { epochNanos, nodeReference, podReference, truncateBytes } from './event-object.js';
 
 void describe('event objects', () => {
-  void it('formats MicroTime with six fraction digits', () => {
-    assert.equal(microTime(Date.UTC(2006, 0, 2, 15, 4, 5)), '2006-01-02T15:04:05.000000Z');
-    assert.equal(microTime(Date.UTC(2006, 0, 2, 15, 4, 5, 123) + 0.456), '2006-01-02T15:04:05.123456Z');
-  });
-
   void it('counts nanoseconds exactly to the microsecond', () => {
     assert.equal(epochNanos(1_700_000_000_123.456), 1_700_000_000_123_456_000n);
   });

@@ -76,14 +76,6 @@ export function nodeReference(nodeName: string): EventReference {
   return { kind: 'Node', name: nodeName, uid: nodeName };
 }
 
-/** A MicroTime (`2006-01-02T15:04:05.000000Z`) from milliseconds since the epoch (fractions kept to the microsecond). */
-export function microTime(ms: number): string {
-  const whole = Math.floor(ms);
-  const micros = Math.floor((ms - whole) * 1000 + 1e-6);
-  const iso = new Date(whole).toISOString(); // 2006-01-02T15:04:05.123Z
-  return `${iso.slice(0, 23)}${String(Math.min(999, micros)).padStart(3, '0')}Z`;
-}
-
 /** Nanoseconds since the epoch from milliseconds (exact to the microsecond). */
 export function epochNanos(ms: number): bigint {
   const whole = Math.floor(ms);

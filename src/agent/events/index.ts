@@ -13,13 +13,12 @@
  * Error codes: EVENTS_INVALID_OPTIONS (createEventRecorder's options out of range).
  */
 export {
-  createEventRecorder, DEFAULT_REPORTING_CONTROLLER, DEFAULT_STOP_TIMEOUT_MS,
+  createEventRecorder, DEFAULT_REPORTING_CONTROLLER, DEFAULT_STOP_TIMEOUT_MS, EVENTS_INVALID_OPTIONS,
   type EventRecorder, type EventRecorderOptions,
 } from './recorder.js';
 export {
-  nodeReference, podReference, microTime, eventsPath, CLUSTER_EVENT_NAMESPACE, EVENTS_API_VERSION, EVENT_TYPES,
+  nodeReference, podReference, eventsPath, CLUSTER_EVENT_NAMESPACE, EVENTS_API_VERSION, EVENT_TYPES,
   type ContainerList, type EventObject, type EventReference, type EventSeries, type EventType,
 } from './event-object.js';
-export { EVENTS_INVALID_OPTIONS } from './rate-limiter.js';
 export { FINISH_MS, REFRESH_MS } from './series-cache.js';
-export { DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type EventTimers, type RetryPolicy } from './writer.js';
+export { DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type RetryPolicy } from './writer.js';

@@ -3,9 +3,12 @@ import { describe, it } from 'node:test';
 import { createEventRecorder, type EventRecorderOptions } from './recorder.js';
 import { nodeReference, podReference } from './event-object.js';
 import { FINISH_MS, REFRESH_MS } from './series-cache.js';
+import { OrchError } from '../../api/errors.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { apiError, FakeRestClient, type RestCall } from '../orchclient/testing.js';
-import { FakeClock, settle } from './testing-fakes.js';
+
+const START = Date.UTC(2026, 10, 22, 3, 4, 5, 123);
 
 const POD = podReference({ metadata: { name: 'web', namespace: 'ns1', uid: 'u-1', resourceVersion: '7' } });
 const EVENTS = '/apis/events.orch.io/v1/namespaces/ns1/events';
@@ -14,14 +17,17 @@ const body = (call: RestCall): Record<string, unknown> => call.body as Record<st
 function setup(overrides: Partial<EventRecorderOptions> = {}): {
   clock: FakeClock; rest: FakeRestClient; logger: FakeLogger; recorder: ReturnType<typeof createEventRecorder>;
 } {
-  const clock = new FakeClock();
+  const clock = new FakeClock(START);
   const rest = new FakeRestClient({ now: () => clock.now() });
   const logger = new FakeLogger();
   const recorder = createEventRecorder({
-    rest, reportingInstance: 'node-1', qps: 0, burst: 0, logger, now: clock.now, timers: clock, random: () => 0.5, ...overrides,
+    rest, reportingInstance: 'node-1', qps: 0, burst: 0, logger, clock, random: () => 0.5, ...overrides,
   });
   return { clock, rest, logger, recorder };
 }
+
+/** The writer's pending waits (tokens, retries), without the series' 6- and 30-minute timers. */
+const waits = (clock: FakeClock): number[] => clock.pending().filter((t) => t.delayMs < FINISH_MS).map((t) => t.delayMs);
 
 void describe('event recorder: writes', () => {
   void it('creates an event with upstream\'s name, time format, reporter and namespace', async () => {
@@ -160,6 +166,7 @@ void describe('event recorder: budget and queue', () => {
     for (let i = 0; i < 4; i++) recorder.event(POD, 'Normal', `R${i}`, 'A', 'n');
     await settle();
     assert.equal(rest.calls.length, 2);
+    assert.deepEqual(waits(clock), [1000, 1000], 'each waits one second for its token');
     await clock.advance(999);
     assert.equal(rest.calls.length, 2);
     await clock.advance(1);
@@ -168,6 +175,24 @@ void describe('event recorder: budget and queue', () => {
     assert.equal(rest.calls.length, 4);
     assert.deepEqual(rest.calls.map((c) => body(c).reason), ['R0', 'R1', 'R2', 'R3']);
     await recorder.stop();
+  });
+
+  void it('reads a burst below 1 with a positive qps as 1', async () => {
+    const { clock, rest, recorder } = setup({ qps: 1, burst: 0 });
+    for (let i = 0; i < 3; i++) recorder.event(POD, 'Normal', `R${i}`, 'A', 'n');
+    await settle();
+    assert.equal(rest.calls.length, 1);
+    await clock.advance(1000);
+    assert.equal(rest.calls.length, 2);
+    await clock.advance(1000);
+    assert.equal(rest.calls.length, 3);
+    await recorder.stop();
+  });
+
+  void it('refuses a negative or non-finite eventRecordQPS or eventBurst with EVENTS_INVALID_OPTIONS', () => {
+    for (const [qps, burst] of [[-1, 10], [1, -1], [Number.NaN, 1], [Number.POSITIVE_INFINITY, 1]] as const) {
+      assert.throws(() => setup({ qps, burst }), (err: unknown) => err instanceof OrchError && err.code === 'EVENTS_INVALID_OPTIONS' && err.category === 'invalid');
+    }
   });
 
   void it('sends everything at once with eventRecordQPS 0 (unlimited)', async () => {
@@ -203,8 +228,10 @@ void describe('event recorder: failures', () => {
     recorder.event(POD, 'Normal', 'Pulled', 'Pulling', 'n');
     await settle();
     assert.equal(rest.calls.length, 1);
+    assert.deepEqual(waits(clock), [500], 'the first retry 500 ms after the failure');
     await clock.advance(500);
     assert.equal(rest.calls.length, 2);
+    assert.deepEqual(waits(clock), [1000], 'then 1 s');
     await clock.advance(999);
     assert.equal(rest.calls.length, 2);
     await clock.advance(1);
@@ -254,15 +281,15 @@ void describe('event recorder: failures', () => {
 
 void describe('event recorder: standalone and stop', () => {
   void it('only logs without an API server', async () => {
-    const clock = new FakeClock();
+    const clock = new FakeClock(START);
     const logger = new FakeLogger();
-    const recorder = createEventRecorder({ rest: undefined, reportingInstance: 'node-1', qps: 5, burst: 10, logger, now: clock.now, timers: clock });
+    const recorder = createEventRecorder({ rest: undefined, reportingInstance: 'node-1', qps: 5, burst: 10, logger, clock });
     recorder.event(nodeReference('node-1'), 'Normal', 'Starting', 'Start', 'Starting nodeagent.');
     recorder.event(nodeReference('node-1'), 'Normal', 'Starting', 'Start', 'Starting nodeagent.');
     await recorder.flush();
     await recorder.stop();
     assert.equal(logger.at('info').length, 2);
-    assert.equal(clock.timerCount, 0);
+    assert.deepEqual(clock.pending(), [], 'no series timers without an API server');
   });
 
   void it('logs at the verbosity asked for', async () => {
@@ -283,11 +310,13 @@ void describe('event recorder: standalone and stop', () => {
     recorder.event(POD, 'Normal', 'A1', 'A', 'n');
     recorder.event(POD, 'Normal', 'A2', 'A', 'n');
     const stopped = recorder.stop();
+    await settle();
+    assert.deepEqual(clock.pending().map((t) => [t.delayMs, t.keepAlive]), [[2000, true]], 'the stop deadline; the series timers are gone');
     await clock.advance(2000);
     await stopped;
     assert.equal(rest.calls.length, 1);
     assert.deepEqual(logger.at('warn').map((l) => [l.msg, l.fields.dropped]), [['Event recorder stopped before every event was written', 1]]);
-    assert.equal(clock.timerCount, 0);
+    assert.deepEqual(clock.pending(), []);
     recorder.event(POD, 'Normal', 'After', 'A', 'n');
     await settle();
     assert.equal(rest.calls.length, 1);

@@ -4,21 +4,26 @@
  * writer; timers drive the cache's 6-minute sweep and 30-minute series heartbeat. Without a
  * RestClient (standalone mode) events are only logged.
  */
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf, OrchError } from '../../api/errors.js';
+import { formatMicroTime } from '../../api/time.js';
+import { createTokenBucket, NO_LIMIT, type TokenBucket } from '../../api/token-bucket.js';
 import type { Logger } from '../logging/index.js';
 import type { RestClient } from '../orchclient/rest-types.js';
 import {
-  buildEvent, EVENT_TYPES, epochNanos, microTime, objectKey, type EventObject, type EventReference, type EventType,
+  buildEvent, EVENT_TYPES, epochNanos, objectKey, type EventObject, type EventReference, type EventType,
 } from './event-object.js';
-import { createTokenBucket, EVENTS_INVALID_OPTIONS } from './rate-limiter.js';
 import { createSeriesCache, FINISH_MS, REFRESH_MS } from './series-cache.js';
 import {
-  createEventWriter, DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type EventTimers, type EventWriter, type RetryPolicy,
+  createEventWriter, DEFAULT_CONCURRENCY, DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type EventWriter, type RetryPolicy,
 } from './writer.js';
 
 /** The reportingController of the agent's events: upstream's kubelet reports as `kubelet`. */
 export const DEFAULT_REPORTING_CONTROLLER = 'nodeagent';
 export const DEFAULT_STOP_TIMEOUT_MS = 5000;
+
+/** Options of createEventRecorder are out of range. */
+export const EVENTS_INVALID_OPTIONS = 'EVENTS_INVALID_OPTIONS';
 
 export interface EventRecorder {
   /**
@@ -44,14 +49,13 @@ export interface EventRecorderOptions {
   readonly reportingController?: string;
   /** The node's name. */
   readonly reportingInstance: string;
-  /** eventRecordQPS: writes per second; 0 = unlimited. */
+  /** eventRecordQPS: writes per second; 0 = unlimited (a negative or non-finite value is refused). */
   readonly qps: number;
-  /** eventBurst: used only when qps > 0. */
+  /** eventBurst: used only when qps > 0; below 1 it is read as 1 (one write must always be possible). */
   readonly burst: number;
   readonly logger: Logger;
-  /** Milliseconds since the epoch (fractions kept to the microsecond). Default Date.now. */
-  readonly now?: () => number;
-  readonly timers?: EventTimers;
+  /** Event times (fractions of its milliseconds kept to the microsecond), the pacing, retries and the series timers. */
+  readonly clock: Clock;
   /** Queued writes at most (default 1000, as upstream's broadcaster). */
   readonly maxQueued?: number;
   /** Concurrent writes (default 4). */
@@ -65,29 +69,34 @@ export interface EventRecorderOptions {
   readonly random?: () => number;
 }
 
-const defaultTimers: EventTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => {
-    clearTimeout(handle as NodeJS.Timeout);
-  },
-};
+function checkCount(value: number, name: string): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new OrchError(EVENTS_INVALID_OPTIONS, 'invalid', `${name} must be a finite number >= 0, got ${String(value)}`, { subject: name });
+  }
+}
 
-function unref(handle: unknown): void {
-  const h = handle as { unref?: unknown };
-  if (typeof h === 'object' && typeof h.unref === 'function') (h as { unref(): void }).unref();
+/**
+ * The write budget of eventRecordQPS/eventBurst: a qps of 0 is no limit (the configuration's
+ * rule), a burst below 1 with a positive qps is 1. Throws EVENTS_INVALID_OPTIONS for a negative
+ * or non-finite qps or burst.
+ */
+function writeBudget(qps: number, burst: number, clock: Clock): TokenBucket {
+  checkCount(qps, 'eventRecordQPS');
+  checkCount(burst, 'eventBurst');
+  return qps === 0 ? NO_LIMIT : createTokenBucket({ qps, burst: Math.max(1, Math.floor(burst)), clock });
 }
 
 /** Throws EVENTS_INVALID_OPTIONS for a negative qps or burst, or an empty reportingInstance. */
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
-  const now = options.now ?? Date.now;
-  const timers = options.timers ?? defaultTimers;
+  const { clock } = options;
+  const now = (): number => clock.now();
   const logger = options.logger;
   const controller = options.reportingController ?? DEFAULT_REPORTING_CONTROLLER;
   const instance = options.reportingInstance;
   if (instance === '') {
     throw new OrchError(EVENTS_INVALID_OPTIONS, 'invalid', 'reportingInstance (the node name) must not be empty', { subject: 'reportingInstance' });
   }
-  const limiter = createTokenBucket({ qps: options.qps, burst: options.burst, now });
+  const limiter = writeBudget(options.qps, options.burst, clock);
   const logVerbosity = options.logVerbosity ?? 0;
   const cache = createSeriesCache();
   let lastNanos = 0n;
@@ -98,7 +107,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     rest: options.rest,
     logger,
     limiter,
-    timers,
+    clock,
     retry: { ...DEFAULT_RETRY, ...options.retry },
     maxQueued: options.maxQueued ?? DEFAULT_MAX_QUEUED,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
@@ -110,11 +119,11 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     for (const w of writes) writer.enqueue(w);
   }
 
-  // Periodic timers (setTimeout re-armed, unref'd so that they never keep the process alive).
-  const handles = new Map<string, unknown>();
+  // Periodic timers (re-armed after each run; they never keep the process alive).
+  const handles = new Map<string, Timer>();
   function every(name: string, ms: number, fn: () => void): void {
     const arm = (): void => {
-      const handle = timers.setTimeout(() => {
+      const handle = clock.setTimer(ms, () => {
         if (stopped) return;
         try {
           fn();
@@ -122,8 +131,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
           logger.error('Event series timer failed', { timer: name, err: messageOf(err) });
         }
         arm();
-      }, ms);
-      unref(handle);
+      });
       handles.set(name, handle);
     };
     arm();
@@ -167,24 +175,24 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       return;
     }
     const t = now();
-    const event = buildEvent({ regarding, type, reason, action, note, reportingController: controller, reportingInstance: instance }, nextNanos(t), microTime(t));
+    const event = buildEvent({ regarding, type, reason, action, note, reportingController: controller, reportingInstance: instance }, nextNanos(t), formatMicroTime(t));
     send(cache.observe(event, t));
   }
 
   async function stopNow(): Promise<void> {
     stopped = true;
-    for (const handle of handles.values()) timers.clearTimeout(handle);
+    for (const handle of handles.values()) handle.cancel();
     handles.clear();
     if (writer === undefined) return;
     send(cache.drain());
-    let timer: unknown;
+    let timer: Timer | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
-      timer = timers.setTimeout(() => {
+      timer = clock.setTimer(options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, () => {
         resolve('timeout');
-      }, options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS);
+      }, { keepAlive: true });
     });
     const result = await Promise.race([writer.idle().then(() => 'idle' as const), deadline]);
-    timers.clearTimeout(timer);
+    timer?.cancel();
     if (result === 'timeout') {
       const dropped = writer.abort();
       logger.warn('Event recorder stopped before every event was written', { dropped });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildEvent, microTime, nodeReference } from './event-object.js';
+import { formatMicroTime } from '../../api/time.js';
+import { buildEvent, nodeReference } from './event-object.js';
 import { createSeriesCache, FINISH_MS } from './series-cache.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -8,7 +9,7 @@ const T0 = Date.UTC(2026, 0, 1);
 function event(reason: string, at: number): ReturnType<typeof buildEvent> {
   return buildEvent({
     regarding: nodeReference('n1'), type: 'Normal', reason, action: 'A', note: 'x', reportingController: 'nodeagent', reportingInstance: 'n1',
-  }, BigInt(at) * 1_000_000n, microTime(at));
+  }, BigInt(at) * 1_000_000n, formatMicroTime(at));
 }
 
 void describe('series cache', () => {

@@ -17,7 +17,8 @@
  *
  * Owns no timers and does no I/O: it returns the writes to send, as copies.
  */
-import { copyEvent, isomorphismKey, microTime, type EventObject } from './event-object.js';
+import { formatMicroTime } from '../../api/time.js';
+import { copyEvent, isomorphismKey, type EventObject } from './event-object.js';
 
 export const FINISH_MS = 6 * 60_000;
 export const REFRESH_MS = 30 * 60_000;
@@ -80,10 +81,10 @@ export function createSeriesCache(options: { readonly maxEntries?: number } = {}
         const series = found.event.series;
         if (series !== undefined) {
           series.count += 1;
-          series.lastObservedTime = microTime(nowMs);
+          series.lastObservedTime = formatMicroTime(nowMs);
           return writes;
         }
-        found.event.series = { count: 2, lastObservedTime: microTime(nowMs) };
+        found.event.series = { count: 2, lastObservedTime: formatMicroTime(nowMs) };
         found.sentCount = 2;
         writes.push(copyEvent(found.event));
         return writes;

@@ -1,5 +1,5 @@
 /**
- * The event writer: a bounded queue of Event writes drained by a few workers, paced by the
+ * The event writer: a bounded queue of Event writes drained by a few workers, paced by a
  * token bucket (eventRecordQPS/eventBurst; every request, retries included, takes a token, as
  * upstream's rate-limited event client does), with bounded retries.
  *
@@ -20,17 +20,12 @@
  * replaces a queued one of the same event. A full queue drops its oldest write (one warning
  * per overflow episode; each drop at verbosity 4).
  */
+import type { Clock, Timer } from '../../api/clock.js';
 import { isOrchError, messageOf } from '../../api/errors.js';
+import type { TokenBucket } from '../../api/token-bucket.js';
 import type { Logger } from '../logging/index.js';
 import type { RestCallOptions, RestClient } from '../orchclient/rest-types.js';
 import { eventsPath, objectKey, type EventObject } from './event-object.js';
-import type { TokenBucket } from './rate-limiter.js';
-
-/** setTimeout/clearTimeout of the host, or a fake. */
-export interface EventTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
 export interface RetryPolicy {
   /** Tries per write, the first included (>= 1). */
@@ -47,7 +42,7 @@ export interface EventWriterOptions {
   readonly rest: RestClient;
   readonly logger: Logger;
   readonly limiter: TokenBucket;
-  readonly timers: EventTimers;
+  readonly clock: Clock;
   readonly retry: RetryPolicy;
   readonly maxQueued: number;
   readonly concurrency: number;
@@ -96,7 +91,7 @@ export function classifyFailure(err: unknown): Failure {
 }
 
 export function createEventWriter(options: EventWriterOptions): EventWriter {
-  const { rest, logger, limiter, timers, retry } = options;
+  const { rest, logger, limiter, clock, retry } = options;
   const queue: EventObject[] = [];
   const inFlight = new Set<string>();
   let workers = 0;
@@ -111,6 +106,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   });
   const call = (): RestCallOptions => ({ exempt: true, retries: 0, signal });
 
+  /** A wait for a token or a retry; it keeps the process alive (a stopping agent drains its events). */
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (signal.aborted) {
@@ -118,11 +114,11 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
         return;
       }
       const done = (): void => {
-        timers.clearTimeout(handle);
+        timer.cancel();
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const handle = timers.setTimeout(done, Math.max(0, ms));
+      const timer: Timer = clock.setTimer(ms, done, { keepAlive: true });
       signal.addEventListener('abort', done, { once: true });
     });
   }

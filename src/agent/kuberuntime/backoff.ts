@@ -8,6 +8,7 @@
  * the newest instance exited) and image pulls (key: pod UID and image; event time: now).
  * Time comes from the injected clock; nothing here schedules timers.
  */
+import type { Clock } from '../../api/clock.js';
 
 export interface BackOffSettings {
   /** The first delay (upstream: 10 s). */
@@ -34,7 +35,7 @@ export class BackOff {
 
   constructor(
     settings: BackOffSettings,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {
     this.initialMs = Math.max(0, settings.initialMs);
     this.maxMs = Math.max(this.initialMs, settings.maxMs);
@@ -50,11 +51,11 @@ export class BackOff {
   next(key: string, eventTime: number): void {
     const entry = this.entries.get(key);
     if (entry === undefined || this.expired(entry, eventTime)) {
-      this.entries.set(key, { delayMs: this.initialMs, lastUpdate: this.now() });
+      this.entries.set(key, { delayMs: this.initialMs, lastUpdate: this.clock.now() });
       return;
     }
     entry.delayMs = Math.min(entry.delayMs * 2, this.maxMs);
-    entry.lastUpdate = this.now();
+    entry.lastUpdate = this.clock.now();
   }
 
   /**
@@ -64,7 +65,7 @@ export class BackOff {
   remainingSince(key: string, eventTime: number): number {
     const entry = this.entries.get(key);
     if (entry === undefined || this.expired(entry, eventTime)) return 0;
-    return Math.max(0, entry.delayMs - (this.now() - eventTime));
+    return Math.max(0, entry.delayMs - (this.clock.now() - eventTime));
   }
 
   /**
@@ -73,14 +74,14 @@ export class BackOff {
    */
   remainingSinceUpdate(key: string): number {
     const entry = this.entries.get(key);
-    const now = this.now();
+    const now = this.clock.now();
     if (entry === undefined || this.expired(entry, now)) return 0;
     return Math.max(0, entry.delayMs - (now - entry.lastUpdate));
   }
 
   /** Forgets the entries whose last update is older than the reset time. */
   gc(): void {
-    const now = this.now();
+    const now = this.clock.now();
     for (const [key, entry] of this.entries) if (this.expired(entry, now)) this.entries.delete(key);
   }
 

@@ -10,6 +10,7 @@
  */
 import type { Container, EnvVar, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import type { NodeCapacity } from '../../api/node-capacity.js';
 import { metadataFieldValue } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../api/quantity.js';
 
@@ -17,11 +18,7 @@ import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from 
 export const KUBERUNTIME_ENV_INVALID = 'KUBERUNTIME_ENV_INVALID';
 
 /** The node's allocatable resources: what unset limits mean to the downward API. */
-export interface NodeCapacity {
-  readonly cpuMilli: number;
-  readonly memoryBytes: number;
-  readonly ephemeralStorageBytes?: number;
-}
+export type { NodeCapacity };
 
 export interface EnvContext {
   readonly pod: Pod;

@@ -15,6 +15,7 @@ import type { RuntimeManagerOptions } from './options.js';
 import { seccompProfile } from './seccomp.js';
 import { sysctlAdmission } from './sysctls.js';
 import type { PodSyncResult, RuntimeContainerStatus, RuntimePodStatus } from './types.js';
+import { realClock } from '../../api/clock.js';
 
 const lines: string[] = [];
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
@@ -35,6 +36,7 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   const failed = new Map<string, 'liveness' | 'startup'>();
   const probes: ContainerProbeResults = { failedProbe: (id) => { const p = failed.get(id); return p === undefined ? undefined : { probe: p }; }, started: () => true };
   const manager = createRuntimeManager({
+    clock: realClock,
     runtime: fake, images: fake, logger, podLogsRoot: path.join(root, `logs-${++n}`),
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: () => Promise.resolve('/test'),

@@ -2,19 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { ImagePuller, type ImagePullerOptions } from './images.js';
-import { PullSlots, TokenBucket } from './pull-limits.js';
+import { pullBudget, PullSlots } from './pull-limits.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const sandboxConfig = { metadata: { name: 'p', namespace: 'n', uid: 'u1', attempt: 0 } };
 
-function setup(extra: Partial<ImagePullerOptions> = {}): { fake: FakeRuntime; puller: ImagePuller; clock: { t: number } } {
-  const clock = { t: 1_000_000 };
-  const fake = new FakeRuntime(() => clock.t);
+function setup(extra: Partial<ImagePullerOptions> = {}): { fake: FakeRuntime; puller: ImagePuller; clock: FakeClock } {
+  const clock = new FakeClock(1_000_000);
+  const fake = new FakeRuntime(() => clock.now());
   const puller = new ImagePuller({
-    images: fake, logger, now: () => clock.t, serialize: true, maxParallel: 0, qps: 0, burst: 0, backOff: { initialMs: 10_000, maxMs: 300_000 }, ...extra,
+    images: fake, logger, clock, serialize: true, maxParallel: 0, qps: 0, burst: 0, backOff: { initialMs: 10_000, maxMs: 300_000 }, ...extra,
   });
   return { fake, puller, clock };
 }
@@ -80,13 +81,13 @@ void describe('ImagePuller', () => {
     assert.equal(first.ok ? '' : first.reason, 'ErrImagePull');
     assert.match(first.ok ? '' : first.message, /^Failed to pull image "nope:1": failed to resolve reference/);
     assert.equal(first.ok ? 0 : first.retryAfterMs, 10_000);
-    clock.t += 4_000;
+    clock.set(clock.now() + 4_000);
     const second = await puller.ensureImage(pod(), c, sandboxConfig);
     assert.deepEqual(second, { ok: false, reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope:1"', retryAfterMs: 6_000 });
     assert.equal(fake.callsOf('pullImage').length, 1);
     const other = await puller.ensureImage(pod('u2'), c, sandboxConfig);
     assert.equal(other.ok ? '' : other.reason, 'ErrImagePull', 'another pod has its own back-off');
-    clock.t += 6_000;
+    clock.set(clock.now() + 6_000);
     const third = await puller.ensureImage(pod(), c, sandboxConfig);
     assert.equal(third.ok ? 0 : third.retryAfterMs, 20_000);
     puller.forgetPod('u1');
@@ -94,7 +95,7 @@ void describe('ImagePuller', () => {
     assert.equal(afterForget.ok ? '' : afterForget.reason, 'ErrImagePull', 'forgotten: pulled again at once');
     assert.equal(fake.callsOf('pullImage').length, 4);
     fake.registry.set('nope:1', 'sha256:n');
-    clock.t += 30_000;
+    clock.set(clock.now() + 30_000);
     assert.equal((await puller.ensureImage(pod(), c, sandboxConfig)).ok, true);
   });
 
@@ -170,16 +171,18 @@ void describe('PullSlots', () => {
   });
 });
 
-void describe('TokenBucket', () => {
-  void it('allows a burst, then qps per second; qps 0 never refuses', () => {
-    let t = 0;
-    const bucket = new TokenBucket(2, 3, () => t);
-    assert.deepEqual([1, 2, 3, 4].map(() => bucket.tryAccept()), [true, true, true, false]);
-    t += 500;
-    assert.deepEqual([bucket.tryAccept(), bucket.tryAccept()], [true, false]);
-    t += 10_000;
-    assert.deepEqual([1, 2, 3, 4].map(() => bucket.tryAccept()), [true, true, true, false], 'never more than the burst');
-    const free = new TokenBucket(0, 0, () => t);
-    assert.ok(Array.from({ length: 100 }, () => free.tryAccept()).every(Boolean));
+void describe('the pull budget (registryPullQPS, registryBurst)', () => {
+  void it('allows a burst, then qps per second; qps 0 never refuses; a burst of 0 is 1', () => {
+    const clock = new FakeClock(0);
+    const bucket = pullBudget(2, 3, clock);
+    assert.deepEqual([1, 2, 3, 4].map(() => bucket.tryTake()), [true, true, true, false]);
+    clock.set(500);
+    assert.deepEqual([bucket.tryTake(), bucket.tryTake()], [true, false]);
+    clock.set(10_500);
+    assert.deepEqual([1, 2, 3, 4].map(() => bucket.tryTake()), [true, true, true, false], 'never more than the burst');
+    const free = pullBudget(0, 0, clock);
+    assert.ok(Array.from({ length: 100 }, () => free.tryTake()).every(Boolean));
+    const one = pullBudget(1, 0, clock);
+    assert.deepEqual([one.tryTake(), one.tryTake()], [true, false]);
   });
 });

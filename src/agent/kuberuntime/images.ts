@@ -20,12 +20,14 @@ import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent } from '../prober/index.js';
 import type { AuthConfig, Image, PodSandboxConfig } from '../runtime/cri/index.js';
+import type { Clock } from '../../api/clock.js';
+import type { TokenBucket } from '../../api/token-bucket.js';
 import { BackOff, type BackOffSettings } from './backoff.js';
 import { needsImageUser } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { applyDefaultImageTag, defaultPullPolicy } from './image-reference.js';
 import type { ManagerImages } from './options.js';
-import { PullSlots, TokenBucket } from './pull-limits.js';
+import { pullBudget, PullSlots } from './pull-limits.js';
 import type { ContainerWaitingReason } from './types.js';
 
 export type ImageFailureReason = Extract<ContainerWaitingReason, 'ErrImagePull' | 'ImagePullBackOff' | 'ErrImageNeverPull' | 'InvalidImageName' | 'ImageInspectError'>;
@@ -44,11 +46,13 @@ export interface PullHooks {
 export interface ImagePullerOptions {
   readonly images: ManagerImages;
   readonly logger: Logger;
-  readonly now: () => number;
+  readonly clock: Clock;
   readonly serialize: boolean;
   /** Only when not serialized; 0: no limit. */
   readonly maxParallel: number;
+  /** registryPullQPS: 0 is no limit. */
   readonly qps: number;
+  /** registryBurst: below 1 it is 1. */
   readonly burst: number;
   readonly backOff: BackOffSettings;
 }
@@ -69,8 +73,8 @@ export class ImagePuller {
 
   constructor(private readonly options: ImagePullerOptions) {
     this.slots = new PullSlots(options.serialize ? 1 : Math.max(0, options.maxParallel));
-    this.bucket = new TokenBucket(options.qps, options.burst, options.now);
-    this.backOff = new BackOff(options.backOff, options.now);
+    this.bucket = pullBudget(options.qps, options.burst, options.clock);
+    this.backOff = new BackOff(options.backOff, options.clock);
   }
 
   /**
@@ -113,7 +117,7 @@ export class ImagePuller {
       emit('Normal', 'BackOff', message);
       return { ok: false, reason: 'ImagePullBackOff', message, retryAfterMs: left };
     }
-    const started = this.options.now();
+    const started = this.options.clock.now();
     emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
     let imageRef: string;
     try {
@@ -121,14 +125,14 @@ export class ImagePuller {
       imageRef = await this.pull(image, sandboxConfig, auth);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
-      this.backOff.next(key, this.options.now());
+      this.backOff.next(key, this.options.clock.now());
       this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata?.name, err: messageOf(err) });
       const message = `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`;
       emit('Warning', 'Failed', message);
       return { ok: false, reason: 'ErrImagePull', message, retryAfterMs: this.backOff.get(key) };
     }
     this.backOff.gc();
-    const ms = this.options.now() - started;
+    const ms = this.options.clock.now() - started;
     this.options.logger.v(2, 'pulled image', { image: specImage, imageRef, ms });
     emit('Normal', 'Pulled', `Successfully pulled image ${JSON.stringify(specImage)} in ${(ms / 1000).toFixed(3)}s`);
     const status = needsImageUser(pod, container) ? (await this.options.images.imageStatus({ image: { image: imageRef } })).image : null;
@@ -159,7 +163,7 @@ export class ImagePuller {
     if (running !== undefined) return running;
     const pulling = this.slots
       .run(() => {
-        if (!this.bucket.tryAccept()) return Promise.reject(new Error('pull QPS exceeded'));
+        if (!this.bucket.tryTake()) return Promise.reject(new Error('pull QPS exceeded'));
         return this.options.images.pullImage({ image: { image }, sandboxConfig, ...(auth === undefined ? {} : { auth }) });
       })
       .finally(() => this.inFlight.delete(key));

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import type { CreateContainerRequest, RunPodSandboxRequest, StopContainerRequest } from '../runtime/cri/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
@@ -25,19 +26,19 @@ after(() => rm(root, { recursive: true, force: true }));
 interface Env {
   fake: FakeRuntime;
   manager: PodRuntimeManager;
-  clock: { t: number };
+  clock: FakeClock;
   logs: string;
   readonly sync: (pod: Pod) => Promise<PodSyncResult>;
 }
 
 let n = 0;
 function env(extra: Partial<RuntimeManagerOptions> = {}): Env {
-  const clock = { t: 1_700_000_000_000 };
-  const fake = new FakeRuntime(() => clock.t);
+  const clock = new FakeClock(1_700_000_000_000);
+  const fake = new FakeRuntime(() => clock.now());
   fake.images.set(IMAGE, 'sha256:busybox');
   const logs = path.join(root, `logs-${++n}`);
   const manager = createRuntimeManager({
-    runtime: fake, images: fake, logger, now: () => clock.t, podLogsRoot: logs,
+    runtime: fake, images: fake, logger, clock, podLogsRoot: logs,
     dns: { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '' },
     hostIPs: () => ['192.168.0.2'], nodeName: 'node-1', nodeCapacity: () => ({ cpuMilli: 2000, memoryBytes: 2 ** 32 }),
     volumes: { mountsFor: () => Promise.resolve([]), containerDir: (pod, c) => path.join(root, `pods-${n}`, pod.metadata?.uid ?? '', c.name) },
@@ -129,15 +130,15 @@ void describe('syncPod', () => {
     fake.exit(running(fake, 'app'), 1);
     assert.deepEqual(await sync(p), { errors: [] }, 'the first restart is immediate');
     assert.equal(created(fake).at(-1)?.config.metadata.attempt, 1);
-    clock.t += 1000;
+    clock.set(clock.now() + 1000);
     fake.exit(running(fake, 'app'), 1);
-    clock.t += 3000;
+    clock.set(clock.now() + 3000);
     const r = await sync(p);
     assert.deepEqual(withoutStatus(r), {
       errors: [{ container: 'app', reason: 'CrashLoopBackOff', message: `back-off 10s restarting failed container=app pod=web_shop(${uid})` }],
       requeueAfterMs: 7000,
     });
-    clock.t += 7000;
+    clock.set(clock.now() + 7000);
     assert.deepEqual(await sync(p), { errors: [] });
     assert.equal(created(fake).at(-1)?.config.metadata.attempt, 2);
     assert.equal(created(fake).at(-1)?.config.logPath, 'app/2.log');
@@ -292,7 +293,7 @@ void describe('syncPod', () => {
     const first = await sync(p);
     assert.equal(first.errors[0]?.reason, 'ErrImagePull');
     assert.equal(first.requeueAfterMs, 500);
-    clock.t += 100;
+    clock.set(clock.now() + 100);
     const second = await sync(p);
     assert.deepEqual(withoutStatus(second), { errors: [{ container: 'app', reason: 'ImagePullBackOff', message: 'Back-off pulling image "missing:1"' }], requeueAfterMs: 400 });
   });
@@ -342,9 +343,9 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     const { fake, sync, manager, clock } = env();
     const p = pod({ initContainers: [{ name: 'i', image: IMAGE }] });
     const uid = p.metadata?.uid ?? '';
-    assert.deepEqual(await manager.getPodStatus(uid, 'web', 'shop'), { uid, name: 'web', namespace: 'shop', ips: [], sandboxes: [], containers: [], timestamp: clock.t });
+    assert.deepEqual(await manager.getPodStatus(uid, 'web', 'shop'), { uid, name: 'web', namespace: 'shop', ips: [], sandboxes: [], containers: [], timestamp: clock.now() });
     await sync(p);
-    clock.t += 10;
+    clock.set(clock.now() + 10);
     fake.exit(running(fake, 'i'), 0);
     await sync(p);
     const s = await manager.getPodStatus(uid, 'web', 'shop');

@@ -23,8 +23,8 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { mkdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import { messageOf } from '../../api/errors.js';
+import { readNodeCapacity } from '../../api/node-capacity.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
 import { computePodActions, type PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
@@ -43,14 +43,6 @@ import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } 
 import { SyncRun, type AppliedActions } from './sync-run.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
-
-let machine: NodeCapacity | undefined;
-
-/** This machine's CPUs and memory, read once (as upstream's machine info): os.cpus() parses /proc each time. */
-function machineCapacity(): NodeCapacity {
-  machine ??= { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
-  return machine;
-}
 
 /** CAP_SYS_RESOURCE in this process's effective set: needed to lower an OOM score adjustment. */
 export function hasSysResourceCapability(statusFile = '/proc/self/status'): boolean {
@@ -121,14 +113,15 @@ class RuntimeManager implements PodRuntimeManager {
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
-    this.now = options.now ?? Date.now;
+    let machine: NodeCapacity | undefined;
+    this.now = () => options.clock.now();
     this.podLogsRoot = options.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
     this.startSlots = new PodStartSlots({ limit: options.maxConcurrentPodStarts });
-    this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, this.now);
+    this.backOff = new BackOff(options.containerBackOff ?? DEFAULT_CONTAINER_BACKOFF, options.clock);
     this.puller = new ImagePuller({
       images: options.images,
       logger: options.logger,
-      now: this.now,
+      clock: options.clock,
       serialize: options.serializeImagePulls ?? true,
       maxParallel: options.maxParallelImagePulls ?? 0,
       qps: options.registryPullQPS ?? 5,
@@ -151,7 +144,7 @@ class RuntimeManager implements PodRuntimeManager {
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,
-      capacity: options.nodeCapacity ?? machineCapacity,
+      capacity: options.nodeCapacity ?? (() => (machine ??= readNodeCapacity())),
       resources: {
         cpuCFSQuota: options.cpuCFSQuota ?? true,
         cpuCFSQuotaPeriodUs: options.cpuCFSQuotaPeriodNs === undefined ? DEFAULT_CFS_PERIOD_US : Math.round(options.cpuCFSQuotaPeriodNs / 1000),

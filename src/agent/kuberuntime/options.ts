@@ -4,6 +4,7 @@
  * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
 import type { AuthConfig, ContainerService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
@@ -46,8 +47,8 @@ export interface RuntimeManagerOptions {
   readonly runtime: ManagerRuntime;
   readonly images: ManagerImages;
   readonly logger: Logger;
-  /** Milliseconds since the epoch (default Date.now); drives the back-offs. */
-  readonly now?: () => number;
+  /** Drives the back-offs, the pull budget and the statuses' timestamps. */
+  readonly clock: Clock;
   /** Where pods' container logs go (default /var/log/pods). */
   readonly podLogsRoot?: string;
   /** Enforce CPU limits with CFS quota (default true). */

@@ -2,36 +2,15 @@
  * The two limits on image pulls: how many run at once (one when pulls are serialized, as
  * upstream's default; maxParallelImagePulls otherwise) and how many may start per second
  * (registryPullQPS with registryBurst, a token bucket that, as upstream's, refuses rather
- * than waits).
+ * than waits: 0 is no limit).
  */
+import type { Clock } from '../../api/clock.js';
+import { createTokenBucket, NO_LIMIT, type TokenBucket } from '../../api/token-bucket.js';
 
 /** Runs tasks with at most `limit` at once (0: no limit), in arrival order: the pull-parallelism bound (maxParallelImagePulls / serializeImagePulls): the runtime manager's semaphore. */
 export { Semaphore as PullSlots } from './semaphore.js';
 
-/** A token bucket: `burst` tokens, refilled at `qps` per second; qps 0 never refuses. */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-  private readonly burst: number;
-
-  constructor(
-    private readonly qps: number,
-    burst: number,
-    private readonly now: () => number,
-  ) {
-    this.burst = Math.max(1, burst);
-    this.tokens = this.burst;
-    this.last = now();
-  }
-
-  /** Takes a token if one is there (upstream: TryAccept). */
-  tryAccept(): boolean {
-    if (this.qps <= 0) return true;
-    const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
-    this.last = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
+/** registryPullQPS/registryBurst as a bucket: a qps of 0 is no limit, a burst below 1 is 1. */
+export function pullBudget(qps: number, burst: number, clock: Clock): TokenBucket {
+  return qps > 0 ? createTokenBucket({ qps, burst: Math.max(1, Math.floor(burst)), clock }) : NO_LIMIT;
 }

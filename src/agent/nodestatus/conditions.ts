@@ -6,7 +6,7 @@
  * upstream records "Node <name> status is now: <reason>".
  */
 import type { NodeCondition } from 'kubernetes-types/core/v1.js';
-import { formatTime } from './clock.js';
+import { formatTime } from '../../api/time.js';
 import type { NodeEvent, NodePressure, RuntimeStatus } from './types.js';
 
 /** Condition reasons (upstream's Kubelet* reasons, renamed) and event reasons. */

@@ -1,68 +1,13 @@
 /**
- * Test doubles of this module's inputs: a manual clock, the shared FakeRestClient with the
- * Node schema for strategic merge patches, and NodeFacts whose answers tests change. Used by
- * the unit tests only.
+ * Test doubles of this module's inputs: the shared FakeRestClient with the Node schema for
+ * strategic merge patches, and NodeFacts whose answers tests change. Used by the unit tests
+ * only (time: src/api/fake-clock.ts).
  */
 import { nodeSchema } from '../../apiserver/resources/nodes/schema.js';
 import { FakeRestClient } from '../orchclient/testing.js';
 import type { MachineInfo } from './machine.js';
 import type { NodeIdentity } from './node-object.js';
-import type { Clock, NodeFacts, NodeImage, NodePressure, RuntimeStatus } from './types.js';
-
-/** Lets pending promise chains run (several turns of the event loop). */
-export async function flush(): Promise<void> {
-  for (let i = 0; i < 30; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-export class FakeClock implements Clock {
-  private timers: { at: number; resolve: () => void }[] = [];
-  /** Every sleep asked for, in ms. */
-  readonly sleeps: number[] = [];
-
-  constructor(public t = Date.UTC(2024, 0, 2, 3, 4, 5)) {}
-
-  now(): number {
-    return this.t;
-  }
-
-  sleep(ms: number, signal: AbortSignal): Promise<void> {
-    this.sleeps.push(ms);
-    return new Promise<void>((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const onAbort = (): void => {
-        this.timers = this.timers.filter((x) => x !== timer);
-        resolve();
-      };
-      const timer = {
-        at: this.t + ms,
-        resolve: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      this.timers.push(timer);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /** Moves time forward by `ms`, firing the sleeps that end on the way, in order. */
-  async advance(ms: number): Promise<void> {
-    const target = this.t + ms;
-    for (;;) {
-      await flush();
-      const due = this.timers.filter((x) => x.at <= target).sort((a, b) => a.at - b.at)[0];
-      if (due === undefined) break;
-      this.timers = this.timers.filter((x) => x !== due);
-      this.t = due.at;
-      due.resolve();
-    }
-    this.t = target;
-    await flush();
-  }
-}
+import type { NodeFacts, NodeImage, NodePressure, RuntimeStatus } from './types.js';
 
 /** The API server as the node status module sees it: strategic merge patches of Nodes by their schema. */
 export function fakeNodeApi(): FakeRestClient {

@@ -17,7 +17,7 @@ export {
   EVENT_REASONS, OWNED_CONDITIONS, READY_MESSAGE, REASONS, REQUIRED_CAPACITY,
   aggregate, computeConditions, readyProblems, type ComputedConditions, type ConditionInputs,
 } from './conditions.js';
-export { Backoff, formatMicroTime, formatTime, realClock, silentLogger } from './clock.js';
+export { Backoff, silentLogger } from './backoff.js';
 export {
   LEASE_API_VERSION, LEASE_NAMESPACE, NODE_LEASE_UPDATE_FAILED, RENEW_INTERVAL_FRACTION,
   createLeaseController, leasePath, leasesPath, type LeaseController, type LeaseControllerOptions,
@@ -40,6 +40,6 @@ export {
   type NodeStatusController, type NodeStatusControllerOptions,
 } from './status-controller.js';
 export type {
-  Clock, NodeEvent, NodeEventHook, NodeFacts, NodeImage, NodePressure, NodeStatusLogger, RuntimeCondition,
+  NodeEvent, NodeEventHook, NodeFacts, NodeImage, NodePressure, NodeStatusLogger, RuntimeCondition,
   RuntimeStatus, WireLease, WireNode, WireNodeStatus, WireNodeSystemInfo,
 } from './types.js';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRestClient } from '../orchclient/testing.js';
-import { FakeClock, fakeNodeApi, flush } from './fakes.js';
+import { fakeNodeApi } from './fakes.js';
 import { createLeaseController, leasePath, type LeaseControllerOptions } from './lease.js';
 import type { WireLease } from './types.js';
 
@@ -25,7 +26,7 @@ void describe('the node lease', () => {
   void it('creates the lease with holder, duration, micro renewTime and the Node as owner', async () => {
     const { rest, controller } = setup();
     controller.start();
-    await flush();
+    await settle();
     const lease = stored(rest);
     assert.equal(lease.apiVersion, 'coordination.orch.io/v1');
     assert.equal(lease.metadata?.namespace, 'orch-node-lease');
@@ -40,8 +41,9 @@ void describe('the node lease', () => {
   void it('renews every quarter of the duration by PUT on the last resourceVersion', async () => {
     const { rest, clock, controller } = setup();
     controller.start();
-    await flush();
+    await settle();
     const rv = stored(rest).metadata?.resourceVersion;
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [10_000], 'a quarter of the 40 s lease');
     await clock.advance(10_000);
     const puts = rest.callsOf('update', PATH);
     assert.equal(puts.length, 1);
@@ -54,10 +56,18 @@ void describe('the node lease', () => {
     await controller.stop();
   });
 
+  void it('spreads renewals by up to 4 % of the interval', async () => {
+    const { clock, controller } = setup({ random: () => 0.5 });
+    controller.start();
+    await settle();
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [10_200]);
+    await controller.stop();
+  });
+
   void it('on a conflict re-GETs the lease and renews that one', async () => {
     const { rest, clock, controller } = setup();
     controller.start();
-    await flush();
+    await settle();
     // Someone else wrote the lease: our resourceVersion is stale.
     rest.put(PATH, { ...stored(rest), spec: { ...stored(rest).spec, holderIdentity: 'someone' } });
     await clock.advance(10_000);
@@ -70,7 +80,7 @@ void describe('the node lease', () => {
     const known: { node?: typeof NODE } = {};
     const { rest, clock, controller } = setup({ node: () => known.node });
     controller.start();
-    await flush();
+    await settle();
     assert.equal(stored(rest).metadata?.ownerReferences, undefined);
     known.node = NODE;
     await clock.advance(10_000);
@@ -82,7 +92,7 @@ void describe('the node lease', () => {
     const { rest, controller } = setup({}, false);
     rest.put('/api/v1/nodes/node-a', { metadata: { name: 'node-a', uid: 'from-server' } });
     controller.start();
-    await flush();
+    await settle();
     assert.equal(stored(rest).metadata?.ownerReferences?.[0]?.uid, 'from-server');
     await controller.stop();
   });
@@ -92,7 +102,7 @@ void describe('the node lease', () => {
     rest.failNext('get', PATH, 'unavailable', 8);
     controller.start();
     await clock.advance(60_000);
-    assert.deepEqual(clock.sleeps.slice(0, 8), [200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
+    assert.deepEqual(clock.delays.slice(0, 8), [200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
     assert.ok(rest.objects.has(PATH));
     await controller.stop();
   });
@@ -101,7 +111,7 @@ void describe('the node lease', () => {
     let repeated = 0;
     const { rest, clock, controller } = setup({ onRepeatedFailure: () => repeated++ });
     controller.start();
-    await flush();
+    await settle();
     rest.failNext('update', PATH, 'unavailable', 10);
     await clock.advance(10_000);
     // 5 PUTs on the latest lease, then GET and 5 more on the fetched one.

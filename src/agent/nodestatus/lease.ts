@@ -7,11 +7,13 @@
  * when missing) with a back-off of 200 ms doubling to 7 s. Never throws.
  */
 import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, isConflict, isNotFound, messageOf } from '../../api/errors.js';
+import { formatMicroTime } from '../../api/time.js';
 import type { RestClient } from '../orchclient/rest-types.js';
-import { Backoff, formatMicroTime, realClock, silentLogger } from './clock.js';
+import { Backoff, silentLogger } from './backoff.js';
 import { nodePath } from './registration.js';
-import type { Clock, NodeStatusLogger, WireLease, WireNode } from './types.js';
+import type { NodeStatusLogger, WireLease, WireNode } from './types.js';
 
 /** The lease could not be renewed in 5 tries (logged; the next interval tries again). */
 export const NODE_LEASE_UPDATE_FAILED = 'NODE_LEASE_UPDATE_FAILED';
@@ -41,7 +43,8 @@ export interface LeaseControllerOptions {
   readonly node?: () => WireNode | undefined;
   /** Called when renewing failed more than once in a row (upstream closes idle connections). */
   readonly onRepeatedFailure?: () => void;
-  readonly clock?: Clock;
+  /** Renewal times and the waits between renewals. */
+  readonly clock: Clock;
   readonly logger?: NodeStatusLogger;
   /** In [0, 1); default Math.random (jitter of the renew interval). */
   readonly random?: () => number;
@@ -57,7 +60,7 @@ export interface LeaseController {
 }
 
 export function createLeaseController(options: LeaseControllerOptions): LeaseController {
-  const clock = options.clock ?? realClock;
+  const { clock } = options;
   const logger = options.logger ?? silentLogger;
   const random = options.random ?? Math.random;
   const { client, nodeName } = options;

@@ -6,7 +6,7 @@
 import { readFile, readdir, statfs } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { OrchError, messageOf } from '../../api/errors.js';
-import { silentLogger } from './clock.js';
+import { silentLogger } from './backoff.js';
 import type { NodeStatusLogger } from './types.js';
 
 /** /proc/meminfo cannot be read or has no MemTotal: the node's memory capacity is unknown. */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRestClient } from '../orchclient/testing.js';
-import { FakeClock, fakeNodeApi, flush, testIdentity } from './fakes.js';
+import { fakeNodeApi, testIdentity } from './fakes.js';
 import { initialNode } from './node-object.js';
 import { NODES_PATH, nodePath, registerWithApiServer } from './registration.js';
 import type { WireNode } from './types.js';
@@ -57,7 +58,7 @@ void describe('registration', () => {
     await clock.advance(60_000);
     const result = await done;
     assert.equal(result?.created, true);
-    assert.deepEqual(clock.sleeps, [100, 200, 400, 800, 1600, 3200, 6400, 7000]);
+    assert.deepEqual(clock.delays, [100, 200, 400, 800, 1600, 3200, 6400, 7000]);
     assert.equal(rest.callsOf('create').length, 9);
     assert.equal(logger.lines.filter((l) => l.msg === 'Unable to register node with API server').length, 8);
   });
@@ -70,7 +71,7 @@ void describe('registration', () => {
     await clock.advance(1_000);
     assert.ok(rest.callsOf('get').length >= 3);
     controller.abort();
-    await flush();
+    await settle();
     assert.equal(await done, undefined);
   });
 });

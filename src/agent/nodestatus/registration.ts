@@ -5,11 +5,12 @@
  * taints included — as the cluster has it. Retries with a doubling back-off (100 ms to 7 s) until
  * it succeeds or is aborted.
  */
+import type { Clock } from '../../api/clock.js';
 import { isAlreadyExists, messageOf } from '../../api/errors.js';
 import type { RestClient } from '../orchclient/rest-types.js';
-import { Backoff } from './clock.js';
+import { Backoff } from './backoff.js';
 import { reconcilePatch } from './node-object.js';
-import type { Clock, NodeStatusLogger, WireNode } from './types.js';
+import type { NodeStatusLogger, WireNode } from './types.js';
 
 export const NODES_PATH = '/api/v1/nodes';
 export const REGISTRATION_BACKOFF_INITIAL_MS = 100;

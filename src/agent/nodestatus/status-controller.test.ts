@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRestClient } from '../orchclient/testing.js';
-import { FakeClock, FakeFacts, fakeMachine, fakeNodeApi, flush, testIdentity } from './fakes.js';
+import { FakeFacts, fakeMachine, fakeNodeApi, testIdentity } from './fakes.js';
 import { nodePath, nodeStatusPath } from './registration.js';
 import { createNodeStatusController, type NodeStatusControllerOptions } from './status-controller.js';
 import type { NodeEvent, WireNode } from './types.js';
@@ -34,9 +35,9 @@ const stored = (rest: FakeRestClient): WireNode => rest.objects.get(nodePath('no
 
 void describe('the node status controller', () => {
   void it('registers with the status, then reports at once and emits the first condition events', async () => {
-    const { rest, controller, events } = setup();
+    const { rest, clock, controller, events } = setup();
     await controller.start();
-    await flush();
+    await settle();
     const create = rest.callsOf('create')[0];
     assert.ok((create?.body as WireNode).status?.capacity !== undefined, 'the Node is created with its status');
     assert.deepEqual(events.map((e) => e.reason), ['NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID']);
@@ -45,7 +46,9 @@ void describe('the node status controller', () => {
     // The first tick found nothing changed right after creation: no status write yet.
     assert.equal(rest.callsOf('patch', STATUS).length, 0);
     assert.ok(rest.callsOf('get').every((c) => c.options?.exempt === true));
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [10_000], 'the next report after nodeStatusUpdateFrequency');
     await controller.stop();
+    assert.deepEqual(clock.pending(), [], 'stop() ends the wait');
   });
 
   void it('writes status only on change, or when the report frequency has passed', async () => {
@@ -82,7 +85,7 @@ void describe('the node status controller', () => {
   void it('retries a failed report 5 times, then waits for the next tick without throwing', async () => {
     const { rest, clock, facts, logger, controller } = setup();
     await controller.start();
-    await flush();
+    await settle();
     facts.pressures = { memory: true, disk: false, pid: false };
     rest.failNext('patch', STATUS, 'unavailable', 7);
     await clock.advance(10_000);
@@ -97,11 +100,12 @@ void describe('the node status controller', () => {
   void it('reports at once on requestUpdate', async () => {
     const { rest, clock, facts, controller } = setup();
     await controller.start();
-    await flush();
+    await settle();
     facts.problem = 'PLEG is not healthy: pleg has yet to be successful';
     controller.requestUpdate();
-    await flush();
+    await settle();
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
+    assert.deepEqual(clock.pending().map((t) => t.dueAt - clock.now()), [10_000], 'the wait starts again from the early report');
     assert.equal(stored(rest).status?.conditions?.find((c) => c.type === 'Ready')?.message, 'PLEG is not healthy: pleg has yet to be successful');
     await clock.advance(9_000);
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
@@ -112,7 +116,7 @@ void describe('the node status controller', () => {
     const { rest, clock, controller, events } = setup();
     rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: {} });
     await controller.start();
-    await flush();
+    await settle();
     assert.equal(rest.callsOf('patch', STATUS).length, 1);
     assert.equal(rest.callsOf('patch', nodePath('node-a')).length, 1, 'the default labels were reconciled');
     const node = stored(rest);
@@ -126,7 +130,7 @@ void describe('the node status controller', () => {
     const a = setup({ registerNode: false });
     a.rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
     await a.controller.start();
-    await flush();
+    await settle();
     assert.equal(a.rest.callsOf('create').length, 0);
     assert.equal(a.rest.callsOf('patch', STATUS).length, 1);
     await a.controller.stop();

@@ -6,14 +6,15 @@
  * has passed since the last write; a failed report is retried up to 5 times, then waits for the
  * next tick. The loop never throws.
  */
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { RestClient } from '../orchclient/rest-types.js';
-import { realClock, silentLogger } from './clock.js';
+import { silentLogger } from './backoff.js';
 import { readMachineInfo, type MachineInfo, type MachineInfoOptions } from './machine.js';
 import { initialNode, type NodeIdentity } from './node-object.js';
 import { nodePath, nodeStatusPath, registerWithApiServer } from './registration.js';
 import { computeStatus, statusChanged, statusPatch, type StatusConfig } from './status.js';
-import type { Clock, NodeEvent, NodeEventHook, NodeFacts, NodeStatusLogger, WireNode } from './types.js';
+import type { NodeEvent, NodeEventHook, NodeFacts, NodeStatusLogger, WireNode } from './types.js';
 
 /** Upstream's nodeStatusUpdateRetry. */
 export const NODE_STATUS_UPDATE_RETRY = 5;
@@ -33,7 +34,8 @@ export interface NodeStatusControllerOptions {
   readonly machine?: () => Promise<MachineInfo>;
   /** For the default machine reader: the root directory (ephemeral storage) and file paths. */
   readonly machineInfo?: MachineInfoOptions;
-  readonly clock?: Clock;
+  /** Heartbeat times and the waits between reports. */
+  readonly clock: Clock;
   readonly logger?: NodeStatusLogger;
   readonly onEvent?: NodeEventHook;
 }
@@ -50,7 +52,7 @@ export interface NodeStatusController {
 }
 
 export function createNodeStatusController(options: NodeStatusControllerOptions): NodeStatusController {
-  const clock = options.clock ?? realClock;
+  const { clock } = options;
   const logger = options.logger ?? silentLogger;
   const { client, identity } = options;
   const name = identity.nodeName;

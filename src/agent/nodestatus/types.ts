@@ -1,7 +1,7 @@
 /**
  * The shapes the node status module works with: the Node and Lease as orch-apiserver serves
  * them (kubernetes-types' shapes with the naming rule applied to the few renamed fields), the
- * facts it is fed with (runtime, images, health), its clock and its event hook.
+ * facts it is fed with (runtime, images, health) and its event hook.
  */
 import type { LeaseSpec } from 'kubernetes-types/coordination/v1.js';
 import type { Node, NodeStatus, NodeSystemInfo } from 'kubernetes-types/core/v1.js';
@@ -30,14 +30,6 @@ export interface WireLease {
   kind?: string;
   metadata?: ObjectMeta;
   spec?: LeaseSpec;
-}
-
-/** Time and waiting, injected so that tests drive them. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /** Resolves after `ms`, or at once when `signal` is (or becomes) aborted. Never rejects. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** One of the runtime's conditions (CRI Status: RuntimeReady, NetworkReady). */

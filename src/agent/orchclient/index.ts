@@ -29,7 +29,7 @@ export type { ObjectList, PatchType, RestCallOptions, RestClient, WatchEvent, Wa
 export {
   createRestClient, withQuery, DEFAULT_BURST, DEFAULT_CONTENT_TYPE, DEFAULT_QPS, PATCH_CONTENT_TYPES, type RestClientOptions,
 } from './rest.js';
-export { createTokenBucket, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter, type TokenBucketOptions } from './rate-limit.js';
+export { createRateLimiter, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter, type RateLimiterOptions } from './rate-limit.js';
 export {
   decodeStatus, errorFromWatchEvent, isResourceExpired, statusOf, OrchApiError, ORCHCLIENT_ABORTED,
   type ApiStatus, type ApiStatusCause,

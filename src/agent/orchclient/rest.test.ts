@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { FakeLogger } from '../logging/testing.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -91,7 +92,7 @@ void describe('the REST client', () => {
   void it('sends each verb with its content type, JSON Accept and the query', async () => {
     const logger = new FakeLogger();
     const limiter = countingLimiter();
-    const rest = createRestClient({ connection: connection(), qps: 5, burst: 10, contentType: 'application/vnd.orch.protobuf', logger, limiter });
+    const rest = createRestClient({ clock: realClock, connection: connection(), qps: 5, burst: 10, contentType: 'application/vnd.orch.protobuf', logger, limiter });
     const warns = logger.at('warn').map((l) => l.msg);
     assert.equal(warns.length, 1);
     assert.match(warns[0] ?? '', /contentType application\/vnd\.orch\.protobuf is not supported by this client; using application\/json/);
@@ -121,13 +122,13 @@ void describe('the REST client', () => {
     assert.deepEqual(await rest.list('/list'), { kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [] });
     rest.close();
     const quiet = new FakeLogger();
-    createRestClient({ connection: connection(), qps: 0, burst: 0, contentType: 'application/json', logger: quiet }).close();
+    createRestClient({ clock: realClock, connection: connection(), qps: 0, burst: 0, contentType: 'application/json', logger: quiet }).close();
     assert.deepEqual(quiet.at('warn'), []);
     assert.equal(withQuery('/p?watch=true', { a: 1 }), '/p?watch=true&a=1');
   });
 
   void it('keeps the Status on errors, and retries only what is safe to retry', async () => {
-    const rest = createRestClient({ connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 1 });
+    const rest = createRestClient({ clock: realClock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 1 });
     const check = async (p: Promise<unknown>, category: string, reason: string, code: number): Promise<void> => {
       await assert.rejects(p, (err: unknown) => err instanceof OrchError && err.category === category && statusOf(err)?.reason === reason && statusOf(err)?.code === code);
     };
@@ -143,15 +144,15 @@ void describe('the REST client', () => {
     flaky = 0;
     assert.deepEqual(await rest.create('/busy', { a: 1 }), { echo: { method: 'POST', body: { a: 1 } } });
     assert.equal(flaky, 2, 'a POST answered 429 is sent again');
-    const down = createRestClient({ connection: { server: 'http://127.0.0.1:1', insecureSkipTLSVerify: false }, qps: 100, burst: 100, retries: 0 });
+    const down = createRestClient({ clock: realClock, connection: { server: 'http://127.0.0.1:1', insecureSkipTLSVerify: false }, qps: 100, burst: 100, retries: 0 });
     await assert.rejects(down.get('/x'), (err: unknown) => err instanceof OrchError && err.code === 'ORCHCLIENT_UNAVAILABLE' && statusOf(err) === undefined);
-    assert.throws(() => createRestClient({ connection: connection(), qps: -1, burst: 1 }), /qps -1/);
+    assert.throws(() => createRestClient({ clock: realClock, connection: connection(), qps: -1, burst: 1 }), /qps -1/);
     rest.close();
     down.close();
   });
 
   void it('watches: events across chunk boundaries in order, ERROR events passed on, the end reported', async () => {
-    const rest = createRestClient({ connection: connection(), qps: 100, burst: 100, contentType: 'application/json' });
+    const rest = createRestClient({ clock: realClock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json' });
     const events: WatchEvent[] = [];
     const w = rest.watch<Record<string, unknown>>('/pods', (e) => events.push(e), { query: { resourceVersion: '1', allowWatchBookmarks: true } });
     assert.deepEqual(await w.done, { reason: 'closed' });

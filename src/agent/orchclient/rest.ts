@@ -4,7 +4,7 @@
  * DeleteOptions body) and watch (newline-delimited JSON events), with query parameters.
  *
  * Rate limit: calls wait for a token of one bucket of orchAPIQPS/orchAPIBurst (0 means the
- * spec's defaults 50 and 100) before every attempt, as upstream's client does; `exempt: true`
+ * spec's defaults 50 and 100, mapped here) before every attempt, as upstream's client does; `exempt: true`
  * (events, node status, leases) bypasses it. Opening a watch takes a token too.
  *
  * Content type: bodies are always encoded as JSON and labelled application/json, and answers
@@ -25,11 +25,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { transient } from './client.js';
 import type { OrchConnection } from './kubeconfig.js';
-import { createTokenBucket, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter } from './rate-limit.js';
+import { createRateLimiter, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter } from './rate-limit.js';
 import type { ObjectList, PatchType, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
 import { errorFromResponse, OrchApiError, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_UNAVAILABLE } from './status.js';
 import { createTransport, type Transport } from './transport.js';
@@ -52,6 +53,8 @@ export interface RestClientOptions {
   readonly qps: number;
   /** orchAPIBurst: > 0, or 0 for the default 100. */
   readonly burst: number;
+  /** The time of the orchAPIQPS/orchAPIBurst bucket and its waits. */
+  readonly clock: Clock;
   /** contentType of the configuration (see the module comment: JSON is always used). */
   readonly contentType?: string;
   readonly logger?: Logger;
@@ -104,7 +107,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const { qps, burst } = options;
   if (!Number.isFinite(qps) || qps < 0) throw optionsError(`qps ${qps} must be >= 0`, 'orchAPIQPS');
   if (!Number.isInteger(burst) || burst < 0) throw optionsError(`burst ${burst} must be an integer >= 0`, 'orchAPIBurst');
-  const limiter = options.limiter ?? createTokenBucket({ qps: qps === 0 ? DEFAULT_QPS : qps, burst: burst === 0 ? DEFAULT_BURST : burst });
+  const limiter = options.limiter ?? createRateLimiter({ qps: qps === 0 ? DEFAULT_QPS : qps, burst: burst === 0 ? DEFAULT_BURST : burst, clock: options.clock });
   const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
   if (!isJson(contentType) && contentType !== '') {
     options.logger?.warn(`contentType ${contentType} is not supported by this client; using application/json`, { contentType });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
@@ -62,10 +63,10 @@ void describe('PLEG', () => {
     let batch: string[] = [];
     const cache = new RecordingCache();
     const observed = cache.observed;
-    let now = 1000;
+    const clock = new FakeClock();
     const pleg = createPleg({
       runtime: fake,
-      logger, now: () => now, cache,
+      logger, clock, cache,
       onPodChanged: (uid) => { batch.push(uid); },
     });
     const relist = async (): Promise<void> => {
@@ -95,8 +96,11 @@ void describe('PLEG', () => {
     assert.deepEqual(changed.at(-1), []);
     assert.deepEqual(observed.get('a'), [`${s1.id} SANDBOX_NOTREADY`]);
     assert.equal(pleg.health().healthy, true);
-    now += 4 * 60_000;
-    assert.match(pleg.health().message, /the last relist was 240s ago/);
+    clock.set(clock.now() + 3 * 60_000);
+    assert.equal(pleg.health().healthy, true, 'a relist 3 minutes old is the threshold');
+    clock.set(clock.now() + 60_000);
+    assert.equal(pleg.health().healthy, false);
+    assert.match(pleg.health().message, /the last relist was 240s ago \(threshold 180s\)/);
     await pleg.stop();
   });
 
@@ -109,7 +113,7 @@ void describe('PLEG', () => {
     const seen = cache.relists;
     const pleg = createPleg({
       runtime: fake,
-      logger, cache,
+      logger, cache, clock: new FakeClock(),
       onPodChanged: (uid) => changed.push(uid),
     });
     await pleg.relist();
@@ -135,10 +139,32 @@ void describe('PLEG', () => {
     await running(await sandbox('a'), 'c1');
     fake.failNext('listPodSandbox', new Error('connection refused'));
     const seen: string[] = [];
-    const pleg = createPleg({ runtime: fake, logger, cache: new RecordingCache(), onPodChanged: (uid) => seen.push(uid) });
+    const pleg = createPleg({ runtime: fake, logger, cache: new RecordingCache(), clock: new FakeClock(), onPodChanged: (uid) => seen.push(uid) });
     await pleg.relist();
     assert.deepEqual(seen, []);
     assert.match(pleg.health().message, /has not relisted yet: connection refused/);
     await pleg.stop();
+  });
+
+  void it('relists at once on start, then every relist period after the previous relist ended', async () => {
+    const clock = new FakeClock();
+    let lists = 0;
+    const pleg = createPleg({
+      runtime: { listPodSandbox: () => { lists++; return Promise.resolve([]); }, listContainers: () => Promise.resolve([]) },
+      logger, clock, cache: new RecordingCache(), relistPeriodMs: 1000, onPodChanged: () => undefined,
+    });
+    pleg.start();
+    await settle();
+    assert.equal(lists, 1);
+    assert.equal(pleg.health().lastRelist, clock.now());
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [1000]);
+    await clock.advance(999);
+    assert.equal(lists, 1);
+    await clock.advance(1);
+    assert.equal(lists, 2);
+    await clock.advance(3000);
+    assert.equal(lists, 5);
+    await pleg.stop();
+    assert.deepEqual(clock.pending(), [], 'stop() cancels the next relist');
   });
 });

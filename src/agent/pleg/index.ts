@@ -14,6 +14,7 @@
  * containerd 1.6 has no CRI container events, so relisting is the only source; with 110 pods
  * its two list calls cost 3–4 ms of client CPU together on a 2-core VM, most of it in grpc-js.
  */
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
@@ -35,6 +36,8 @@ export interface PlegOptions {
   readonly logger: Logger;
   /** Told what each relist found and each change it saw (see PodStatusObserver). */
   readonly cache: PodStatusObserver;
+  /** The relist timer and the health's age. */
+  readonly clock: Clock;
   /**
    * Called once per relist for each pod whose sandboxes or containers changed in a way the
    * cache does not explain; `stillNeeded` is the cache's question to ask just before the pod's
@@ -44,7 +47,6 @@ export interface PlegOptions {
   readonly relistPeriodMs?: number;
   /** A relist older than this makes the PLEG unhealthy (upstream: 3 minutes). */
   readonly relistThresholdMs?: number;
-  readonly now?: () => number;
 }
 
 export interface PlegHealth {
@@ -67,7 +69,8 @@ export interface Pleg {
 export function createPleg(options: PlegOptions): Pleg {
   const period = options.relistPeriodMs ?? 1000;
   const threshold = options.relistThresholdMs ?? 3 * 60_000;
-  const now = options.now ?? Date.now;
+  const { clock } = options;
+  const now = (): number => clock.now();
   const log = options.logger;
   /** id -> each sandbox and container of the previous relist that has a pod UID label. */
   let previous = new Map<string, RelistObject>();
@@ -75,7 +78,7 @@ export function createPleg(options: PlegOptions): Pleg {
   let previousSeen: ReadonlySet<string> = new Set<string>();
   let lastRelist = 0;
   let lastError = '';
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
@@ -149,8 +152,7 @@ export function createPleg(options: PlegOptions): Pleg {
     running = relistOnce().finally(() => {
       running = undefined;
       if (!stopped) {
-        timer = setTimeout(loop, period);
-        timer.unref();
+        timer = clock.setTimer(period, loop);
       }
     });
   }
@@ -175,7 +177,7 @@ export function createPleg(options: PlegOptions): Pleg {
     },
     async stop() {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
   };

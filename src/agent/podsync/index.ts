@@ -15,12 +15,12 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
-import { podName } from '../podworkers/index.js';
 import { computePodStatus, type StatusManager } from '../status/index.js';
 import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
@@ -123,12 +123,12 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       if (volume.kind !== 'emptyDir') continue;
       if (owned.has(`${uid}/${name}`)) {
         // The volume manager resets the directory's mode when it prepares the volume again.
-        if (await ensureVolumeRootOwnership(volume.hostPath, fsGroup)) logger.v(4, 'Volume root ownership restored', { pod: podName(pod), volume: name });
+        if (await ensureVolumeRootOwnership(volume.hostPath, fsGroup)) logger.v(4, 'Volume root ownership restored', { pod: podNamespacedName(pod), volume: name });
         continue;
       }
       await setVolumeOwnership(volume.hostPath, fsGroup);
       owned.add(`${uid}/${name}`);
-      logger.v(3, 'Volume ownership set', { pod: podName(pod), volume: name, fsGroup });
+      logger.v(3, 'Volume ownership set', { pod: podNamespacedName(pod), volume: name, fsGroup });
     }
   }
 
@@ -138,7 +138,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
     if (left === undefined || left > 0) return left;
     failures.set(ids(pod).uid, { reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE });
     const event: PodEvent = { type: 'Normal', reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE, pod };
-    logger.info('Event', { type: event.type, reason: event.reason, pod: podName(pod), message: event.message });
+    logger.info('Event', { type: event.type, reason: event.reason, pod: podNamespacedName(pod), message: event.message });
     options.onEvent?.(event);
     await publish(pod);
     return 0;
@@ -162,7 +162,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       if (cgroup.status === 'rejected' || volumes.status === 'rejected') {
         if (volumes.status === 'rejected') {
           const event: PodEvent = { type: 'Warning', reason: 'FailedMount', message: `MountVolume.SetUp failed: ${messageOf(volumes.reason)}`, pod };
-          logger.info('Event', { type: event.type, reason: event.reason, pod: podName(pod), message: event.message });
+          logger.info('Event', { type: event.type, reason: event.reason, pod: podNamespacedName(pod), message: event.message });
           options.onEvent?.(event);
         }
         const err: unknown = cgroup.status === 'rejected' ? cgroup.reason : volumes.status === 'rejected' ? volumes.reason : undefined;
@@ -180,7 +180,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
       const after = (await publishHeld(pod, result.status)).computed;
-      if (problems.length > 0) logger.v(2, 'Pod sync left problems', { pod: podName(pod), problems: problems.map((p) => `${p.container ?? 'sandbox'}: ${p.reason}`) });
+      if (problems.length > 0) logger.v(2, 'Pod sync left problems', { pod: podNamespacedName(pod), problems: problems.map((p) => `${p.container ?? 'sandbox'}: ${p.reason}`) });
       if (after.phase === 'Succeeded' || after.phase === 'Failed') return { terminal: true };
       const waits = [result.requeueAfterMs, deadline].filter((ms): ms is number => ms !== undefined);
       return waits.length === 0 ? {} : { requeueAfterMs: Math.min(...waits) };
@@ -197,7 +197,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
         await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
       }
       await publish(pod);
-      logger.v(1, 'Pod terminated', { pod: podName(pod) });
+      logger.v(1, 'Pod terminated', { pod: podNamespacedName(pod) });
     },
 
     async syncTerminatedPod(pod) {

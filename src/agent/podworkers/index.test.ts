@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
-import { createPodWorkers, type PodSyncer, type SyncOutcome } from './index.js';
+import { createPodWorkers, type PodSyncer, type PodWorkersOptions, type SyncOutcome } from './index.js';
 
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
@@ -44,84 +44,122 @@ function fakeSyncer(outcome: () => SyncOutcome = () => ({})) {
   };
 }
 
+function workers(f: { syncer: PodSyncer }, extra: Partial<PodWorkersOptions> = {}) {
+  const clock = new FakeClock();
+  const w = createPodWorkers({ syncer: f.syncer, logger, clock, resyncIntervalMs: 60_000, ...extra });
+  return { clock, w };
+}
+
+/** The delays of the timers waiting, soonest first. */
+const waiting = (clock: FakeClock): number[] => clock.pending().map((t) => t.dueAt - clock.now());
+
 void describe('pod workers', () => {
   void it('runs one piece of work at a time per pod, the latest update winning', async () => {
     const f = fakeSyncer();
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    const { clock, w } = workers(f);
     f.hold();
     w.updatePod({ type: 'create', pod: pod('a', 1) });
     w.updatePod({ type: 'update', pod: pod('a', 2) });
     w.updatePod({ type: 'update', pod: pod('a', 3) });
     f.release();
-    await waitFor('two syncs', () => f.calls.length === 2);
+    await settle();
     assert.deepEqual(f.calls, ['sync:create:1', 'sync:update:3']);
+    assert.deepEqual(waiting(clock), [60_000], 'one resync timer, a resync interval after the last sync');
     await w.stop();
+    assert.deepEqual(clock.pending(), [], 'stop() cancels it');
   });
 
   void it('goes through terminating and terminated on kill, and forgets the pod', async () => {
     const f = fakeSyncer();
     const finished: string[] = [];
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    const { clock, w } = workers(f);
     w.onFinished((uid) => finished.push(uid));
     w.updatePod({ type: 'create', pod: pod('a') });
     w.updatePod({ type: 'kill', pod: pod('a'), gracePeriodSeconds: 5 });
     w.updatePod({ type: 'update', pod: pod('a', 9) });
-    await waitFor('finished', () => finished.length === 1);
+    await settle();
+    assert.deepEqual(finished, ['a']);
     assert.deepEqual(f.calls, ['sync:create:1', 'terminating:5', 'terminated']);
     assert.equal(w.stateOf('a'), undefined);
+    assert.deepEqual(clock.pending(), [], 'a finished pod leaves no timer');
     await w.stop();
   });
 
   void it('terminates a pod that became terminal', async () => {
     const f = fakeSyncer(() => ({ terminal: true }));
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    const { w } = workers(f);
     w.updatePod({ type: 'create', pod: pod('a') });
-    await waitFor('terminated', () => f.calls.includes('terminated'));
+    await settle();
     assert.deepEqual(f.calls, ['sync:create:1', 'terminating:pod', 'terminated']);
     await w.stop();
   });
 
-  void it('retries failed work with a back-off and resyncs on request', async () => {
-    const f = fakeSyncer(() => ({ requeueAfterMs: 20 }));
+  void it('retries failed work after 1 s, then 2 s, doubling up to the maximum, and resyncs when the syncer asks', async () => {
+    let requeue: number | undefined = 20_000;
+    const f = fakeSyncer(() => (requeue === undefined ? {} : { requeueAfterMs: requeue }));
     f.failNext(2);
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000, backoffMs: 10 });
+    const { clock, w } = workers(f);
     w.updatePod({ type: 'create', pod: pod('a') });
-    await waitFor('four syncs', () => f.calls.length >= 4);
-    assert.deepEqual(f.calls.slice(0, 4), ['sync:create:1', 'sync:sync:1', 'sync:sync:1', 'sync:sync:1']);
+    await settle();
+    assert.deepEqual(waiting(clock), [1000], 'the first retry 1 s after the failure');
+    await clock.advance(999);
+    assert.equal(f.calls.length, 1);
+    await clock.advance(1);
+    assert.equal(f.calls.length, 2);
+    assert.deepEqual(waiting(clock), [2000], 'then 2 s');
+    await clock.advance(2000);
+    assert.deepEqual(f.calls, ['sync:create:1', 'sync:sync:1', 'sync:sync:1']);
+    assert.deepEqual(waiting(clock), [20_000], 'success: the syncer asked for 20 s');
+    requeue = undefined;
+    await clock.advance(20_000);
+    assert.equal(f.calls.length, 4);
+    assert.deepEqual(waiting(clock), [60_000], 'then the resync interval');
+    f.failNext(10);
+    await clock.advance(60_000);
+    const retries: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const next = waiting(clock)[0] ?? 0;
+      retries.push(next);
+      await clock.advance(next);
+    }
+    assert.deepEqual(retries, [1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000], 'capped at maxBackoffMs');
     await w.stop();
   });
 
   void it('keeps pods independent', async () => {
     const f = fakeSyncer();
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    const { w } = workers(f);
     w.updatePod({ type: 'create', pod: pod('a') });
     w.updatePod({ type: 'create', pod: pod('b') });
-    await waitFor('both', () => f.calls.length === 2);
+    await settle();
+    assert.equal(f.calls.length, 2);
     assert.deepEqual(w.knownPods().sort(), ['a', 'b']);
     await w.stop();
   });
 
   void it('asks a droppable sync whether it is still needed just before it would run, and never drops what it replaced', async () => {
     const f = fakeSyncer();
-    const w = createPodWorkers({ syncer: f.syncer, logger, resyncIntervalMs: 60_000 });
+    const { w } = workers(f);
     f.hold();
     w.updatePod({ type: 'create', pod: pod('a') });
     let asked = 0;
     w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return false; } });
     assert.equal(asked, 0, 'not asked while the sync runs');
     f.release();
-    await waitFor('asked', () => asked === 1);
+    await settle();
+    assert.equal(asked, 1);
     assert.deepEqual(f.calls, ['sync:create:1'], 'dropped');
     f.hold();
     w.updatePod({ type: 'update', pod: pod('a', 2) });
     w.updatePod({ type: 'update', pod: pod('a', 3) });
     w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return false; } });
     f.release();
-    await waitFor('the update', () => f.calls.length === 3);
+    await settle();
     assert.deepEqual(f.calls, ['sync:create:1', 'sync:update:2', 'sync:sync:3'], 'the sync that replaced an update runs (with the newest pod)');
     assert.equal(asked, 1);
     w.updatePod({ type: 'sync', pod: pod('a'), stillNeeded: () => { asked++; return true; } });
-    await waitFor('the needed sync', () => f.calls.length === 4);
+    await settle();
+    assert.equal(f.calls.length, 4);
     assert.equal(asked, 2);
     await w.stop();
   });

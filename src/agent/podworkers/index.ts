@@ -19,7 +19,9 @@
  * itself (the PodSyncer does), or run two pieces of work for one pod at once.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 
 export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
@@ -69,6 +71,8 @@ export interface PodWorkers {
 export interface PodWorkersOptions {
   readonly syncer: PodSyncer;
   readonly logger: Logger;
+  /** The resync and back-off timers. */
+  readonly clock: Clock;
   /** Periodic resync of a healthy pod (syncFrequency), ms. */
   readonly resyncIntervalMs: number;
   /** First retry delay after failed work, ms (doubles up to maxBackoffMs). */
@@ -81,7 +85,7 @@ interface Worker {
   pod: Pod;
   pending: PodUpdate | undefined;
   running: Promise<void> | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
   failures: number;
   gracePeriodSeconds: number | undefined;
 }
@@ -99,12 +103,11 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
   let stopped = false;
 
   function schedule(w: Worker, delayMs: number): void {
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    w.timer = setTimeout(() => {
+    w.timer?.cancel();
+    w.timer = options.clock.setTimer(delayMs, () => {
       w.timer = undefined;
       enqueue({ type: 'sync', pod: w.pod });
-    }, delayMs);
-    w.timer.unref();
+    });
   }
 
   function enqueue(update: PodUpdate): void {
@@ -167,13 +170,13 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
         return;
       }
       await options.syncer.syncTerminatedPod(w.pod);
-      if (w.timer !== undefined) clearTimeout(w.timer);
+      w.timer?.cancel();
       workers.delete(uid);
       for (const listener of finishedListeners) listener(uid);
     } catch (err) {
       w.failures++;
       const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
-      log.warn('Pod work failed; retrying', { pod: podName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
+      log.warn('Pod work failed; retrying', { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
       schedule(w, delay);
     }
   }
@@ -190,14 +193,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
       stopped = true;
       const running: Promise<void>[] = [];
       for (const w of workers.values()) {
-        if (w.timer !== undefined) clearTimeout(w.timer);
+        w.timer?.cancel();
         if (w.running !== undefined) running.push(w.running);
       }
       await Promise.allSettled(running);
     },
   };
-}
-
-export function podName(pod: Pod): string {
-  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }

@@ -16,5 +16,5 @@ export { grpcProbe, healthCodec, HEALTH_CHECK_METHOD, SERVING_STATUSES, type Ser
 export { httpGet, httpRequest, httpTarget, MAX_RESPONSE_BODY_BYTES, PROBE_AGENT_VERSION, resolveContainerPort, type HttpTarget } from './http.js';
 export { probeTimings, runProbe, type ProbeTarget, type ProbeTimings } from './probe.js';
 export { execProbe, tcpProbe, type ExecRunner } from './socket.js';
-export { realTimer, TIMER_QUANTUM_MS, type ScheduleTimer } from './worker.js';
+export { quantizedDelay, TIMER_QUANTUM_MS } from './worker.js';
 export type * from './types.js';

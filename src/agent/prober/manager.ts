@@ -9,12 +9,14 @@
  *     at once); `onEvent` hears every Unhealthy event (logged here too).
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics } from './metrics.js';
 import { runProbe } from './probe.js';
 import type { ExecRunner } from './socket.js';
 import type { FailedProbe, PodEvent, ProbedPodState, ProberManager, ProbeResultChange, ProbeType } from './types.js';
-import { ProbeWorker, realTimer, type ScheduleTimer, type WorkerDeps } from './worker.js';
+import { ProbeWorker, type WorkerDeps } from './worker.js';
 
 export interface ProberManagerOptions {
   /** The CRI exec of exec probes (the CRI client). */
@@ -26,8 +28,8 @@ export interface ProberManagerOptions {
   readonly onEvent?: (event: PodEvent) => void;
   /** Probe restartable init containers too (the SidecarContainers feature gate). */
   readonly sidecarContainers?: boolean;
-  readonly now?: () => number;
-  readonly timer?: ScheduleTimer;
+  /** The probe periods and initial delays. */
+  readonly clock: Clock;
   /** Runs one probe (default: the real handlers); tests inject outcomes. */
   readonly runProbe?: WorkerDeps['run'];
 }
@@ -72,8 +74,7 @@ class Manager implements ProberManager {
   constructor(private readonly options: ProberManagerOptions) {
     this.deps = {
       exec: options.exec,
-      timer: options.timer ?? realTimer,
-      now: options.now ?? Date.now,
+      clock: options.clock,
       logger: options.logger,
       metrics: options.metrics,
       onEvent: (e) => {
@@ -91,7 +92,7 @@ class Manager implements ProberManager {
   }
 
   private emit(e: PodEvent): void {
-    this.options.logger.info('Event', { type: e.type, reason: e.reason, pod: `${e.pod.metadata?.namespace ?? ''}/${e.pod.metadata?.name ?? ''}`, container: e.container, message: e.message });
+    this.options.logger.info('Event', { type: e.type, reason: e.reason, pod: podNamespacedName(e.pod), container: e.container, message: e.message });
     this.options.onEvent?.(e);
   }
 

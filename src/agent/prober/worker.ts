@@ -21,14 +21,12 @@
  * container starts or its startup probe succeeds, so readiness follows at once.
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics, ProbeSeries } from './metrics.js';
 import { probeTimings, type ProbeTarget, type ProbeTimings } from './probe.js';
 import type { ExecRunner } from './socket.js';
 import type { PodEvent, ProbeOutcome, ProbedContainer, ProbeType } from './types.js';
-
-/** Runs `fn` after `delayMs`; returns a function that cancels it. Injected for tests. */
-export type ScheduleTimer = (delayMs: number, fn: () => void) => () => void;
 
 /**
  * Waits of probe workers are rounded up to a multiple of this (ms since the epoch), so that
@@ -38,15 +36,10 @@ export type ScheduleTimer = (delayMs: number, fn: () => void) => () => void;
  */
 export const TIMER_QUANTUM_MS = 100;
 
-export const realTimer: ScheduleTimer = (delayMs, fn) => {
-  const now = Date.now();
-  const wait = delayMs <= 0 ? 0 : Math.ceil((now + delayMs) / TIMER_QUANTUM_MS) * TIMER_QUANTUM_MS - now;
-  const t = setTimeout(fn, wait);
-  t.unref();
-  return () => {
-    clearTimeout(t);
-  };
-};
+/** The wait at `now` for a delay of `delayMs`, ending on a multiple of TIMER_QUANTUM_MS (0 stays 0). */
+export function quantizedDelay(now: number, delayMs: number): number {
+  return delayMs <= 0 ? 0 : Math.ceil((now + delayMs) / TIMER_QUANTUM_MS) * TIMER_QUANTUM_MS - now;
+}
 
 /** Where workers store results (by container ID) and read the startup verdict. */
 export interface WorkerResults {
@@ -58,8 +51,8 @@ export interface WorkerResults {
 
 export interface WorkerDeps {
   readonly exec: ExecRunner;
-  readonly timer: ScheduleTimer;
-  readonly now: () => number;
+  /** The probe timers and the probes' durations. */
+  readonly clock: Clock;
   readonly logger: Logger;
   readonly results: WorkerResults;
   readonly metrics: ProberMetrics | undefined;
@@ -140,7 +133,8 @@ export class ProbeWorker {
 
   private schedule(delayMs: number): void {
     this.cancel?.();
-    this.cancel = this.deps.timer(delayMs, () => {
+    const { clock } = this.deps;
+    const timer = clock.setTimer(quantizedDelay(clock.now(), delayMs), () => {
       this.cancel = undefined;
       this.inFlight = this.tick().finally(() => {
         this.inFlight = undefined;
@@ -150,13 +144,16 @@ export class ProbeWorker {
         }
       });
     });
+    this.cancel = () => {
+      timer.cancel();
+    };
   }
 
   /** One tick; schedules the next one when probing should go on. */
   private async tick(): Promise<void> {
     const c = this.instance;
     if (this.stopped || c === undefined || c.state !== 'running' || this.onHold) return;
-    const now = this.deps.now();
+    const now = this.deps.clock.now();
     const due = c.startedAt + this.timings.initialDelayMs;
     if (now < due) {
       this.schedule(due - now);
@@ -172,11 +169,11 @@ export class ProbeWorker {
       this.schedule(this.timings.periodMs);
       return;
     }
-    const begin = this.deps.now();
+    const begin = this.deps.clock.now();
     const outcome = await this.deps.run(this.probe, { container: this.container, containerId: c.id, podIP: this.podIP, exec: this.deps.exec });
     if (!this.probes(c.id)) return; // stopped, or another instance meanwhile
-    this.record(outcome, (this.deps.now() - begin) / 1000);
-    if (this.probes(c.id)) this.schedule(Math.max(0, begin + this.timings.periodMs - this.deps.now()));
+    this.record(outcome, (this.deps.clock.now() - begin) / 1000);
+    if (this.probes(c.id)) this.schedule(Math.max(0, begin + this.timings.periodMs - this.deps.clock.now()));
   }
 
   /** Whether this worker still probes instance `id` (not stopped, not on hold, still the newest). */

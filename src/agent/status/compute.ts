@@ -9,6 +9,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v1.js';
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
+import { formatTime } from '../../api/time.js';
 
 export interface StatusInput {
   readonly pod: Pod;
@@ -35,7 +36,7 @@ export interface StatusInput {
 const RUNTIME_PREFIX = 'containerd://';
 
 function iso(ms: number): string | undefined {
-  return ms > 0 ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined;
+  return ms > 0 ? formatTime(ms) : undefined;
 }
 
 /** `{ [key]: time }` when the time is set, else `{}`. */
@@ -181,7 +182,7 @@ function condition(
 ): PodCondition {
   const status = ok ? 'True' : 'False';
   const before = previous?.conditions?.find((c) => c.type === type);
-  const lastTransitionTime = before?.status === status && before.lastTransitionTime !== undefined ? before.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const lastTransitionTime = before?.status === status && before.lastTransitionTime !== undefined ? before.lastTransitionTime : formatTime(now.getTime());
   return {
     type, status, lastTransitionTime,
     ...(ok || reason === undefined ? {} : { reason }),
@@ -225,7 +226,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
     conditions,
     ...(input.hostIPs[0] === undefined ? {} : { hostIP: input.hostIPs[0], hostIPs: input.hostIPs.map((ip) => ({ ip })) }),
     ...(ips[0] === undefined ? {} : { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) }),
-    startTime: previous?.startTime ?? now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    startTime: previous?.startTime ?? formatTime(now.getTime()),
     ...(initStatuses.length === 0 ? {} : { initContainerStatuses: initStatuses }),
     containerStatuses: regular,
     ...(input.qosClass === undefined ? {} : { qosClass: input.qosClass }),

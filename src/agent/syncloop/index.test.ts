@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import type { RunningPod } from '../kuberuntime/types.js';
 import { LogRoot } from '../logging/index.js';
 import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
@@ -34,6 +35,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
   let ready = false;
   const removed: string[] = [];
   const status = createStatusManager();
+  const clock = new FakeClock();
   const loop = createSyncLoop({
     podConfig: { subscribe: (l) => { listener = l; return () => undefined; }, sourcesReady: () => ready },
     workers,
@@ -45,7 +47,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     },
     volumes: { listPodDirs: () => Promise.resolve(options.dirs ?? []), cleanupPodVolumes: (uid) => { removed.push(`volumes:${uid}`); return Promise.resolve(); } },
     cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
-    status, podCapacity: options.capacity ?? 110, logger, housekeepingPeriodMs: options.periodMs ?? 60_000,
+    status, podCapacity: options.capacity ?? 110, logger, clock, housekeepingPeriodMs: options.periodMs ?? 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
     onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
   });
@@ -55,7 +57,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     states.delete(uid);
     finishWorker(uid);
   };
-  return { listings, grace, loop, pods, updates, states, removed, status, rejections, deletable, finish, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
+  return { clock, listings, grace, loop, pods, updates, states, removed, status, rejections, deletable, finish, send: (u: PodConfigUpdate) => { listener(u); }, setReady: () => { ready = true; } };
 }
 
 const running = (uid: string): RunningPod => ({ uid, name: uid, namespace: 'default', sandboxIds: ['s'], containers: [] });
@@ -81,6 +83,7 @@ void describe('sync loop', () => {
     const s = h.status.getPodStatus('b');
     assert.ok(s);
     assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"]);
+    assert.equal(s.startTime, '2024-01-02T03:04:05Z', 'refused now, by the clock');
     h.send({ op: 'REMOVE', pods: [pod('b')] });
     assert.equal(h.status.getPodStatus('b'), undefined);
     assert.equal(podCapacity(110, 10, 2), 20);
@@ -150,27 +153,27 @@ void describe('sync loop', () => {
   });
 
   void it('lists the runtime and the node only when something may need cleaning up, or every full period', async () => {
-    const h = harness({ running: [running('a')], dirs: ['a'], cgroups: ['a'], periodMs: 2 });
-    const ticks = async (n: number): Promise<void> => {
-      for (let i = 0; i < n; i++) {
-        const before = h.loop.lastHousekeeping();
-        const deadline = Date.now() + 5000;
-        while (h.loop.lastHousekeeping() === before) {
-          if (Date.now() > deadline) throw new Error('housekeeping stopped');
-          await new Promise((resolve) => setTimeout(resolve, 1));
-        }
-      }
-    };
+    const h = harness({ running: [running('a')], dirs: ['a'], cgroups: ['a'], periodMs: 2000 });
+    const waits = (): number[] => h.clock.pending().map((t) => t.dueAt - h.clock.now());
     h.send({ op: 'ADD', pods: [pod('a')] });
+    await settle();
+    assert.deepEqual(waits(), [2000], 'the first pass ran at start (sources not ready); the next one period later');
     h.setReady();
-    await ticks(2);
-    const full = h.listings.count;
-    assert.ok(full >= 1);
-    await ticks(5);
-    assert.equal(h.listings.count, full, 'nothing to clean up: no listing');
+    await h.clock.advance(2000);
+    assert.equal(h.listings.count, 1, 'the first pass with the sources ready is a full one');
+    assert.equal(h.loop.lastHousekeeping(), h.clock.now());
+    assert.deepEqual(waits(), [2000]);
+    await h.clock.advance(5 * 2000);
+    assert.equal(h.listings.count, 1, 'nothing to clean up: no listing');
+    assert.equal(h.loop.lastHousekeeping(), h.clock.now(), 'every period still marks the loop alive');
+    await h.clock.advance(30_000 - 5 * 2000 - 2000);
+    assert.equal(h.listings.count, 1, 'not yet 30 s since the full pass');
+    await h.clock.advance(2000);
+    assert.equal(h.listings.count, 2, 'a full pass every 30 s');
     h.send({ op: 'REMOVE', pods: [pod('a')] });
-    await ticks(2);
-    assert.ok(h.listings.count > full, 'a pod removed: a full pass');
+    await h.clock.advance(2000);
+    assert.equal(h.listings.count, 3, 'a pod removed: a full pass at the next period');
     await h.loop.stop();
+    assert.deepEqual(h.clock.pending(), [], 'stop() cancels the timer');
   });
 });

@@ -9,11 +9,13 @@
  * objects without the agent's labels (the runtime manager filters them).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
+import { formatTime } from '../../api/time.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
-import { podName } from '../podworkers/index.js';
 import type { StatusManager } from '../status/index.js';
 import type { PodManager } from './pod-manager.js';
 
@@ -39,6 +41,8 @@ export interface SyncLoopOptions {
   /** The pod capacity: maxPods, capped by podsPerCore × cores when podsPerCore > 0. */
   readonly podCapacity: number;
   readonly logger: Logger;
+  /** The housekeeping timer, and the times the loop keeps and writes. */
+  readonly clock: Clock;
   readonly housekeepingPeriodMs?: number;
   /** A loop whose housekeeping has not completed for this long is unhealthy (default 3 minutes, as upstream's sync loop check). */
   readonly stallAfterMs?: number;
@@ -49,7 +53,6 @@ export interface SyncLoopOptions {
    * (default 30 s), to catch what appears behind the agent's back.
    */
   readonly fullHousekeepingPeriodMs?: number;
-  readonly now?: () => Date;
   /**
    * Admission checks run in order after the pod-capacity check, each with the pods already
    * admitted (upstream's admit handlers: sysctls, resources, host ports, node selector,
@@ -105,14 +108,13 @@ export function podCapacity(maxPods: number, podsPerCore: number, cores: number)
 }
 
 export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
-  const { workers, logger: log, status, pods: desired } = options;
-  const now = options.now ?? (() => new Date());
+  const { workers, logger: log, status, pods: desired, clock } = options;
   const finishedListeners = new Set<(pod: Pod) => void>();
   const rejected = new Set<string>();
   /** Terminal pods whose worker finished while the source still wants them: never run again. */
   const finished = new Set<string>();
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let running: Promise<void> | undefined;
   let last = 0;
   let startedAt = 0;
@@ -150,8 +152,8 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   function reject(pod: Pod, reason: string, message: string): void {
     const uid = uidOf(pod);
     rejected.add(uid);
-    log.warn('Pod rejected at admission', { pod: podName(pod), reason, message });
-    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: now().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
+    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: formatTime(clock.now()) });
     options.onReject?.(pod, reason, message);
   }
 
@@ -233,7 +235,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   async function housekeeping(): Promise<void> {
     if (!options.podConfig.sourcesReady()) return;
     const keep = (uid: string): boolean => desired.isDesired(uid) || workers.stateOf(uid) !== undefined || cleaning.has(uid);
-    lastFull = now().getTime();
+    lastFull = clock.now();
     // Whatever is listed and not desired (cleaned now, being cleaned, or still terminating)
     // makes the next pass a full one too.
     let leftover = false;
@@ -261,7 +263,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
         if (!desired.isDesired(uid)) leftover = true;
         if (!keep(uid)) await options.cgroups.remove(uid);
       }
-      last = now().getTime();
+      last = clock.now();
       if (leftover) dirty = true;
     } catch (err) {
       dirty = true;
@@ -271,7 +273,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
 
   /** A periodic pass: the full one when due, else only the liveness mark (nothing to list). */
   async function periodic(): Promise<void> {
-    const t = now().getTime();
+    const t = clock.now();
     if (dirty || t - lastFull >= (options.fullHousekeepingPeriodMs ?? 30_000)) await housekeeping();
     else if (options.podConfig.sourcesReady()) last = t;
   }
@@ -280,8 +282,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     running = periodic().finally(() => {
       running = undefined;
       if (timer !== undefined || unsubscribe !== undefined) {
-        timer = setTimeout(tick, options.housekeepingPeriodMs ?? 2000);
-        timer.unref();
+        timer = clock.setTimer(options.housekeepingPeriodMs ?? 2000, tick);
       }
     });
   }
@@ -289,7 +290,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   return {
     start() {
       if (unsubscribe !== undefined) return;
-      startedAt = now().getTime();
+      startedAt = clock.now();
       const fromConfig = options.podConfig.subscribe(onUpdate);
       const fromWorkers = workers.onFinished(podFinished);
       unsubscribe = () => {
@@ -301,7 +302,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     async stop() {
       unsubscribe?.();
       unsubscribe = undefined;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       timer = undefined;
       await running;
     },
@@ -318,7 +319,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;
-      const age = now().getTime() - reference;
+      const age = clock.now() - reference;
       return age > (options.stallAfterMs ?? 3 * 60_000) ? `sync loop stalled: last housekeeping ${Math.round(age / 1000)}s ago` : undefined;
     },
     housekeeping,

@@ -5,11 +5,11 @@
  */
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, rm, unlink } from 'node:fs/promises';
-import os from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
 import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
 import { writeEtcHosts } from './etc-hosts.js';
@@ -50,20 +50,12 @@ export interface VolumeManagerOptions {
    * `VOLUME_UNSUPPORTED`; downwardAPI volumes work either way.
    */
   readonly objects?: VolumeObjectSource;
-  /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory). */
+  /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
   readonly nodeCapacity?: () => NodeCapacity;
   /** The clock naming the atomic writer's timestamped directories (default Date.now). */
   readonly now?: () => number;
   /** The cluster's DNS domain, for the pod's /etc/hosts (default cluster.local). */
   readonly clusterDomain?: string;
-}
-
-let machine: NodeCapacity | undefined;
-
-/** This machine's CPUs and memory, read once (as upstream's machine info): os.cpus() parses /proc each time. */
-function machineCapacity(): NodeCapacity {
-  machine ??= { cpuMilli: os.cpus().length * 1000, memoryBytes: os.totalmem() };
-  return machine;
 }
 
 function errnoOf(err: unknown): string | undefined {
@@ -94,7 +86,8 @@ class LocalVolumeManager implements VolumeManager {
     this.unmountTimeoutMs = options.unmountTimeoutMs ?? 10_000;
     this.retryIntervalMs = options.retryIntervalMs ?? 100;
     this.objects = options.objects;
-    this.nodeCapacity = options.nodeCapacity ?? machineCapacity;
+    let machine: NodeCapacity | undefined;
+    this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.now = options.now ?? Date.now;
     this.clusterDomain = options.clusterDomain ?? 'cluster.local';
   }

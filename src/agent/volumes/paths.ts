@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { podNamespacedName } from '../../api/pod/index.js';
 import { VOLUME_INVALID } from './types.js';
 
 export const EMPTY_DIR_PLUGIN_DIR = 'orch.io~empty-dir';
@@ -39,8 +40,7 @@ export function checkPathComponent(name: string, what: string): void {
 export function podUIDOf(pod: Pod): string {
   const uid = pod.metadata?.uid ?? '';
   if (uid === '') {
-    const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-    throw new OrchError(VOLUME_INVALID, 'invalid', `pod ${name} has no metadata.uid`, { subject: 'metadata.uid' });
+    throw new OrchError(VOLUME_INVALID, 'invalid', `pod ${podNamespacedName(pod)} has no metadata.uid`, { subject: 'metadata.uid' });
   }
   checkPathComponent(uid, 'pod UID');
   return uid;

@@ -39,11 +39,7 @@ export interface VolumeObjectSource {
 }
 
 /** What unset container limits mean to downwardAPI resourceFieldRefs (the node's allocatable). */
-export interface NodeCapacity {
-  readonly cpuMilli: number;
-  readonly memoryBytes: number;
-  readonly ephemeralStorageBytes?: number;
-}
+export type { NodeCapacity } from '../../api/node-capacity.js';
 
 /** One prepared volume of a pod. */
 export interface PodVolume {

@@ -16,7 +16,7 @@ export { validatePod, RESTART_POLICIES, DNS_POLICIES, MAX_ANNOTATIONS_BYTES } fr
 export { PULL_POLICIES, PROTOCOLS } from './validation-containers.js';
 export { HOST_PATH_TYPES } from './validation-volumes.js';
 export {
-  podFullName, podSource, isStaticPod, isMirrorPod,
+  podFullName, podNamespacedName, podSource, isStaticPod, isMirrorPod,
   CONFIG_SOURCE_ANNOTATION, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_MIRROR_ANNOTATION, LOCAL_ANNOTATIONS,
   FILE_SOURCE, HTTP_SOURCE, API_SOURCE,
 } from './meta.js';

@@ -1,6 +1,7 @@
 /**
  * The names and annotations by which the agent tells where a pod came from, as the kubelet
- * does (its `kubernetes.io/config.*` keys, here under `orch.io`), and the pod's full name.
+ * does (its `kubernetes.io/config.*` keys, here under `orch.io`), and the two names of a pod: its
+ * full name `name_namespace` and its namespaced name `namespace/name`.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
@@ -28,9 +29,14 @@ export const LOCAL_ANNOTATIONS: ReadonlySet<string> = new Set([
   CONFIG_MIRROR_ANNOTATION,
 ]);
 
-/** `name_namespace`, the key upstream uses for a pod within the agent (e.g. in duplicate checks). */
-export function podFullName(pod: Pod): string {
+/** `name_namespace`, the key upstream uses for a pod within the agent (e.g. in duplicate checks; upstream: GetPodFullName). */
+export function podFullName(pod: Pick<Pod, 'metadata'>): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}`;
+}
+
+/** `namespace/name`, how logs, messages and keys by name refer to a pod (upstream: klog.KObj). */
+export function podNamespacedName(pod: Pick<Pod, 'metadata'>): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
 /** The pod's source annotation, or undefined when it has none. */

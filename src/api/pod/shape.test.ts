@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { decodePod } from './shape.js';
-import { CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION, isMirrorPod, isStaticPod, podFullName, podSource } from './meta.js';
+import { CONFIG_SOURCE_ANNOTATION, CONFIG_MIRROR_ANNOTATION, isMirrorPod, isStaticPod, podFullName, podNamespacedName, podSource } from './meta.js';
 
 void describe('decodePod', () => {
   void it('reads a well-typed pod, keeping unknown fields', () => {
@@ -56,6 +56,8 @@ void describe('decodePod', () => {
 void describe('pod names and sources', () => {
   void it('builds the full name as name_namespace', () => {
     assert.equal(podFullName({ metadata: { name: 'web-node1', namespace: 'default' } }), 'web-node1_default');
+    assert.equal(podNamespacedName({ metadata: { name: 'web-node1', namespace: 'default' } }), 'default/web-node1');
+    assert.equal(podNamespacedName({ metadata: { name: 'web' } }), '/web', 'no namespace: empty, as the callers always had it');
   });
 
   void it('tells static and mirror pods by their annotations', () => {

@@ -4,8 +4,8 @@
  * of names, labels, annotations, finalizers and owner references.
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { formatTime } from '../../api/time.js';
 import { validateDNS1123Label, validateDNS1123Subdomain, validateLabelValue, validateQualifiedName } from '../../api/labels.js';
-import { nowTime } from '../schema/index.js';
 import { badRequest, type FieldErrors } from '../status/index.js';
 import type { ResourceDefinition, WireObject } from './resource.js';
 
@@ -72,7 +72,7 @@ export function prepareCreateMeta(object: WireObject, def: ResourceDefinition, n
   if (str(meta.resourceVersion) !== '') throw badRequest('resourceVersion should not be set on objects to be created');
   if (str(meta.name) === '' && str(meta.generateName) !== '') meta.name = generateName(str(meta.generateName));
   meta.uid = randomUUID();
-  meta.creationTimestamp = nowTime(now);
+  meta.creationTimestamp = formatTime(now.getTime());
   for (const owned of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'resourceVersion']) Reflect.deleteProperty(meta, owned);
 }
 

@@ -7,9 +7,9 @@
  * Every method may throw StatusError (400, 404, 409, 422, ...) and store errors mapped by
  * category. None of them is idempotent except get.
  */
+import { formatTime } from '../../api/time.js';
 import { isOrchError } from '../../api/errors.js';
 import { StoreErrorCode, type Store, type StoredObject } from '../storage/index.js';
-import { nowTime } from '../schema/index.js';
 import { applyPatch, PatchApplyError, PatchFormatError, cloneJson, type PatchType } from '../patch/index.js';
 import { alreadyExists, badRequest, conflict, FieldErrors, invalid, notFound, StatusError, type GroupResource } from '../status/index.js';
 import { decodeObject, type FieldValidation } from './decode.js';
@@ -274,7 +274,7 @@ export class ResourceRegistry {
       // A running grace period may be shortened, never extended; finalizers alone mark once.
       if (deleting && currentGrace !== undefined && currentGrace <= grace) return { object: current, deleted: false };
       const mark = (object: WireObject): WireObject => {
-        metaOf(object).deletionTimestamp = nowTime(new Date(ctx.now.getTime() + grace * 1000));
+        metaOf(object).deletionTimestamp = formatTime(ctx.now.getTime() + grace * 1000);
         metaOf(object).deletionGracePeriodSeconds = grace;
         this.def.strategy.prepareForDelete?.(object, ctx);
         return object;

@@ -29,16 +29,6 @@ export function canonicalTime(text: string, digits: 0 | 6): string | undefined {
   return digits === 0 ? `${base}Z` : `${base}.${fraction.padEnd(9, '0').slice(0, 6)}Z`;
 }
 
-/** The current time as a micro-time (microseconds are zero: the clock has milliseconds). */
-export function nowMicroTime(now: Date): string {
-  return `${now.toISOString().slice(0, 23)}000Z`;
-}
-
-/** The current time as an RFC 3339 timestamp with seconds. */
-export function nowTime(now: Date): string {
-  return `${now.toISOString().slice(0, 19)}Z`;
-}
-
 function jsonType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';

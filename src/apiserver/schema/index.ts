@@ -7,6 +7,6 @@
  * HTTP.
  */
 export * from './types.js';
-export { canonicalTime, decodeStrict, nowMicroTime, nowTime, type DecodeResult } from './decode.js';
+export { canonicalTime, decodeStrict, type DecodeResult } from './decode.js';
 export { toOpenApi, type JsonObject } from './openapi.js';
 export { deleteOptions, listMeta, objectMeta, objectReference, ownerReference } from './meta.js';

@@ -8,13 +8,14 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { formatTime } from '../../../api/time.js';
 import { messageOf } from '../../../api/errors.js';
 import { CONTAINER_NAME_LABEL, DEFAULT_POD_LOGS_ROOT, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, podLogsDirectory } from '../../kuberuntime/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { ContainerStats, CpuUsage, MemoryUsage, NetworkInterfaceUsage, PodSandboxStats, UInt64Value } from '../../runtime/cri/index.js';
 import type { ServerCri } from '../host.js';
 import { fsStats, readNode, type NodeReadings } from './node.js';
-import { rfc3339, type CPUStats, type FsStats, type InterfaceStats, type MemoryStats, type NetworkStats, type RlimitStats } from './types.js';
+import { type CPUStats, type FsStats, type InterfaceStats, type MemoryStats, type NetworkStats, type RlimitStats } from './types.js';
 
 export interface ContainerUsage {
   readonly id: string;
@@ -76,7 +77,7 @@ export interface StatsProviderOptions {
 }
 
 const u64 = (v: UInt64Value | null | undefined): number | undefined => (v === null || v === undefined ? undefined : Number(BigInt(v.value === '' ? '0' : v.value)));
-const nsTime = (ns: string, fallback: number): string => rfc3339(ns === '' || ns === '0' ? fallback : Number(BigInt(ns) / 1_000_000n));
+const nsTime = (ns: string, fallback: number): string => formatTime(ns === '' || ns === '0' ? fallback : Number(BigInt(ns) / 1_000_000n));
 
 /** `o` without its undefined properties (the JSON leaves them out; exactOptionalPropertyTypes wants them gone). */
 function defined<T extends object>(o: { [K in keyof T]: T[K] | undefined }): T {
@@ -124,19 +125,19 @@ export function createStatsProvider(o: StatsProviderOptions): StatsProvider {
   let cached: { at: number; value: Promise<StatsSnapshot> } | undefined;
   let previousCpu: { nanos: number; at: number } | undefined;
   // A first CPU sample, so that the first snapshot already has a usage rate.
-  void readNode(rfc3339(now()), o.procDir).then((r) => { previousCpu ??= { nanos: r.cpuNanos, at: now() }; }, (err: unknown) => {
+  void readNode(formatTime(now()), o.procDir).then((r) => { previousCpu ??= { nanos: r.cpuNanos, at: now() }; }, (err: unknown) => {
     o.logger?.v(2, 'First node CPU sample failed', { err: messageOf(err) });
   });
 
   function nodeCpu(r: NodeReadings, at: number): CPUStats {
     const rate = previousCpu === undefined || at <= previousCpu.at ? undefined : Math.round(((r.cpuNanos - previousCpu.nanos) / (at - previousCpu.at)) * 1000);
     previousCpu = { nanos: r.cpuNanos, at };
-    return defined<CPUStats>({ time: rfc3339(at), usageCoreNanoSeconds: r.cpuNanos, usageNanoCores: rate });
+    return defined<CPUStats>({ time: formatTime(at), usageCoreNanoSeconds: r.cpuNanos, usageNanoCores: rate });
   }
 
   async function take(): Promise<StatsSnapshot> {
     const at = now();
-    const time = rfc3339(at);
+    const time = formatTime(at);
     const errors: string[] = [];
     const soft = <T>(what: string, p: Promise<T>): Promise<T | undefined> => p.catch((err: unknown) => {
       errors.push(`${what}: ${messageOf(err)}`);

@@ -4,27 +4,28 @@
  * system containers are the agent itself (its process) and `pods` (the sum of the pods).
  * /stats/ and the older per-container paths are gone upstream (404 here too).
  */
+import { formatTime } from '../../../api/time.js';
 import { messageOf } from '../../../api/errors.js';
 import { HttpError, readBody, sendJson } from '../http.js';
 import type { Route } from '../router.js';
 import type { PodUsage, StatsProvider, StatsSnapshot } from './provider.js';
-import { rfc3339, type ContainerSummary, type PodSummary, type Summary } from './types.js';
+import { type ContainerSummary, type PodSummary, type Summary } from './types.js';
 
 const PROCESS_START = Date.now() - process.uptime() * 1000;
 
 function systemContainers(s: StatsSnapshot): ContainerSummary[] {
-  const time = rfc3339(s.timestamp);
+  const time = formatTime(s.timestamp);
   const cpu = process.cpuUsage();
   const self: ContainerSummary = {
     name: 'nodeagent',
-    startTime: rfc3339(PROCESS_START),
+    startTime: formatTime(PROCESS_START),
     cpu: { time, usageCoreNanoSeconds: (cpu.user + cpu.system) * 1000 },
     memory: { time, workingSetBytes: process.memoryUsage.rss(), rssBytes: process.memoryUsage.rss() },
   };
   const sum = (f: (p: PodUsage) => number | undefined): number => s.pods.reduce((a, p) => a + (f(p) ?? 0), 0);
   const pods: ContainerSummary = {
     name: 'pods',
-    startTime: rfc3339(s.node.startTime),
+    startTime: formatTime(s.node.startTime),
     cpu: { time, usageNanoCores: sum((p) => p.cpu?.usageNanoCores), usageCoreNanoSeconds: sum((p) => p.cpu?.usageCoreNanoSeconds) },
     memory: { time, workingSetBytes: sum((p) => p.memory?.workingSetBytes), usageBytes: sum((p) => p.memory?.usageBytes) },
   };
@@ -34,7 +35,7 @@ function systemContainers(s: StatsSnapshot): ContainerSummary[] {
 function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean, s: StatsSnapshot): PodSummary {
   const containers: ContainerSummary[] = p.containers.map((c) => ({
     name: c.name,
-    startTime: rfc3339(c.startTime),
+    startTime: formatTime(c.startTime),
     ...(c.cpu === undefined ? {} : { cpu: c.cpu }),
     ...(c.memory === undefined ? {} : { memory: c.memory }),
     ...(cpuAndMemoryOnly || c.rootfs === undefined ? {} : { rootfs: c.rootfs }),
@@ -42,7 +43,7 @@ function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean, s: StatsSnapshot): P
   }));
   const base: PodSummary = {
     podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
-    startTime: rfc3339(p.startTime),
+    startTime: formatTime(p.startTime),
     containers,
     ...(p.cpu === undefined ? {} : { cpu: p.cpu }),
     ...(p.memory === undefined ? {} : { memory: p.memory }),
@@ -54,7 +55,7 @@ function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean, s: StatsSnapshot): P
     ...base,
     ...(p.network === undefined ? {} : { network: p.network }),
     'ephemeral-storage': {
-      time: rfc3339(s.timestamp),
+      time: formatTime(s.timestamp),
       ...(fs?.availableBytes === undefined ? {} : { availableBytes: fs.availableBytes }),
       ...(fs?.capacityBytes === undefined ? {} : { capacityBytes: fs.capacityBytes }),
       usedBytes: used,
@@ -71,7 +72,7 @@ export function buildSummary(s: StatsSnapshot, nodeName: string, cpuAndMemoryOnl
     node: {
       nodeName,
       systemContainers: systemContainers(s),
-      startTime: rfc3339(n.startTime),
+      startTime: formatTime(n.startTime),
       cpu: n.cpu,
       memory,
       ...(cpuAndMemoryOnly ? {} : {

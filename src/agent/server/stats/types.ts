@@ -83,8 +83,3 @@ export interface Summary {
   readonly node: NodeSummary;
   readonly pods: readonly PodSummary[];
 }
-
-/** RFC 3339 with seconds, as upstream's times marshal. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

@@ -6,11 +6,11 @@
  * CONDITION.
  */
 import { AGE_COLUMN, humanDuration, nameOf, str, type ResourceDefinition, type WireObject } from '../../registry/index.js';
-import { nowTime } from '../../schema/index.js';
 import { rec } from '../common/index.js';
 import type { X509Lib } from './csr.js';
 import { csrSchema } from './schema.js';
 import { checkSubjectRestriction, conditionsOf, hasCondition, isApproval, stampConditions, validateCertificate, validateConditions, validateCreate } from './validation.js';
+import { formatTime } from '../../../api/time.js';
 
 /** Pending, Approved or Denied, then Failed and Issued (upstream's printer). */
 export function csrCondition(csr: WireObject): string {
@@ -85,7 +85,7 @@ export function csrDefinition(x509: X509Lib): ResourceDefinition {
           // Approval belongs to the approval subresource: its conditions stay as they were.
           Object.assign(csr, withConditions(csr, [...conditionsOf(csr).filter((c) => !isApproval(c)), ...conditionsOf(old).filter(isApproval)]));
         }
-        stampConditions(csr, old, nowTime(ctx.now));
+        stampConditions(csr, old, formatTime(ctx.now.getTime()));
       },
       validateUpdate: (csr, old, errors) => {
         validateConditions(csr, old, errors);

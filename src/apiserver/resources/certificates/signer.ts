@@ -6,9 +6,9 @@
  * (reason SignerValidationFailure). A conflicting write is retried on the next change; a
  * broken watch is re-established from a fresh list.
  */
+import { formatTime } from '../../../api/time.js';
 import { messageOf } from '../../../api/errors.js';
 import { metaOf, nameOf, str, type ResourceRegistry, type StrategyContext, type WireObject } from '../../registry/index.js';
-import { nowTime } from '../../schema/index.js';
 import type { Store, Watch } from '../../storage/index.js';
 import { StatusError } from '../../status/index.js';
 import { rec, strings } from '../common/index.js';
@@ -117,7 +117,7 @@ export class CsrSigner {
           ...status,
           conditions: [...conditionsOf(csr), {
             type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: problem,
-            lastUpdateTime: nowTime(this.now()), lastTransitionTime: nowTime(this.now()),
+            lastUpdateTime: formatTime(this.now().getTime()), lastTransitionTime: formatTime(this.now().getTime()),
           }],
         },
       };
