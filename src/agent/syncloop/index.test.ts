@@ -176,4 +176,17 @@ void describe('sync loop', () => {
     await h.loop.stop();
     assert.deepEqual(h.clock.pending(), [], 'stop() cancels the timer');
   });
+
+  void it('is unhealthy once housekeeping has not completed for 3 minutes', async () => {
+    const h = harness({ periodMs: 2000 });
+    assert.equal(h.loop.health(), undefined, 'just started');
+    h.clock.set(h.clock.now() + 3 * 60_000 + 1000);
+    assert.match(h.loop.health() ?? '', /^sync loop stalled: last housekeeping 181s ago$/, 'never completed (the sources are not ready)');
+    h.setReady();
+    await h.clock.advance(2000);
+    assert.equal(h.loop.health(), undefined, 'a pass completed');
+    h.clock.set(h.clock.now() + 3 * 60_000);
+    assert.equal(h.loop.health(), undefined, 'three minutes is the limit');
+    await h.loop.stop();
+  });
 });
