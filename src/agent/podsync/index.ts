@@ -83,7 +83,7 @@ function ids(pod: Pod): { uid: string; name: string; namespace: string } {
   return { uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' };
 }
 
-export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErrors(uid: string): readonly SyncError[] } {
+export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const { runtime, status, logger } = options;
   const now = options.now ?? (() => new Date());
   const errors = new Map<string, readonly SyncError[]>();
@@ -145,7 +145,6 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErro
   }
 
   return {
-    lastErrors: (uid) => errors.get(uid) ?? [],
 
     async syncPod(pod): Promise<SyncOutcome> {
       const { uid } = ids(pod);

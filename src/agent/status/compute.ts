@@ -191,6 +191,14 @@ function condition(
 }
 
 /** The whole status of a pod that runs on this node. */
+/**
+ * The status of a pod refused at admission (upstream's rejectPod): Failed with the refusal's
+ * reason and message, started at `now`; it never runs, so there is nothing else to report.
+ */
+export function rejectedPodStatus(reason: string, message: string, now: number): PodStatus {
+  return { phase: 'Failed', reason, message, startTime: formatTime(now) };
+}
+
 export function computePodStatus(input: StatusInput): PodStatus {
   const { pod, runtime, previous, now } = input;
   const spec = pod.spec;

@@ -12,11 +12,10 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { podNamespacedName } from '../../api/pod/index.js';
-import { formatTime } from '../../api/time.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
-import type { StatusManager } from '../status/index.js';
+import { rejectedPodStatus, type StatusManager } from '../status/index.js';
 import type { PodManager } from './pod-manager.js';
 
 export { createPodManager, type DesiredPods, type PodManager } from './pod-manager.js';
@@ -153,7 +152,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const uid = uidOf(pod);
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
-    status.setPodStatus(uid, { phase: 'Failed', reason, message, startTime: formatTime(clock.now()) });
+    status.setPodStatus(uid, rejectedPodStatus(reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
   }
 
