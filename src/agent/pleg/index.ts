@@ -117,7 +117,8 @@ export function createPleg(options: PlegOptions): Pleg {
       options.cache.relisted(startedAt, previousSeen);
       return;
     }
-    // Nothing is built per object beyond map entries.
+    // Nothing is built per object beyond map entries (the CRI client hands back the previous
+    // list's objects for unchanged elements).
     const current = new Map<string, RelistObject>();
     const seen = new Set<string>();
     const changed = new Set<string>();

@@ -14,6 +14,7 @@ import {
 import { OrchError } from '../../../api/errors.js';
 import { parseCriEndpoint, type CriEndpoint } from './endpoint.js';
 import { criCallError } from './errors.js';
+import { cachingListDeserializer } from './list-cache.js';
 import { criMethods, type CriMethod, type CriServiceName } from './proto.js';
 import type { ImageService, RuntimeService } from './services.js';
 import type { CallOptions, ImageSpec } from './types-common.js';
@@ -97,6 +98,8 @@ export class CriClient implements RuntimeService, ImageService {
   readonly requestTimeoutMs: number;
   private readonly runtime: Channel;
   private readonly image: Channel;
+  /** Unfiltered list calls (the PLEG's, housekeeping's): see list-cache.ts. */
+  private readonly listDecoders: ReadonlyMap<string, (buf: Buffer) => unknown>;
   private closed = false;
 
   constructor(options: CriClientOptions) {
@@ -122,6 +125,13 @@ export class CriClient implements RuntimeService, ImageService {
         : new Client(imageEndpoint.target, credentials.createInsecure(), channelOptions);
     this.runtime = { endpoint: runtimeEndpoint, client: runtimeClient, methods: runtimeMethods };
     this.image = { endpoint: imageEndpoint, client: imageClient, methods: imageMethods };
+    const listDecoders = new Map<string, (buf: Buffer) => unknown>();
+    // PodSandbox.state is field 3, Container.state field 6 (proto/cri-v1.proto).
+    for (const [method, field, stateField] of [['ListPodSandbox', 'items', 3], ['ListContainers', 'containers', 6]] as const) {
+      const definition = runtimeMethods.get(method);
+      if (definition !== undefined) listDecoders.set(method, cachingListDeserializer(definition.responseDeserialize, field, stateField));
+    }
+    this.listDecoders = listDecoders;
   }
 
   /** Releases the channels; later calls reject with CRI_CLOSED. Idempotent. */
@@ -166,7 +176,7 @@ export class CriClient implements RuntimeService, ImageService {
   }
 
   async listPodSandbox(filter?: PodSandboxFilter, options?: CallOptions): Promise<PodSandbox[]> {
-    const res = await this.call<{ items: PodSandbox[] }>('runtime', 'ListPodSandbox', withFilter(filter), 'request', options);
+    const res = await this.call<{ items: PodSandbox[] }>('runtime', 'ListPodSandbox', withFilter(filter), 'request', options, this.unfilteredDecoder('ListPodSandbox', filter));
     return res.items;
   }
 
@@ -191,7 +201,7 @@ export class CriClient implements RuntimeService, ImageService {
   }
 
   async listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]> {
-    const res = await this.call<{ containers: Container[] }>('runtime', 'ListContainers', withFilter(filter), 'request', options);
+    const res = await this.call<{ containers: Container[] }>('runtime', 'ListContainers', withFilter(filter), 'request', options, this.unfilteredDecoder('ListContainers', filter));
     return res.containers;
   }
 
@@ -285,12 +295,17 @@ export class CriClient implements RuntimeService, ImageService {
     return value;
   }
 
+  private unfilteredDecoder(method: string, filter: object | undefined): ((buf: Buffer) => unknown) | undefined {
+    return filter === undefined ? this.listDecoders.get(method) : undefined;
+  }
+
   private call<Res>(
     which: 'runtime' | 'image',
     method: string,
     request: object,
     deadline: Deadline,
     options: CallOptions | undefined,
+    deserialize?: (buf: Buffer) => unknown,
   ): Promise<Res> {
     const channel = which === 'runtime' ? this.runtime : this.image;
     const timeoutMs =
@@ -328,7 +343,7 @@ export class CriClient implements RuntimeService, ImageService {
         call = channel.client.makeUnaryRequest(
           definition.path,
           definition.requestSerialize,
-          definition.responseDeserialize,
+          deserialize ?? definition.responseDeserialize,
           request,
           new Metadata(),
           grpcOptions,
