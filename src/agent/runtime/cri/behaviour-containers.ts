@@ -109,6 +109,33 @@ export function describeContainerBehaviour(make: CriFactory): void {
 }
 
 export function describeExecAndImageBehaviour(make: CriFactory): void {
+  void it('lists a sandbox and a container with the same fields through their life, but for their state (what the list cache relies on)', () =>
+    withCase(make, async (c) => {
+      const s = await c.sandbox('pod');
+      const id = await c.container(s, 'main');
+      const listedSandbox = async (): Promise<Record<string, unknown>> => {
+        const [found] = await c.cri.listPodSandbox({ id: s.id });
+        assert.ok(found !== undefined, 'the sandbox is listed');
+        const { state: _state, ...fixed } = found;
+        return fixed;
+      };
+      const listedContainer = async (): Promise<Record<string, unknown>> => {
+        const [found] = await c.cri.listContainers({ id });
+        assert.ok(found !== undefined, 'the container is listed');
+        const { state: _state, ...fixed } = found;
+        return fixed;
+      };
+      const sandboxBefore = await listedSandbox();
+      const created = await listedContainer();
+      await c.cri.startContainer(id);
+      assert.deepEqual(await listedContainer(), created, 'started');
+      await c.harness.exit(id, 2);
+      assert.deepEqual(await listedContainer(), created, 'exited');
+      await c.cri.stopPodSandbox(s.id);
+      assert.deepEqual(await listedSandbox(), sandboxBefore, 'a stopped sandbox');
+      assert.deepEqual(await listedContainer(), created, 'its sandbox stopped');
+    }));
+
   void it('runs commands with ExecSync: the exit code is a result, with the output of each stream', () =>
     withCase(make, async (c) => {
       const s = await c.sandbox('pod');

@@ -65,6 +65,24 @@ void describe('cachingListDeserializer', () => {
     assert.deepEqual(three, method.responseDeserialize(grown));
   });
 
+  void it('takes an element with the same id, state and length for the one decoded before: the CRI changes nothing else of it', () => {
+    // The contract this relies on is checked on containerd by the CRI behaviour suite ("lists a
+    // sandbox and a container with the same fields through their life, but for their state").
+    const decode = cachingListDeserializer(method.responseDeserialize, 'containers', CONTAINER_STATE_FIELD);
+    const one = decode(encode([container('a', 'CONTAINER_RUNNING')])) as { containers: object[] };
+    const relabelled = encode([{ ...container('a', 'CONTAINER_RUNNING'), labels: { 'io.orch.pod.uid': 'z' } }]);
+    assert.equal((decode(relabelled) as { containers: object[] }).containers[0], one.containers[0]);
+  });
+
+  void it('keeps no state between two deserializers', () => {
+    const first = cachingListDeserializer(method.responseDeserialize, 'containers', CONTAINER_STATE_FIELD);
+    const second = cachingListDeserializer(method.responseDeserialize, 'containers', CONTAINER_STATE_FIELD);
+    const wire = encode([container('a', 'CONTAINER_RUNNING')]);
+    const one = first(wire) as { containers: object[] };
+    assert.notEqual((second(wire) as { containers: object[] }).containers[0], one.containers[0], 'each keeps its own previous response');
+    assert.equal((first(wire) as { containers: object[] }).containers[0], one.containers[0]);
+  });
+
   void it('decodes a response whose element has no id as the plain deserializer does', () => {
     const decode = cachingListDeserializer(method.responseDeserialize, 'containers', CONTAINER_STATE_FIELD);
     const anonymous = encode([{ state: 'CONTAINER_RUNNING', labels: {}, annotations: {} }]);
