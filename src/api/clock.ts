@@ -26,7 +26,7 @@ export interface Clock {
   /** Calls `callback` once after `delayMs` (0 when negative or not a number). */
   setTimer(delayMs: number, callback: () => void, options?: TimerOptions): Timer;
   /** Resolves after `delayMs`, or at once when `signal` is (or becomes) aborted. Never rejects. */
-  sleep(delayMs: number, signal?: AbortSignal): Promise<void>;
+  sleep(delayMs: number, signal?: AbortSignal, options?: TimerOptions): Promise<void>;
 }
 
 /** The delay a timer waits for `delayMs`: NaN and negative delays are 0. */
@@ -35,7 +35,7 @@ export function timerDelay(delayMs: number): number {
 }
 
 /** A sleep made of the clock's timer (both clocks use it, so that a sleep is a pending timer). */
-export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal): Promise<void> {
+export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal, options?: TimerOptions): Promise<void> {
   return new Promise<void>((resolve) => {
     if (signal?.aborted === true) {
       resolve();
@@ -46,7 +46,7 @@ export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = clock.setTimer(delayMs, done);
+    const timer = clock.setTimer(delayMs, done, options);
     signal?.addEventListener('abort', done, { once: true });
   });
 }
@@ -80,5 +80,5 @@ function realSetTimer(delayMs: number, callback: () => void, options: TimerOptio
 export const realClock: Clock = Object.freeze({
   now: () => Date.now(),
   setTimer: realSetTimer,
-  sleep: (delayMs: number, signal?: AbortSignal) => sleepOn(realClock, delayMs, signal),
+  sleep: (delayMs: number, signal?: AbortSignal, options?: TimerOptions) => sleepOn(realClock, delayMs, signal, options),
 });

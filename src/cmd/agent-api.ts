@@ -8,28 +8,32 @@
  * the admission checks that read the Node; `start` starts it once the loops run. Without
  * --orchconfig none of this is loaded (standalone mode).
  */
-import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
-import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
+import {
+  apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
+} from '../agent/apipods/index.js';
 import {
   bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
 } from '../agent/certificate/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createEventRecorder, nodeReference, podReference, type EventRecorder } from '../agent/events/index.js';
+import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { createLeaseController, createNodeStatusController, goArch, type LeaseController, type NodeStatusController, type WireNode } from '../agent/nodestatus/index.js';
-import { createOrchClient, createRestClient, loadOrchconfig, statusOf, type OrchClient, type OrchConnection } from '../agent/orchclient/index.js';
-import type { RestCallOptions, RestClient } from '../agent/orchclient/rest-types.js';
+import {
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodeStatusController,
+} from '../agent/nodestatus/index.js';
+import {
+  createOrchClient, createRestClient, getIfExists, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
+} from '../agent/orchclient/index.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import type { NodeIdentity } from './agent-node.js';
-import { apiAdmitHandlers } from '../agent/apipods/index.js';
 
 export interface ApiConnection {
   readonly rest: RestClient;
@@ -49,39 +53,6 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-/** A RestClient whose connection can be replaced (a rotated client certificate). */
-function swappableRest(first: RestClient): { rest: RestClient; swap(next: RestClient): void } {
-  let inner = first;
-  const rest: RestClient = {
-    get: (p, o) => inner.get(p, o),
-    list: (p, o) => inner.list(p, o),
-    create: (p, b, o) => inner.create(p, b, o),
-    update: (p, b, o) => inner.update(p, b, o),
-    patch: (p, t, b, o) => inner.patch(p, t, b, o),
-    delete: (p, b, o) => inner.delete(p, b, o),
-    watch: (p, f, o) => inner.watch(p, f, o),
-    close: () => { inner.close(); },
-  };
-  return {
-    rest,
-    swap(next) {
-      const old = inner;
-      inner = next;
-      // Open watches end on the old connection and are resumed on the new one by their reflectors.
-      setTimeout(() => { old.close(); }, 30_000).unref();
-    },
-  };
-}
-
-async function getOrUndefined<T>(rest: RestClient, path: string, options?: RestCallOptions): Promise<T | undefined> {
-  try {
-    return await rest.get<T>(path, options);
-  } catch (err) {
-    if (statusOf(err)?.code === 404) return undefined;
-    throw err;
-  }
-}
-
 export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
@@ -96,7 +67,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     });
   }
   const connection = await loadOrchconfig(o.orchconfig);
-  const swappable = swappableRest(clientFor(connection));
+  const swappable = swappableRestClient(clientFor(connection), clock);
   const rest = swappable.rest;
   let rotation: CertificateManager | undefined;
   if (c.rotateCertificates && connection.clientCert !== undefined) {
@@ -120,8 +91,8 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     logVerbosity: 3,
   });
   const objects = {
-    configMap: (ns: string, name: string) => getOrUndefined<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
-    secret: (ns: string, name: string) => getOrUndefined<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
+    configMap: (ns: string, name: string) => getIfExists<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
+    secret: (ns: string, name: string) => getIfExists<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
   };
   const reviews = createOrchClient({ connection });
   return {
@@ -132,8 +103,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     pullCredentials: pullCredentials(objects.secret),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
-      const container = e.container === undefined ? undefined : containerRef(e.pod, e.container);
-      recorder.event(podReference(e.pod, container), e.type, e.reason, actionOf(e.reason), e.message);
+      recordPodEvent(recorder, e);
     },
     async close() {
       await rotation?.stop();
@@ -173,23 +143,6 @@ async function servingManager(
   };
 }
 
-function containerRef(pod: Pod, name: string): { name: string; list: 'containers' | 'initContainers' } {
-  const init = (pod.spec?.initContainers ?? []).some((c) => c.name === name);
-  return { name, list: init ? 'initContainers' : 'containers' };
-}
-
-/** The events API's action for an upstream reason (what the agent did or tried). */
-function actionOf(reason: string): string {
-  switch (reason) {
-    case 'Pulling': case 'Pulled': case 'Failed': case 'BackOff': case 'ErrImageNeverPull': return 'Pull';
-    case 'Created': return 'Create';
-    case 'Started': return 'Start';
-    case 'Killing': return 'Kill';
-    case 'Unhealthy': return 'Probe';
-    default: return reason;
-  }
-}
-
 export interface ApiModeDeps {
   readonly resolved: ResolvedConfiguration;
   readonly logs: LogRoot;
@@ -213,13 +166,6 @@ export interface ApiMode {
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: Pod): void;
   stop(): Promise<void>;
-}
-
-/** The Node as the admission checks read it: its metadata, spec and allocatable. */
-function admissionView(n: WireNode | undefined): Node | undefined {
-  if (n === undefined) return undefined;
-  const allocatable = n.status?.allocatable;
-  return { ...(n.metadata === undefined ? {} : { metadata: n.metadata }), ...(n.spec === undefined ? {} : { spec: n.spec }), status: allocatable === undefined ? {} : { allocatable } };
 }
 
 export function createApiMode(d: ApiModeDeps): ApiMode {
@@ -250,24 +196,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: {
-      async runtimeStatus() {
-        const s = await cri.status();
-        const cond = (type: string) => {
-          const found = s.status?.conditions.find((x) => x.type === type);
-          return found === undefined ? { ready: false, reason: `${type}Missing`, message: `the runtime reports no ${type} condition` } : { ready: found.status, reason: found.reason, message: found.message };
-        };
-        return { runtime: cond('RuntimeReady'), network: cond('NetworkReady') };
-      },
-      async runtimeVersion() {
-        const v = await cri.version('v1');
-        return { name: v.runtimeName, version: v.runtimeVersion };
-      },
-      async images() {
-        return (await cri.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) }));
-      },
-      health: () => d.health.firstProblem(),
-    },
+    facts: runtimeNodeFacts(cri, () => d.health.firstProblem()),
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -295,7 +224,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   });
   source.onMirrorsChanged(() => { mirrors.requestSync(); });
   return {
-    admitHandlers: apiAdmitHandlers(() => admissionView(nodeStatus.node())),
+    admitHandlers: apiAdmitHandlers(() => nodeStatus.node()),
     start() {
       api.recorder.event(nodeReference(nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
       // Registration first (upstream registers before it lists pods), but in the background: the

@@ -5,16 +5,14 @@
  * src/cmd knows them all.
  */
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { readNodeCapacity } from '../api/node-capacity.js';
-import { messageOf } from '../api/errors.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
-import { createPodStatusCache, createRuntimeManager, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
-import type { LogRoot, Logger } from '../agent/logging/index.js';
+import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
+import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
 import { createPodSyncer } from '../agent/podsync/index.js';
@@ -24,24 +22,6 @@ import { createStatusManager, type StatusManager } from '../agent/status/index.j
 import type { DesiredPods } from '../agent/syncloop/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
-
-/** Waits until the runtime answers, logging (once per change of reason) while it does not. */
-async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, signal?: AbortSignal): Promise<void> {
-  let last = '';
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const v = await cri.version('v1');
-      log.info('Container runtime ready', { endpoint, runtime: `${v.runtimeName} ${v.runtimeVersion}`, criVersion: v.runtimeApiVersion });
-      return;
-    } catch (err) {
-      const reason = messageOf(err);
-      if (reason !== last) log.error('Container runtime not ready; retrying', { endpoint, err: reason });
-      last = reason;
-    }
-    if (signal?.aborted === true) throw new Error('stopped while waiting for the container runtime');
-    await delay(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
-  }
-}
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
@@ -94,7 +74,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
   });
   try {
-    await waitForRuntime(cri, c.containerRuntimeEndpoint, log);
+    await waitForRuntime(cri, { endpoint: c.containerRuntimeEndpoint, logger: log, clock });
     if (c.podCIDR !== '' && o.orchconfig === '') {
       // Standalone mode: the pod CIDR comes from the configuration (upstream's --pod-cidr).
       await cri.updateRuntimeConfig({ networkConfig: { podCidr: c.podCIDR } });

@@ -5,41 +5,18 @@
  */
 import { isInvalid, messageOf, type OrchError } from '../api/errors.js';
 import {
-  ConfigurationError, helpText, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
+  agentHelpText, ConfigurationError, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
   type ResolvedConfiguration,
 } from '../agent/config/index.js';
-import { flagDefaults } from '../agent/config/index.js';
-import { formatDuration } from '../api/duration.js';
 import { parseByteSize } from '../api/quantity.js';
 import { LogRoot, type Logger } from '../agent/logging/index.js';
 import { runStartupChecks } from '../agent/startup/index.js';
 import { startAgent } from './agent.js';
 import { runOnce } from './runonce.js';
-import type { FlagSpec } from '../agent/config/flags/table.js';
-import { defaultCommandLineOptions } from '../agent/config/flags/table.js';
-import { getPath } from '../agent/config/schema.js';
 import { VERSION } from '../version.js';
 
 /** Exit codes: 0 success, 1 invalid configuration or a failed startup check, 2 usage. */
 const EXIT_INVALID = 1;
-
-function defaultText(spec: FlagSpec): string {
-  const target = spec.target;
-  let value: unknown;
-  if ('field' in target) value = getPath(flagDefaults(), target.field);
-  else if ('option' in target) value = defaultCommandLineOptions()[target.option];
-  else return '';
-  if (spec.type === 'duration') return formatDuration(value as number);
-  if (spec.type === 'bool') return value === true ? 'true' : '';
-  if (Array.isArray(value)) return value.length === 0 ? '' : `[${value.join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>);
-    const sep = spec.type === 'langle-map' ? '<' : '=';
-    return entries.length === 0 ? '' : entries.map(([k, v]) => `${k}${sep}${String(v)}`).join(',');
-  }
-  if (typeof value === 'number') return spec.type === 'level' && value === 0 ? '' : String(value);
-  return typeof value === 'string' ? value : '';
-}
 
 function buildLogRoot(r: ResolvedConfiguration): LogRoot {
   const l = r.config.logging;
@@ -75,7 +52,7 @@ async function main(argv: readonly string[]): Promise<number> {
   for (const w of resolved.warnings) process.stderr.write(`W ${w}\n`);
 
   if (resolved.action === 'help') {
-    process.stdout.write(helpText(defaultText));
+    process.stdout.write(agentHelpText());
     return 0;
   }
   if (resolved.action === 'version') {

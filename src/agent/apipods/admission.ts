@@ -7,7 +7,7 @@
  * does not tolerate (TaintToleration). Each is a pure function of the pod, the admitted pods
  * and the node; the sync loop runs them in order and fails the pod with the reason.
  */
-import type { Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
+import type { Container, Node, NodeSelectorRequirement, NodeStatus, NodeSelectorTerm, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
 import { podNamespacedName } from '../../api/pod/index.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { AdmitHandler, AdmitResult } from '../syncloop/index.js';
@@ -31,6 +31,9 @@ function containerRequest(c: Container, resource: string): number {
 }
 
 /** The pod's effective request of one resource (upstream PodRequests: sidecars, init maximum, overhead). */
+/** What admission reads of the Node: its name and labels, its taints, its allocatable resources. */
+export type AdmissionNode = Pick<Node, 'metadata' | 'spec'> & { readonly status?: Pick<NodeStatus, 'allocatable'> | undefined };
+
 export function podRequest(pod: Pod, resource: string): number {
   let sum = 0;
   for (const c of pod.spec?.containers ?? []) sum += containerRequest(c, resource);
@@ -56,7 +59,7 @@ function requestedResources(pod: Pod): Set<string> {
 }
 
 /** Resources the pod requests beyond what is left of the node's allocatable (upstream noderesources.Fits). */
-export function fitsResources(pod: Pod, admitted: readonly Pod[], node: Node): AdmitResult {
+export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode): AdmitResult {
   const allocatable = node.status?.allocatable ?? {};
   for (const resource of requestedResources(pod)) {
     const wanted = podRequest(pod, resource);
@@ -130,7 +133,7 @@ function matchesRequirement(labels: Readonly<Record<string, string>>, r: NodeSel
   }
 }
 
-function matchesTerm(node: Node, term: NodeSelectorTerm): boolean {
+function matchesTerm(node: AdmissionNode, term: NodeSelectorTerm): boolean {
   const labels = node.metadata?.labels ?? {};
   const expressions = term.matchExpressions ?? [];
   const fields = term.matchFields ?? [];
@@ -140,7 +143,7 @@ function matchesTerm(node: Node, term: NodeSelectorTerm): boolean {
 }
 
 /** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (upstream NodeAffinity). */
-export function matchesNodeAffinity(pod: Pod, node: Node): AdmitResult {
+export function matchesNodeAffinity(pod: Pod, node: AdmissionNode): AdmitResult {
   const labels = node.metadata?.labels ?? {};
   const selector = pod.spec?.nodeSelector ?? {};
   const selectorOk = Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -151,7 +154,7 @@ export function matchesNodeAffinity(pod: Pod, node: Node): AdmitResult {
 }
 
 /** A pod bound to another node by name (upstream NodeName). */
-export function matchesNodeName(pod: Pod, node: Node): AdmitResult {
+export function matchesNodeName(pod: Pod, node: AdmissionNode): AdmitResult {
   const wanted = pod.spec?.nodeName;
   if (wanted === undefined || wanted === '' || wanted === node.metadata?.name) return ADMIT;
   return { admit: false, reason: 'NodeName', message: "Predicate NodeName failed: node(s) didn't match the requested node name" };
@@ -165,7 +168,7 @@ function tolerates(t: Toleration, taint: Taint): boolean {
 }
 
 /** NoExecute taints of the node the pod does not tolerate (upstream: the kubelet checks NoExecute only). */
-export function toleratesNoExecuteTaints(pod: Pod, node: Node): AdmitResult {
+export function toleratesNoExecuteTaints(pod: Pod, node: AdmissionNode): AdmitResult {
   const tolerations = pod.spec?.tolerations ?? [];
   for (const taint of node.spec?.taints ?? []) {
     if (taint.effect !== 'NoExecute') continue;
@@ -181,8 +184,8 @@ export function toleratesNoExecuteTaints(pod: Pod, node: Node): AdmitResult {
  * registered or wrote (none yet: everything but host ports is admitted, as upstream does before
  * the node is known).
  */
-export function apiAdmitHandlers(node: () => Node | undefined): AdmitHandler[] {
-  const withNode = (check: (pod: Pod, admitted: readonly Pod[], node: Node) => AdmitResult): AdmitHandler => (pod, admitted) => {
+export function apiAdmitHandlers(node: () => AdmissionNode | undefined): AdmitHandler[] {
+  const withNode = (check: (pod: Pod, admitted: readonly Pod[], node: AdmissionNode) => AdmitResult): AdmitHandler => (pod, admitted) => {
     const n = node();
     return n === undefined ? ADMIT : check(pod, admitted, n);
   };

@@ -8,7 +8,7 @@
  * or kill containers (the workers do), compute statuses (the status module does) or decide
  * which pods run (the sync loop does, with these admit handlers).
  */
-export { apiAdmitHandlers, fitsHostPorts, fitsResources, matchesNodeAffinity, matchesNodeName, podRequest, toleratesNoExecuteTaints } from './admission.js';
+export { apiAdmitHandlers, type AdmissionNode, fitsHostPorts, fitsResources, matchesNodeAffinity, matchesNodeName, podRequest, toleratesNoExecuteTaints } from './admission.js';
 export { createApiPodSource, type ApiPodSource, type ApiPodSourceOptions } from './api-source.js';
 export { createMirrorPods, mirrorPodFor, type MirrorPods, type MirrorPodsOptions } from './mirror.js';
 export { createStatusWriter, statusPatch, type StatusWriter, type StatusWriterOptions } from './status-writer.js';

@@ -14,6 +14,7 @@ export { GROUP_VERSION, CONFIGURATION_KIND } from './types.js';
 export type { CommandLineOptions } from './flags/table.js';
 export type { FeatureGates } from './feature-gates.js';
 export { helpText } from './flags/help.js';
+export { agentHelpText, flagDefaultText } from './help-defaults.js';
 export { renderConfiguration, splitPrintArgs, toWireObject } from './print.js';
 export type { PrintOptions, OutputFormat } from './print.js';
 export { loadCredentialProviderConfig } from './credential-provider.js';

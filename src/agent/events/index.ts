@@ -21,4 +21,5 @@ export {
   type ContainerList, type EventObject, type EventReference, type EventSeries, type EventType,
 } from './event-object.js';
 export { FINISH_MS, REFRESH_MS } from './series-cache.js';
+export { eventAction, recordPodEvent, type PodEventInput } from './pod-events.js';
 export { DEFAULT_MAX_QUEUED, DEFAULT_RETRY, type RetryPolicy } from './writer.js';

@@ -36,3 +36,4 @@ export { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } fr
 export { SAFE_SYSCTLS, sysctlAdmission, sysctlNamespace, type SysctlAdmitResult, type SysctlNamespace } from './sysctls.js';
 export { isSidecar } from './init-actions.js';
 export { runHandler, type HookDeps, type HookRun } from './lifecycle.js';
+export { waitForRuntime, type WaitForRuntimeOptions } from './runtime-ready.js';

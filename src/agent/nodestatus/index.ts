@@ -43,3 +43,4 @@ export type {
   NodeEvent, NodeEventHook, NodeFacts, NodeImage, NodePressure, NodeStatusLogger, RuntimeCondition,
   RuntimeStatus, WireLease, WireNode, WireNodeStatus, WireNodeSystemInfo,
 } from './types.js';
+export { runtimeNodeFacts, type RuntimeFactsSource } from './runtime-facts.js';

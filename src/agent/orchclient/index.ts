@@ -36,3 +36,5 @@ export {
 } from './status.js';
 export { createWatchDecoder, parseWatchLine, ORCHCLIENT_WATCH_DECODE_FAILED, type WatchDecoder } from './watch-decoder.js';
 export { createReflector, type Reflector, type ReflectorBackoff, type ReflectorOptions } from './reflector.js';
+export { getIfExists } from './get-if-exists.js';
+export { swappableRestClient, SWAP_GRACE_MS, type SwappableRestClient } from './swappable.js';
