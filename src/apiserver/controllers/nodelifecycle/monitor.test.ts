@@ -125,7 +125,7 @@ void describe('the node lifecycle controller', () => {
     await h.clock.advance(10_000);
     const ready = h.conditions('new').find((c) => c.type === 'Ready');
     assert.equal(ready?.reason, 'NodeStatusNeverUpdated');
-    assert.equal(ready?.message, 'Nodeagent never posted node status.');
+    assert.equal(ready.message, 'Nodeagent never posted node status.');
     assert.equal(h.conditions('new').length, 4);
     await h.controller.close();
   });
