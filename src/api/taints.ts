@@ -93,3 +93,18 @@ export function validateTaint(t: Taint): string[] {
 export function formatTaint(t: Taint): string {
   return t.value === undefined || t.value === '' ? `${t.key}:${t.effect}` : `${t.key}=${t.value}:${t.effect}`;
 }
+
+/**
+ * The taints the cluster's control loops manage (upstream's node.kubernetes.io/ keys, renamed):
+ * the node lifecycle controller sets them from the node's conditions, the scheduler and the
+ * taint eviction act on them, DefaultTolerationSeconds tolerates the first two for 300 s.
+ */
+export const TAINT_NODE_NOT_READY = 'node.orch.io/not-ready';
+export const TAINT_NODE_UNREACHABLE = 'node.orch.io/unreachable';
+export const TAINT_NODE_UNSCHEDULABLE = 'node.orch.io/unschedulable';
+export const TAINT_NODE_MEMORY_PRESSURE = 'node.orch.io/memory-pressure';
+export const TAINT_NODE_DISK_PRESSURE = 'node.orch.io/disk-pressure';
+export const TAINT_NODE_PID_PRESSURE = 'node.orch.io/pid-pressure';
+export const TAINT_NODE_NETWORK_UNAVAILABLE = 'node.orch.io/network-unavailable';
+/** Set by an administrator on a node known to be down: its terminating pods are force-deleted. */
+export const TAINT_NODE_OUT_OF_SERVICE = 'node.orch.io/out-of-service';

@@ -1,7 +1,8 @@
 /**
  * Part of orch-apiserver's composition root: loads the credentials and policy, prepares the
  * PKI, opens the store, builds the registries of every resource, starts the namespace
- * lifecycle, the CSR signer and the HTTPS listener, and writes the admin orchconfig.
+ * lifecycle, the CSR signer, the HTTPS listener and the control loops (apiserver-controllers.ts),
+ * and writes the admin orchconfig.
  * orch-apiserver.ts imports this file only to serve: the storage clients (gRPC for etcd) are
  * slow to load, and --help, --version and flag errors must answer at once.
  */
@@ -11,6 +12,7 @@ import { isIP } from 'node:net';
 import { messageOf } from '../api/errors.js';
 import { SECOND } from '../api/duration.js';
 import { createAuthenticator, loadTokenFile, userOfToken } from '../apiserver/authn/index.js';
+import { withDefaultTolerationSeconds } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
 import { nodeProxyConnectors } from '../apiserver/nodeproxy/index.js';
 import { ResourceRegistry, type ResourceDefinition } from '../apiserver/registry/index.js';
@@ -21,17 +23,18 @@ import { eventDefinitions } from '../apiserver/resources/events/index.js';
 import { leaseDefinition } from '../apiserver/resources/leases/index.js';
 import { namespaceDefinition, NamespaceLifecycle } from '../apiserver/resources/namespaces/index.js';
 import { nodeDefinition } from '../apiserver/resources/nodes/index.js';
-import { podDefinition } from '../apiserver/resources/pods/index.js';
+import { bindFromBody, bindingSchema, podDefinition } from '../apiserver/resources/pods/index.js';
 import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
 import { secretDefinition } from '../apiserver/resources/secrets/index.js';
 import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
-import { createRouter, type VersionInfo } from '../apiserver/routing/index.js';
+import { actionConnector, createRouter, type Connector, type VersionInfo } from '../apiserver/routing/index.js';
 import {
   ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
   type ApiServerOptions,
 } from '../apiserver/server/index.js';
 import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
 import { VERSION } from '../version.js';
+import { controllerManager } from './apiserver-controllers.js';
 
 export type Log = (message: string) => void;
 
@@ -117,7 +120,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       },
       log,
       serverAddress: `${o.bindAddress}:${o.securePort}`,
-      connectors: nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }),
+      connectors: [...nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }), bindingConnector(o)],
     });
     const https = await startHttpsServer({
       bindAddress: o.bindAddress,
@@ -138,7 +141,10 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
     }
     log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
+    const controllers = controllerManager(o, registryOf, log);
+    controllers.start();
     return async () => {
+      await controllers.close();
       await https.close();
       await signer.close();
       await lifecycle.close();
@@ -168,7 +174,7 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     namespaceDefinition,
     ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
     nodeDefinition,
-    podDefinition,
+    withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
     configMapDefinition,
     secretDefinition,
     serviceAccountDefinition,
@@ -180,4 +186,13 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     csr,
     ...(selfReview === undefined ? [] : [compatibilityView(selfReview, 'authorization.k8s.io', true)]),
   ];
+}
+
+/** pods/binding: a POST of a Binding assigns the pod to a node (the scheduler's write, and any client's). */
+function bindingConnector(o: ApiServerOptions): Connector {
+  return actionConnector({
+    group: '', resource: 'pods', subresource: 'binding',
+    body: { group: '', version: 'v1', kind: 'Binding', schema: bindingSchema },
+    act: async (r) => ({ code: 201, body: await bindFromBody(r.registry, { user: r.user, now: r.now }, r.namespace, r.name, r.body, r.dryRun) }),
+  }, { maxRequestBytes: o.maxRequestBytes });
 }

@@ -35,6 +35,12 @@ export interface StartApiServerOptions {
   readonly args?: readonly string[];
   /** A policy file's text: turns on --authorization-mode=Policy. */
   readonly policy?: string;
+  /**
+   * Run the control loops (scheduler, node lifecycle, taint eviction, pod GC). Off by default
+   * (`--controllers=`): tests of the API surface make nodes and pods by hand, which the loops
+   * would bind, taint and delete.
+   */
+  readonly controllers?: boolean;
 }
 
 export interface ApiServer {
@@ -213,6 +219,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     `--token-auth-file=${join(dir, 'tokens.csv')}`, `--write-admin-orchconfig=${kubeconfig}`,
     ...(options.storage === 'etcd' ? ['--storage-backend=etcd3', `--etcd-servers=${etcdEndpoints.join(',')}`, `--etcd-prefix=/orch-${randomBytes(4).toString('hex')}`] : []),
     ...(options.policy === undefined ? [] : ['--authorization-mode=Policy', `--authorization-policy-file=${join(dir, 'policy.yaml')}`]),
+    ...(options.controllers === true ? [] : ['--controllers=']),
     ...(options.args ?? []),
   ];
   if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);

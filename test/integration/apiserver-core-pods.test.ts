@@ -81,14 +81,17 @@ for (const storage of ['sqlite', 'etcd'] as const) {
       assert.equal(image.status, 200, image.text);
       assert.equal(((spec(image.body).containers as Obj[])[0] as Obj).image, 'busybox:1.37');
       assert.equal(((spec(image.body).containers as Obj[])[0] as Obj).command !== undefined, true, 'strategic merge keeps the other fields');
-      const deadline = await api('PATCH', `${PODS}/immutable`, { spec: { activeDeadlineSeconds: 60, tolerations: [{ key: 'k', operator: 'Exists' }] } }, merge);
+      // A merge patch replaces the list: it keeps the tolerations DefaultTolerationSeconds added at creation.
+      const defaulted = spec(created).tolerations as Obj[];
+      assert.equal(defaulted.length, 2);
+      const deadline = await api('PATCH', `${PODS}/immutable`, { spec: { activeDeadlineSeconds: 60, tolerations: [...defaulted, { key: 'k', operator: 'Exists' }] } }, merge);
       assert.equal(deadline.status, 200, deadline.text);
       const longer = await api('PATCH', `${PODS}/immutable`, { spec: { activeDeadlineSeconds: 120 } }, merge);
       assert.equal(longer.status, 422);
       assert.deepEqual(causes(longer), ['spec.activeDeadlineSeconds']);
       const removed = await api('PATCH', `${PODS}/immutable`, { spec: { tolerations: null } }, merge);
       assert.equal(removed.status, 422);
-      assert.deepEqual(causes(removed), ['spec.tolerations[0]']);
+      assert.deepEqual(causes(removed), ['spec.tolerations[0]', 'spec.tolerations[1]', 'spec.tolerations[2]']);
       const node = await api('PATCH', `${PODS}/immutable`, { spec: { nodeName: 'n2', restartPolicy: 'Never' } }, merge);
       assert.equal(node.status, 422);
       assert.deepEqual(causes(node), ['spec']);

@@ -1,7 +1,9 @@
 /**
  * The Pod as both binaries see it (core/v1 shapes from `kubernetes-types`): reading a decoded
  * JSON value as a Pod with its field types checked, upstream's defaulting, validation at
- * creation, and the names and annotations that tell where a pod came from.
+ * creation, the names and annotations that tell where a pod came from, and the rules that say
+ * whether a pod may run on a node (requests, host ports, node affinity, tolerations), shared by
+ * the node agent's admission and the API server's scheduler.
  *
  * Owns: the rules a pod object must follow, independent of who holds it. Must not: do I/O,
  * log, know about sources, the store or the runtime, or keep state; every function returns
@@ -20,3 +22,7 @@ export {
   CONFIG_SOURCE_ANNOTATION, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_MIRROR_ANNOTATION, LOCAL_ANNOTATIONS,
   FILE_SOURCE, HTTP_SOURCE, API_SOURCE,
 } from './meta.js';
+export {
+  hostPortsConflict, hostPortsOf, nodeMatchesPod, podRequest, requestedResources, resourceAmount, toleratesTaint, untoleratedTaint,
+  type HostPort,
+} from './scheduling.js';

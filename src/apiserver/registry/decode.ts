@@ -17,7 +17,7 @@ export interface Decoded {
   readonly warnings: readonly string[];
 }
 
-export function decodeObject(def: ResourceDefinition, body: unknown, fieldValidation: FieldValidation): Decoded {
+export function decodeObject(def: Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'schema'>, body: unknown, fieldValidation: FieldValidation): Decoded {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw badRequest(`the request body must be a JSON object of kind ${def.kind}`);
   }

@@ -3,7 +3,8 @@
  * ResourceDefinition (names, scope, schema, storage segment, strategy, field labels, table
  * columns, optional conversion between its wire view and the stored form); ResourceRegistry
  * serves create, get, list (selectors, limit/continue), update, patch, delete and
- * deletecollection for it over the Store, and the handlers map HTTP requests onto those.
+ * deletecollection for it over the Store, and the handlers map HTTP requests onto those;
+ * listObjects and watchObjects are the in-process reads of the server's own control loops.
  *
  * Owns: object metadata rules (uid, generateName, timestamps, resourceVersion preconditions,
  * finalizers), strict body decoding, Table printing. Must not: authenticate or authorize,
@@ -12,6 +13,7 @@
 export * from './resource.js';
 export { ResourceRegistry, type Admission, type DeleteRequest, type RegistryOptions, type WriteOptions } from './registry.js';
 export { decodeObject, type Decoded, type FieldValidation } from './decode.js';
+export { watchObjects, type ObjectEvent, type ObjectWatchOptions } from './watch-objects.js';
 export { fieldsOf, listObjects, matcher, type ListPage, type ListRequest } from './list.js';
 export { finalizersOf, labelsOf, metaOf, nameOf, namespaceOf, resourceVersionOf, str } from './meta.js';
 export { AGE_COLUMN, age, humanDuration, toTable, type IncludeObject } from './table.js';

@@ -53,4 +53,22 @@ void describe('orch-apiserver flags', () => {
     assert.match(problems('--etcd-prefix=registry/'), /--etcd-prefix/);
     assert.match(problems('--write-admin-orchconfig'), /flag needs an argument: --write-admin-orchconfig/);
   });
+  void it('reads the control loops\' flags with upstream\'s defaults and checks', () => {
+    const o = options();
+    assert.deepEqual(o.controllers, ['*']);
+    assert.equal(o.leaderElect, true);
+    assert.deepEqual([o.leaderElectLeaseDuration, o.leaderElectRenewDeadline, o.leaderElectRetryPeriod], [15 * SECOND, 10 * SECOND, 2 * SECOND]);
+    assert.deepEqual([o.nodeMonitorPeriod, o.nodeMonitorGracePeriod, o.nodeStartupGracePeriod], [5 * SECOND, 40 * SECOND, 60 * SECOND]);
+    assert.equal(o.terminatedPodGcThreshold, 12500);
+    assert.deepEqual([o.defaultNotReadyTolerationSeconds, o.defaultUnreachableTolerationSeconds], [300, 300]);
+    assert.deepEqual(options('--controllers=').controllers, []);
+    assert.deepEqual(options('--controllers=*,-scheduler', '--leader-elect=false').controllers, ['*', '-scheduler']);
+    assert.equal(options('--leader-elect=false').leaderElect, false);
+    assert.match(problems('--controllers=*,-sheduler'), /--controllers: "sheduler" is not in the list of known controllers: scheduler, /);
+    assert.match(problems('--leader-elect-renew-deadline=20s'), /--leader-elect-lease-duration 15s must be greater than --leader-elect-renew-deadline 20s/);
+    assert.match(problems('--leader-elect-retry-period=9s'), /--leader-elect-renew-deadline 10s must be greater than 1.2 times --leader-elect-retry-period 9s/);
+    assert.match(problems('--node-monitor-grace-period=0s'), /--node-monitor-grace-period 0s must be greater than zero/);
+    assert.match(problems('--default-unreachable-toleration-seconds=-1'), /--default-unreachable-toleration-seconds -1 must not be negative/);
+    assert.match(helpText(), /--controllers strings\n.*\(default "\*"\)/);
+  });
 });

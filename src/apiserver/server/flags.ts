@@ -6,6 +6,7 @@
  */
 import { formatDuration, parseDurationField, SECOND } from '../../api/duration.js';
 import { OrchError } from '../../api/errors.js';
+import { controllerListProblems } from '../controllers/selection.js';
 
 export type AuthorizationMode = 'AlwaysAllow' | 'Policy';
 export type StorageBackend = 'sqlite' | 'etcd3';
@@ -36,6 +37,22 @@ export interface ApiServerOptions {
   readonly nodeagentClientKey: string;
   readonly nodeagentCertificateAuthority: string;
   readonly writeAdminOrchconfig: string;
+  /** The control loops (kube-controller-manager's --controllers grammar). */
+  readonly controllers: readonly string[];
+  readonly leaderElect: boolean;
+  /** Nanoseconds. */
+  readonly leaderElectLeaseDuration: number;
+  readonly leaderElectRenewDeadline: number;
+  readonly leaderElectRetryPeriod: number;
+  readonly leaderElectResourceName: string;
+  readonly leaderElectResourceNamespace: string;
+  /** Nanoseconds. */
+  readonly nodeMonitorPeriod: number;
+  readonly nodeMonitorGracePeriod: number;
+  readonly nodeStartupGracePeriod: number;
+  readonly terminatedPodGcThreshold: number;
+  readonly defaultNotReadyTolerationSeconds: number;
+  readonly defaultUnreachableTolerationSeconds: number;
 }
 
 export type CommandLine =
@@ -74,6 +91,19 @@ export const DEFAULTS: ApiServerOptions = {
   nodeagentClientKey: '',
   nodeagentCertificateAuthority: '',
   writeAdminOrchconfig: '',
+  controllers: ['*'],
+  leaderElect: true,
+  leaderElectLeaseDuration: 15 * SECOND,
+  leaderElectRenewDeadline: 10 * SECOND,
+  leaderElectRetryPeriod: 2 * SECOND,
+  leaderElectResourceName: 'orch-controllers',
+  leaderElectResourceNamespace: 'orch-system',
+  nodeMonitorPeriod: 5 * SECOND,
+  nodeMonitorGracePeriod: 40 * SECOND,
+  nodeStartupGracePeriod: 60 * SECOND,
+  terminatedPodGcThreshold: 12500,
+  defaultNotReadyTolerationSeconds: 300,
+  defaultUnreachableTolerationSeconds: 300,
 };
 
 export const FLAGS: readonly Flag[] = [
@@ -97,6 +127,19 @@ export const FLAGS: readonly Flag[] = [
   { name: 'nodeagent-client-certificate', kind: 'string', option: 'nodeagentClientCertificate', help: 'Client certificate the server presents to nodeagents (node proxy).' },
   { name: 'nodeagent-client-key', kind: 'string', option: 'nodeagentClientKey', help: 'Private key of --nodeagent-client-certificate.' },
   { name: 'nodeagent-certificate-authority', kind: 'string', option: 'nodeagentCertificateAuthority', help: 'CA bundle that verifies the serving certificates of nodeagents.' },
+  { name: 'controllers', kind: 'list', option: 'controllers', help: "The control loops to run (kube-controller-manager's grammar): '*' enables all, 'foo' enables foo, '-foo' disables foo; empty runs none. Loops: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller." },
+  { name: 'leader-elect', kind: 'bool', option: 'leaderElect', help: 'Run the control loops only on the replica that holds the leader election Lease (for several API servers on one etcd).' },
+  { name: 'leader-elect-lease-duration', kind: 'duration', option: 'leaderElectLeaseDuration', help: 'How long other candidates wait after the leader\'s last renewal before they take the lead.' },
+  { name: 'leader-elect-renew-deadline', kind: 'duration', option: 'leaderElectRenewDeadline', help: 'How long the leader keeps trying to renew before it stops leading; less than the lease duration.' },
+  { name: 'leader-elect-retry-period', kind: 'duration', option: 'leaderElectRetryPeriod', help: 'How long candidates wait between attempts to acquire or renew the lead.' },
+  { name: 'leader-elect-resource-name', kind: 'string', option: 'leaderElectResourceName', help: 'The name of the coordination.orch.io Lease of the leader election.' },
+  { name: 'leader-elect-resource-namespace', kind: 'string', option: 'leaderElectResourceNamespace', help: 'The namespace of that Lease.' },
+  { name: 'node-monitor-period', kind: 'duration', option: 'nodeMonitorPeriod', help: 'How often the node lifecycle controller checks that node agents are alive.' },
+  { name: 'node-monitor-grace-period', kind: 'duration', option: 'nodeMonitorGracePeriod', help: 'How long a node agent may go without renewing its Lease or posting its status before its node becomes Unknown and is tainted unreachable.' },
+  { name: 'node-startup-grace-period', kind: 'duration', option: 'nodeStartupGracePeriod', help: 'The same for a node that never posted a Ready condition.' },
+  { name: 'terminated-pod-gc-threshold', kind: 'int', option: 'terminatedPodGcThreshold', help: 'How many terminated (Succeeded or Failed) pods are kept; the oldest beyond it are removed. 0 or less keeps all.' },
+  { name: 'default-not-ready-toleration-seconds', kind: 'int', option: 'defaultNotReadyTolerationSeconds', help: 'The tolerationSeconds of the node.orch.io/not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds).' },
+  { name: 'default-unreachable-toleration-seconds', kind: 'int', option: 'defaultUnreachableTolerationSeconds', help: 'The same for node.orch.io/unreachable:NoExecute.' },
   { name: 'write-admin-orchconfig', kind: 'string', option: 'writeAdminOrchconfig', help: 'Write a kubeconfig-format file here at start: the CA, the server https://127.0.0.1:<secure-port> and an admin client certificate (CN admin, O system:masters) signed by the server\'s CA.' },
 ];
 
@@ -167,6 +210,29 @@ function check(o: ApiServerOptions, problems: string[]): void {
   if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
   if (o.bindAddress === '') problems.push('--bind-address must not be empty');
   if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${JSON.stringify(o.etcdPrefix)} must start with / and not end with /`);
+  problems.push(...controllerListProblems(o.controllers));
+  checkControllers(o, problems);
+}
+
+/** Upstream's checks of the leader election periods, and positive periods and seconds. */
+function checkControllers(o: ApiServerOptions, problems: string[]): void {
+  for (const [flag, value] of [
+    ['--leader-elect-lease-duration', o.leaderElectLeaseDuration], ['--leader-elect-renew-deadline', o.leaderElectRenewDeadline],
+    ['--leader-elect-retry-period', o.leaderElectRetryPeriod], ['--node-monitor-period', o.nodeMonitorPeriod],
+    ['--node-monitor-grace-period', o.nodeMonitorGracePeriod], ['--node-startup-grace-period', o.nodeStartupGracePeriod],
+  ] as const) {
+    if (value <= 0) problems.push(`${flag} ${formatDuration(value)} must be greater than zero`);
+  }
+  if (o.leaderElectLeaseDuration <= o.leaderElectRenewDeadline) {
+    problems.push(`--leader-elect-lease-duration ${formatDuration(o.leaderElectLeaseDuration)} must be greater than --leader-elect-renew-deadline ${formatDuration(o.leaderElectRenewDeadline)}`);
+  }
+  if (o.leaderElectRenewDeadline <= o.leaderElectRetryPeriod * 1.2) {
+    problems.push(`--leader-elect-renew-deadline ${formatDuration(o.leaderElectRenewDeadline)} must be greater than 1.2 times --leader-elect-retry-period ${formatDuration(o.leaderElectRetryPeriod)}`);
+  }
+  if (o.leaderElectResourceName === '' || o.leaderElectResourceNamespace === '') problems.push('--leader-elect-resource-name and --leader-elect-resource-namespace must not be empty');
+  for (const [flag, value] of [['--default-not-ready-toleration-seconds', o.defaultNotReadyTolerationSeconds], ['--default-unreachable-toleration-seconds', o.defaultUnreachableTolerationSeconds]] as const) {
+    if (value < 0) problems.push(`${flag} ${value} must not be negative`);
+  }
 }
 
 /** Parses argv (without the program name). Throws OrchError APISERVER_INVALID_FLAGS listing every problem. */

@@ -7,16 +7,20 @@
  * with gracePeriodSeconds=0 removes it, as the node agent does once the containers stopped; a pod
  * bound to no node, or terminal, goes at once. Field selectors: spec.nodeName, status.phase and
  * upstream's others. The connect subresources log, exec, attach and portforward are declared
- * here and served by ../../nodeproxy.
+ * here and served by ../../nodeproxy; `binding` (assign an unbound pod to a node) is declared
+ * with its merge rule here and served as an action by the router.
  *
  * Must not: know HTTP, the store or the node agents.
  */
 import { str, type ResourceDefinition } from '../../registry/index.js';
 import { rec } from '../common/index.js';
+import { bindingSubresource } from './binding.js';
 import { POD_COLUMNS } from './printer.js';
 import { podSchema } from './schema.js';
 import { podStrategy } from './strategy.js';
 
+export { bindFromBody, bindingSchema, bindPod, validateBinding, type BindRequest } from './binding.js';
+export { podCondition, setPodCondition, type PodConditionInput } from './conditions.js';
 export { summarize } from './printer.js';
 export { addProblems, qosClass, PHASES } from './strategy.js';
 export { podSchema } from './schema.js';
@@ -64,5 +68,6 @@ export const podDefinition: ResourceDefinition = {
     { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
     { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
     { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+    bindingSubresource,
   ],
 };

@@ -1,0 +1,73 @@
+/**
+ * What the scheduler reads of a pod and of a node, computed once per version of the object:
+ * a pod's priority, creation time, effective requests (and the non-zero requests scoring uses:
+ * 100m cpu and 200Mi memory for containers that request none, as upstream), host ports; a node's
+ * allocatable (its capacity when the node gives no allocatable, as upstream's defaulting does).
+ */
+import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import { hostPortsOf, podRequest, requestedResources, resourceAmount, type HostPort } from '../../../api/pod/index.js';
+import { metaOf, str, type WireObject } from '../../registry/index.js';
+import { objectKey } from '../client/index.js';
+
+/** Upstream's DefaultMilliCPURequest and DefaultMemoryRequest (scoring only). */
+export const DEFAULT_MILLI_CPU_REQUEST = 100;
+export const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
+
+export interface PodInfo {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly uid: string;
+  readonly object: WireObject;
+  readonly pod: Pod;
+  readonly priority: number;
+  /** creationTimestamp in ms (0 when absent). */
+  readonly createdMs: number;
+  /** Requested amounts (cpu in millicores, memory in bytes, others in units), zero requests left out. */
+  readonly requests: ReadonlyMap<string, number>;
+  readonly nonZeroCpu: number;
+  readonly nonZeroMemory: number;
+  readonly ports: readonly HostPort[];
+}
+
+function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number): number {
+  const one = (requests: Record<string, string> | undefined): number => {
+    const value = requests?.[resource];
+    return value === undefined ? fallback : resourceAmount(value, resource);
+  };
+  let sum = 0;
+  for (const c of pod.spec?.containers ?? []) sum += one(c.resources?.requests);
+  let initMax = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    if (c.restartPolicy === 'Always') sum += one(c.resources?.requests);
+    else initMax = Math.max(initMax, one(c.resources?.requests));
+  }
+  return Math.max(sum, initMax) + resourceAmount(pod.spec?.overhead?.[resource], resource);
+}
+
+export function podInfo(object: WireObject): PodInfo {
+  const pod = object as Pod;
+  const requests = new Map<string, number>();
+  for (const resource of requestedResources(pod)) {
+    const amount = podRequest(pod, resource);
+    if (amount > 0) requests.set(resource, amount);
+  }
+  const created = Date.parse(str(metaOf(object).creationTimestamp));
+  return {
+    key: objectKey(object),
+    uid: str(metaOf(object).uid),
+    object,
+    pod,
+    priority: typeof pod.spec?.priority === 'number' ? pod.spec.priority : 0,
+    createdMs: Number.isNaN(created) ? 0 : created,
+    requests,
+    nonZeroCpu: nonZero(pod, 'cpu', DEFAULT_MILLI_CPU_REQUEST),
+    nonZeroMemory: nonZero(pod, 'memory', DEFAULT_MEMORY_REQUEST),
+    ports: hostPortsOf(pod),
+  };
+}
+
+/** A node's allocatable resources (capacity when no allocatable is given). */
+export function allocatableOf(node: Node): Map<string, number> {
+  const list = node.status?.allocatable ?? node.status?.capacity ?? {};
+  return new Map(Object.entries(list).map(([resource, value]) => [resource, resourceAmount(value, resource)]));
+}

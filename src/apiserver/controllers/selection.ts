@@ -1,0 +1,37 @@
+/**
+ * The names of the control loops and `--controllers` (kube-controller-manager's flag and
+ * grammar): a list where `*` enables every loop, `name` enables one and `-name` disables one;
+ * the first item that names a loop decides, and a loop no item names runs only when `*` is
+ * given. An empty list runs none. Upstream's older names are accepted for the two loops that had
+ * them (nodelifecycle, podgc). Imports nothing: the flag parser reads it before anything loads.
+ */
+export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller', 'taint-eviction-controller', 'pod-garbage-collector-controller'] as const;
+export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+const ALIASES: Readonly<Record<string, ControllerName>> = {
+  nodelifecycle: 'node-lifecycle-controller',
+  podgc: 'pod-garbage-collector-controller',
+};
+
+function canonical(name: string): string {
+  return ALIASES[name] ?? name;
+}
+
+/** The problems of a --controllers list (unknown names), each naming the item. */
+export function controllerListProblems(list: readonly string[]): string[] {
+  return list
+    .map((item) => (item.startsWith('-') ? item.slice(1) : item))
+    .filter((name) => name !== '*' && !(CONTROLLER_NAMES as readonly string[]).includes(canonical(name)))
+    .map((name) => `--controllers: ${JSON.stringify(name)} is not in the list of known controllers: ${CONTROLLER_NAMES.join(', ')}`);
+}
+
+/** Whether `--controllers` (already checked) enables the loop. */
+export function controllerEnabled(list: readonly string[], name: ControllerName): boolean {
+  let star = false;
+  for (const item of list) {
+    if (canonical(item) === name) return true;
+    if (item.startsWith('-') && canonical(item.slice(1)) === name) return false;
+    if (item === '*') star = true;
+  }
+  return star;
+}
