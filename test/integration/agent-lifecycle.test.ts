@@ -85,7 +85,7 @@ void describe('static pods on a real runtime', () => {
     await start();
     const body = await waitFor('the web pod to answer on its host port', () => readTcpHttp(port), { timeoutMs: 30_000 });
     assert.match(body, new RegExp(`web-${NODE} ${NODE} default`));
-    // The CNI pod's first container, prepared while its sandbox was made, mounts the pod's hosts file with the pod IP.
+    // The CNI pod's first container mounts the pod's hosts file with the pod IP.
     const web = await waitFor('the web container', () => runningContainer(cri, 'web'));
     const [webSandbox] = await sandboxesOf(cri, 'web');
     const webIP = (await cri.podSandboxStatus({ podSandboxId: webSandbox?.id ?? '' })).status?.network?.ip ?? '';

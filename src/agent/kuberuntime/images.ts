@@ -41,6 +41,8 @@ export interface PullHooks {
   readonly emit?: (event: PodEvent) => void;
   /** The credentials for pulling `image` (the pod's imagePullSecrets); undefined: anonymous. */
   readonly auth?: (image: string) => Promise<AuthConfig | undefined>;
+  /** Told when a pull begins (it may take minutes). */
+  readonly onPull?: () => void;
 }
 
 export interface ImagePullerOptions {
@@ -118,6 +120,7 @@ export class ImagePuller {
       return { ok: false, reason: 'ImagePullBackOff', message, retryAfterMs: left };
     }
     const started = this.options.clock.now();
+    hooks.onPull?.();
     emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
     let imageRef: string;
     try {

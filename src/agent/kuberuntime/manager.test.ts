@@ -238,7 +238,7 @@ void describe('syncPod', () => {
     assert.deepEqual((await sync(pod())).errors, []);
   });
 
-  void it('gives the start slot back when the sandbox is made while its first image is still being pulled', { timeout: 10_000 }, async () => {
+  void it('gives the start slot back while its first image is being pulled', { timeout: 10_000 }, async () => {
     let pulled = (): void => undefined;
     const pulling = new Promise<void>((resolve) => {
       pulled = resolve;
@@ -258,33 +258,6 @@ void describe('syncPod', () => {
     assert.deepEqual((await sync(pod())).errors, [], 'the other pod started during the pull');
     pulled();
     assert.deepEqual((await slow).errors, []);
-  });
-
-  void it('prepares a new sandbox\'s first container while RunPodSandbox runs', { timeout: 10_000 }, async () => {
-    // RunPodSandbox answers only once the first container's image has been asked about.
-    let imageAsked = (): void => undefined;
-    const asked = new Promise<void>((resolve) => {
-      imageAsked = resolve;
-    });
-    class SandboxAfterImage extends FakeRuntime {
-      override async runPodSandbox(request: RunPodSandboxRequest): Promise<string> {
-        await asked;
-        return super.runPodSandbox(request);
-      }
-    }
-    const fake = new SandboxAfterImage();
-    fake.images.set(IMAGE, 'sha256:busybox');
-    const images: ManagerImages = {
-      imageStatus: (request) => {
-        imageAsked();
-        return fake.imageStatus(request);
-      },
-      pullImage: (request) => fake.pullImage(request),
-    };
-    const { sync } = env({ runtime: fake, images });
-    assert.deepEqual((await sync(pod())).errors, []);
-    const order = fake.calls.map((c) => c.method).filter((m) => m === 'imageStatus' || m === 'runPodSandbox' || m === 'createContainer');
-    assert.deepEqual(order, ['imageStatus', 'runPodSandbox', 'createContainer']);
   });
 
   void it('returns the image back-off as the requeue time', async () => {

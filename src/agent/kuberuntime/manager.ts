@@ -8,8 +8,7 @@
  *      exited ones;
  *   3. sandboxConfig: the sandbox's configuration, which the containers are created with too;
  *   4. ensureSandbox: a new sandbox when one is needed (its log directory first), reading its
- *      IPs, under a start slot (semaphore.ts); prepareFirstContainerEarly has its first
- *      container prepared meanwhile;
+ *      IPs, under a start slot (semaphore.ts);
  *   5. startContainers, the init containers to start (without sidecars: the next one); the
  *      sync stops there while init containers are not done;
  *   6. startContainers, the containers to start, each on its own (one's failure does not stop
@@ -38,7 +37,7 @@ import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { PodStartSlots, type PodStartSlot } from './semaphore.js';
-import { prepareContainer, startContainer, type Preparation, type StartContext, type StartDeps } from './start-container.js';
+import { startContainer, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } from './status.js';
 import { SyncRun, type AppliedActions } from './sync-run.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
@@ -65,39 +64,6 @@ export function runningPodOf(status: RuntimePodStatus): RunningPod {
 interface SandboxToStartIn {
   readonly id: string;
   readonly podIPs: readonly string[];
-}
-
-/** A new sandbox's first container, prepared while the sandbox is made (prepareFirstContainerEarly). */
-class EarlyPreparation {
-  private done = false;
-
-  /** `preparing` never rejects: it settles to the preparation or to the error that must end the sync. */
-  constructor(
-    private readonly container: Container,
-    private readonly preparing: Promise<Preparation | Error>,
-  ) {
-    void preparing.then(() => {
-      this.done = true;
-    });
-  }
-
-  /** Whether the preparation is still under way. */
-  get pending(): boolean {
-    return !this.done;
-  }
-
-  /** Settles once the preparation has (never rejects). */
-  settled(): Promise<unknown> {
-    return this.preparing;
-  }
-
-  /** `container`'s preparation when it is the one prepared early (rejects when the runtime became unreachable); else undefined. */
-  async of(container: Container): Promise<Preparation | undefined> {
-    if (container !== this.container) return undefined;
-    const prepared = await this.preparing;
-    if (prepared instanceof Error) throw prepared;
-    return prepared;
-  }
 }
 
 class RuntimeManager implements PodRuntimeManager {
@@ -192,15 +158,14 @@ class RuntimeManager implements PodRuntimeManager {
     await this.removeInitContainers(run);
     const sandboxConfig = await this.sandboxConfig(run);
     if (sandboxConfig === undefined) return run.result();
-    const early = this.prepareFirstContainerEarly(run, sandboxConfig);
     const slot = this.startSlots.slot();
     try {
-      const sandbox = await this.ensureSandbox(run, sandboxConfig, slot, early);
+      const sandbox = await this.ensureSandbox(run, sandboxConfig, slot);
       if (sandbox === undefined) return run.result();
       const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
-      await this.startContainers(run, ctx, actions.initContainersToStart, true, early);
+      await this.startContainers(run, ctx, actions.initContainersToStart, true);
       if (!actions.initDone) return run.result();
-      await this.startContainers(run, ctx, actions.containersToStart, false, early);
+      await this.startContainers(run, ctx, actions.containersToStart, false);
       return run.result();
     } finally {
       slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
@@ -263,30 +228,16 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /**
-   * Starts preparing a new sandbox's first container (back-off, image, files, log directory)
-   * while RunPodSandbox runs. What it buys shows in one pod's start latency: the pod bench's
-   * sequential starts (p50), with and without it.
-   */
-  private prepareFirstContainerEarly(run: SyncRun, sandboxConfig: PodSandboxConfig): EarlyPreparation | undefined {
-    const { pod, status, actions } = run;
-    const first = actions.createSandbox ? firstToStart(actions) : undefined;
-    if (first === undefined) return undefined;
-    const preparing = prepareContainer(this.startDeps, { pod, status, sandboxConfig }, first).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
-    return new EarlyPreparation(first, preparing);
-  }
-
-  /**
    * The sandbox the containers start in: the pod's own, or a new one made under the pod's start
    * slot, with its IPs (undefined: it could not be made, and the sync ends).
    */
-  private async ensureSandbox(run: SyncRun, sandboxConfig: PodSandboxConfig, slot: PodStartSlot, early: EarlyPreparation | undefined): Promise<SandboxToStartIn | undefined> {
+  private async ensureSandbox(run: SyncRun, sandboxConfig: PodSandboxConfig, slot: PodStartSlot): Promise<SandboxToStartIn | undefined> {
     const { pod, status, actions } = run;
     if (!actions.createSandbox) return { id: actions.sandboxId, podIPs: status.ips };
     try {
       mkdirSync(sandboxConfig.logDirectory ?? this.podLogsRoot, { recursive: true, mode: 0o755 }); // synchronous: a local call on the start path
       await slot.hold();
       const id = await this.options.runtime.runPodSandbox({ config: sandboxConfig });
-      if (early?.pending === true) slot.release(); // the first container's image may take minutes to pull: not under the slot
       const item = { id, metadata: null, state: 'SANDBOX_READY', createdAt: '0', labels: {}, annotations: {}, runtimeHandler: '' } as const;
       const made: SyncRun['made'] = { sandbox: { item }, containerIds: [] };
       run.made = made;
@@ -301,22 +252,21 @@ class RuntimeManager implements PodRuntimeManager {
       this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
       return { id, podIPs };
     } catch (err) {
-      await early?.settled(); // its files are the pod's, removed with it
       run.fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
       return undefined;
     }
   }
 
-  /** What this sync's container starts share: the sandbox, the pod's IPs (the node's on the host network), and the start slot to give back once one started. */
+  /** What this sync's container starts share: the sandbox, the pod's IPs (the node's on the host network), and the start slot to give back once one started or an image pull begins. */
   private async startContext(run: SyncRun, sandboxConfig: PodSandboxConfig, sandbox: SandboxToStartIn, slot: PodStartSlot): Promise<StartContext> {
     const hostIPs = await this.options.hostIPs();
     const podIPs = run.pod.spec?.hostNetwork === true ? hostIPs : sandbox.podIPs;
-    return { pod: run.pod, status: run.status, sandboxId: sandbox.id, sandboxConfig, podIPs, hostIPs, onRuntimeDone: slot.release };
+    return { pod: run.pod, status: run.status, sandboxId: sandbox.id, sandboxConfig, podIPs, hostIPs, onRuntimeDone: slot.release, onPull: slot.release };
   }
 
   /** Starts the containers one after the other, each on its own (one's failure does not stop the next). */
-  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean, early: EarlyPreparation | undefined): Promise<void> {
-    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init, await early?.of(container)));
+  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean): Promise<void> {
+    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init));
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
@@ -369,11 +319,6 @@ class RuntimeManager implements PodRuntimeManager {
   listPods(): Promise<RunningPod[]> {
     return listRunningPods(this.options.runtime);
   }
-}
-
-/** The container a sync that makes a new sandbox starts first: the first init container, else the first container. */
-function firstToStart(actions: PodActions): Container | undefined {
-  return actions.initContainersToStart[0] ?? (actions.initDone ? actions.containersToStart[0] : undefined);
 }
 
 /** Whether carrying out the actions changes what the runtime holds for the pod. */

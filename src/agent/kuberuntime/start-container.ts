@@ -64,6 +64,8 @@ export interface StartContext {
   readonly hostIPs: readonly string[];
   /** Called once the runtime has started the container, before its postStart hook (not when creating or starting it failed). */
   readonly onRuntimeDone?: () => void;
+  /** Called when the container's image starts being pulled (a pull may take minutes). */
+  readonly onPull?: () => void;
 }
 
 export interface StartResult {
@@ -130,23 +132,22 @@ function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container)
 }
 
 /** What starting a container needs that does not depend on its sandbox existing yet. */
-export interface PreparedContainer {
+interface PreparedContainer {
   readonly image: Extract<Awaited<ReturnType<ImagePuller['ensureImage']>>, { ok: true }>;
   readonly restartCount: number;
   readonly messageFile: string | undefined;
 }
 
 /** A container made ready to create, or the result that ends its start (back-off, image or config error). */
-export type Preparation = { readonly ready: PreparedContainer } | { readonly done: StartResult };
+type Preparation = { readonly ready: PreparedContainer } | { readonly done: StartResult };
 
 /**
  * The steps of a start before CreateContainer that need only the sandbox's config: the back-off
  * check, the image (ImageStatus, a pull when the policy asks), the restart count, the
  * termination-message file and the log directory (the mounts wait for the sandbox: its IPs go
- * into the pod's /etc/hosts). A new sandbox's first container is prepared
- * while RunPodSandbox runs. Rejects only when the runtime is unreachable.
+ * into the pod's /etc/hosts). Rejects only when the runtime is unreachable.
  */
-export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' | 'status' | 'sandboxConfig'>, container: Container): Promise<Preparation> {
+async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' | 'status' | 'sandboxConfig' | 'onPull'>, container: Container): Promise<Preparation> {
   const { pod } = ctx;
   const name = container.name;
   const backedOff = checkBackOff(deps.backOff, pod, container, ctx.status);
@@ -158,6 +159,7 @@ export async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 
   const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig, {
     emit: (e) => { emitEvent(deps, e); },
     ...(credentials === undefined ? {} : { auth: (ref: string) => credentials(pod, ref) }),
+    ...(ctx.onPull === undefined ? {} : { onPull: ctx.onPull }),
   });
   if (!image.ok) {
     return { done: { error: { container: name, reason: image.reason, message: image.message }, ...(image.retryAfterMs === undefined ? {} : { retryAfterMs: image.retryAfterMs }) } };
@@ -180,14 +182,11 @@ function configFailure(deps: StartDeps, pod: Pod, name: string, err: unknown): S
   return { error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } };
 }
 
-/**
- * Starts one container (prepared beforehand, or now); rejects only when the runtime is
- * unreachable.
- */
-export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean, prepared?: Preparation): Promise<StartResult> {
+/** Starts one container; rejects only when the runtime is unreachable. */
+export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean): Promise<StartResult> {
   const { pod } = ctx;
   const name = container.name;
-  const preparation = prepared ?? (await prepareContainer(deps, ctx, container));
+  const preparation = await prepareContainer(deps, ctx, container);
   if ('done' in preparation) return preparation.done;
   const { image, restartCount, messageFile } = preparation.ready;
   let config: ContainerConfig;
