@@ -79,6 +79,10 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/containerlogs
   CONTAINERLOGS_ROTATE_FAILED: "a container's log could not be rotated (renamed, reopened by the runtime, compressed); logged and tried again at the next check",
   CONTAINERLOGS_INVALID_OPTIONS: 'the container log manager was asked for with a size, file count, worker count or period out of range',
+  // src/agent/gc
+  GC_CONTAINER_FAILED: 'removals of a container garbage collection pass failed (each named); tried again at the next pass',
+  GC_IMAGE_FREE_FAILED: 'image garbage collection could not free enough space: "wanted to free X bytes, but freed Y bytes"',
+  GC_IMAGE_FS_UNKNOWN: 'the image file system cannot be found (ImageFsInfo, the runtime root) or measured (statfs)',
   // src/agent/podsource
   PODSOURCE_UNKNOWN_SOURCE: 'a snapshot was pushed for a source that was not declared',
   // src/agent/volumes
