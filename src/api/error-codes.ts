@@ -82,6 +82,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/gc
   GC_CONTAINER_FAILED: 'removals of a container garbage collection pass failed (each named); tried again at the next pass',
   GC_IMAGE_FREE_FAILED: 'image garbage collection could not free enough space: "wanted to free X bytes, but freed Y bytes"',
+  GC_INVALID_PERIOD: 'NODEAGENT_CONTAINER_GC_PERIOD or NODEAGENT_IMAGE_GC_PERIOD is not a positive Go duration',
   GC_IMAGE_FS_UNKNOWN: 'the image file system cannot be found (ImageFsInfo, the runtime root) or measured (statfs)',
   // src/agent/podsource
   PODSOURCE_UNKNOWN_SOURCE: 'a snapshot was pushed for a source that was not declared',

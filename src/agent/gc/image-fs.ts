@@ -10,6 +10,7 @@ import { statfs } from 'node:fs/promises';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { ImageService, RuntimeInfoService } from '../runtime/cri/index.js';
 import { GC_IMAGE_FS_UNKNOWN } from './image-gc.js';
+import { readRuntimeConfig } from './runtime-config.js';
 
 export interface ImageFsUsage {
   readonly mountpoint: string;
@@ -24,17 +25,6 @@ export interface ImageFsSourceOptions {
   readonly statfs?: (path: string) => Promise<{ readonly blocks: number; readonly bavail: number; readonly bsize: number }>;
 }
 
-/** The root directory of the runtime from its verbose status (containerd's config), '' when it does not say. */
-export async function runtimeRootDir(runtime: Pick<RuntimeInfoService, 'status'>): Promise<string> {
-  const info = (await runtime.status({ verbose: true })).info;
-  try {
-    const config = JSON.parse(info.config ?? '{}') as { containerdRootDir?: unknown };
-    return typeof config.containerdRootDir === 'string' ? config.containerdRootDir : '';
-  } catch {
-    return ''; // not containerd's JSON: no root to fall back on (the caller says so)
-  }
-}
-
 /** A reader of the image file system's usage; the mount point is looked up once. */
 export function imageFsSource(o: ImageFsSourceOptions): () => Promise<ImageFsUsage> {
   const measure = o.statfs ?? ((p: string) => statfs(p));
@@ -43,7 +33,7 @@ export function imageFsSource(o: ImageFsSourceOptions): () => Promise<ImageFsUsa
     if (mountpoint === undefined) {
       const info = await o.images.imageFsInfo();
       let found = info.imageFilesystems[0]?.fsId?.mountpoint ?? '';
-      if (found === '') found = await runtimeRootDir(o.runtime);
+      if (found === '') found = (await readRuntimeConfig(o.runtime)).rootDir;
       if (found === '') throw new OrchError(GC_IMAGE_FS_UNKNOWN, 'internal', 'the runtime names no image file system (ImageFsInfo has no mount point, its status no root directory)');
       mountpoint = found;
     }
