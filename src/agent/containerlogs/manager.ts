@@ -9,7 +9,7 @@
  * Failures (the runtime down, a reopen refused, a file gone) are logged and tried again at the
  * next pass; passes never overlap and never block anything else.
  */
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import type { Clock, Timer } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { POD_UID_LABEL } from '../kuberuntime/index.js';
@@ -53,10 +53,6 @@ export interface ContainerLogManager {
   stop(): Promise<void>;
   /** One pass now. Rejects only when the runtime cannot list containers. */
   check(): Promise<LogCheckResult>;
-}
-
-function isMissing(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && Reflect.get(err, 'code') === 'ENOENT';
 }
 
 /** Runs `work` over `items`, `limit` at a time. */
@@ -146,14 +142,13 @@ class Manager implements ContainerLogManager {
   private async checkOne(id: string): Promise<boolean> {
     const log = await this.logPathOf(id);
     if (log === '') return false;
-    let size: number;
-    try {
-      size = (await stat(log)).size;
-    } catch (err) {
-      if (!isMissing(err)) throw err;
+    // Synchronous: one local system call per running container, where a promise round trip
+    // through libuv's thread pool costs ten times its CPU (the gc bench's rotation row).
+    let size = statSync(log, { throwIfNoEntry: false })?.size;
+    if (size === undefined) {
       // Removed behind the runtime's back: it writes into nothing until it reopens the log.
       await this.o.runtime.reopenContainerLog(id);
-      size = (await stat(log)).size;
+      size = statSync(log).size;
     }
     if (size < this.o.maxSizeBytes) return false;
     const to = await rotateLog({ reopenContainerLog: (cid) => this.o.runtime.reopenContainerLog(cid), now: () => this.o.clock.now(), maxFiles: this.o.maxFiles }, id, log);
