@@ -5,7 +5,7 @@
  * that line sets, so that the child's pid is the agent's own node process (the one whose CPU and
  * RSS are read) running with the V8 and malloc settings the command has. The binary is
  * bin/nodeagent of this checkout unless another is given (another build: another checkout's
- * bin/nodeagent). Its log goes to a file. It is stopped with SIGTERM and leaves its containers
+ * bin/nodeagent). Its log goes to a file, its pods' container logs under its directory. It is stopped with SIGTERM and leaves its containers
  * running, as upstream's agent does, so callers remove the pods first.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -79,6 +79,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
   const logFile = path.join(o.dir, 'agent.log');
   await mkdir(manifestDir, { recursive: true });
   await mkdir(rootDir, { recursive: true });
+  // The pods' container logs go into the bench's directory too (podLogsDir is a file-only field).
+  const dropIns = path.join(o.dir, 'config.d');
+  await mkdir(dropIns, { recursive: true });
+  await writeFile(path.join(dropIns, '00-pod-logs.conf'), `apiVersion: nodeagent.config.orch.io/v1beta1\nkind: NodeagentConfiguration\npodLogsDir: ${path.join(o.dir, 'pod-logs')}\n`);
   const shebang = await shebangCommand(bin);
   const args = [
     ...(o.nodeFlags ?? shebang.nodeFlags),
@@ -89,6 +93,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     `--cert-dir=${path.join(rootDir, 'pki')}`,
     `--cgroup-root=${o.cgroupRoot}`,
     `--hostname-override=${o.nodeName}`,
+    `--config-dir=${dropIns}`,
     '--healthz-port=0',
     '--read-only-port=0',
     `-v=${o.verbosity ?? 2}`,

@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
- * SQLite), the store bench (bench/store.ts) and the scheduler bench (bench/scheduler.ts), then the rows of the README's Performance table
- * with the commit and the date they were measured at. Progress goes to stderr, the table to
- * stdout. A bench, not a test: targets are shown, never enforced; a bench that cannot run sets a
- * non-zero exit code and the next one still runs.
+ * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts) and the GC
+ * bench (bench/gc.ts), then the rows of the README's Performance table with the commit and the
+ * date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a test:
+ * targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and the
+ * next one still runs.
  *
  *   npm run bench [-- --quick]   (--quick: one burst round, shorter idle window, fewer pods and objects)
  */
@@ -12,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
 import { runSchedulerBench } from './scheduler.js';
+import { gcRows, runGcBench } from './gc.js';
 import { runStoreBench } from './store.js';
 import { exitOnSignals, formatTable, type Row } from './table.js';
 
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     ['apiserver', async () => apiServerRows(await runApiServerBench({ quick }))],
     ['store', () => runStoreBench({ quick })],
     ['scheduler', () => runSchedulerBench({ quick })],
+    ['gc', async () => gcRows(await runGcBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {

@@ -154,6 +154,7 @@ cgroupRoot: $CGROUP_ROOT
 address: 127.0.0.1
 port: $agent_port
 healthzPort: $healthz_port
+podLogsDir: $state/pod-logs
 CONFIG
 
 agent_args=()
@@ -218,7 +219,7 @@ else
 fi
 echo "  runtime endpoint  $ENDPOINT (pod subnet $SUBNET, bridge $BRIDGE)"
 echo "  configuration     $config"
-echo "  pod data          $state/root      container logs  /var/log/pods"
+echo "  pod data          $state/root      container logs  $state/pod-logs"
 [ -z "${web_port:-}" ] || echo "  the web example   http://127.0.0.1:$web_port/"
 echo "  health            http://127.0.0.1:$healthz_port/healthz"
 echo "  secure port       https://127.0.0.1:$agent_port/pods"

@@ -6,7 +6,7 @@
 
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
-  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CREDENTIAL', 'CRI', 'EVENTS', 'KUBERUNTIME', 'NODE',
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'EVENTS', 'GC', 'KUBERUNTIME', 'NODE',
   'ORCHCLIENT', 'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
@@ -76,6 +76,14 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   KUBERUNTIME_RUN_AS_NON_ROOT: 'runAsNonRoot is set and the container would run as root',
   KUBERUNTIME_KILL_FAILED: 'containers of a pod could not be stopped',
   KUBERUNTIME_REMOVE_FAILED: 'containers or sandboxes of a pod could not be removed',
+  // src/agent/containerlogs
+  CONTAINERLOGS_ROTATE_FAILED: "a container's log could not be rotated (renamed, reopened by the runtime, compressed); logged and tried again at the next check",
+  CONTAINERLOGS_INVALID_OPTIONS: 'the container log manager was asked for with a size, file count, worker count or period out of range',
+  // src/agent/gc
+  GC_CONTAINER_FAILED: 'removals of a container garbage collection pass failed (each named); tried again at the next pass',
+  GC_IMAGE_FREE_FAILED: 'image garbage collection could not free enough space: "wanted to free X bytes, but freed Y bytes"',
+  GC_INVALID_PERIOD: 'NODEAGENT_CONTAINER_GC_PERIOD or NODEAGENT_IMAGE_GC_PERIOD is not a positive Go duration',
+  GC_IMAGE_FS_UNKNOWN: 'the image file system cannot be found (ImageFsInfo, the runtime root) or measured (statfs)',
   // src/agent/podsource
   PODSOURCE_UNKNOWN_SOURCE: 'a snapshot was pushed for a source that was not declared',
   // src/agent/volumes

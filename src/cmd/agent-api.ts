@@ -46,6 +46,8 @@ export interface ApiConnection {
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
   /** Records a pod event the node's modules decided. */
   podEvent(event: PodEvent): void;
+  /** Records an event on the Node (garbage collection failures). */
+  nodeEvent(type: 'Normal' | 'Warning', reason: string, message: string): void;
   /** serverTLSBootstrap (without tlsCertFile/tlsPrivateKeyFile): the serving certificate the secure server presents. */
   readonly servingCertificates?: ServingCertificateSource;
   /** The plain client of --orchconfig: the secure server's token and access reviews. */
@@ -104,6 +106,9 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
       recordPodEvent(recorder, e);
+    },
+    nodeEvent(type, reason, message) {
+      recorder.event(nodeReference(nodeName), type, reason, reason, message);
     },
     async close() {
       await rotation?.stop();

@@ -19,6 +19,7 @@ import { createPodWorkers } from '../agent/podworkers/index.js';
 import { createAgentMetrics, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
 import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop/index.js';
 import type { ApiConnection, ApiMode } from './agent-api.js';
+import { startNodeCleanup } from './agent-cleanup.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
@@ -120,6 +121,16 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
   const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
   disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }));
+
+  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts).
+  const nodeEvent = api?.nodeEvent.bind(api);
+  disposers.push(startNodeCleanup({
+    resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
+    sourcesReady: () => podConfig.sourcesReady(),
+    isRemovable: (uid) => !pods.isDesired(uid) && workers.stateOf(uid) === undefined,
+    podChanged: (uid) => { node.podCache.invalidate(uid); },
+    onEvent: nodeEvent === undefined ? undefined : (e) => { nodeEvent(e.type, e.reason, e.message); },
+  }));
   const servers = await startServers({
     config: c,
     certDir: resolved.options.certDir,

@@ -4,9 +4,14 @@
  * logs kept in memory for assertions, health and read-only ports off unless asked. A root dir
  * the helper made itself (no `rootDir` given) is removed by stop() and kill() once the agent
  * has exited, with the pods' tmpfs mounts the agent left below it unmounted first.
+ *
+ * Each agent writes its pods' container logs under its own root dir (`<rootDir>/pod-logs`,
+ * podLogsDir set by a drop-in of the helper's), so that agents sharing the machine never see
+ * (or garbage-collect) each other's logs; a test that passes its own --config-dir sets
+ * podLogsDir itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +23,10 @@ export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../.
 
 export interface AgentProcess {
   readonly process: ChildProcess;
+  /** The command line the agent was started with (without the binary). */
+  readonly args: readonly string[];
+  /** Where the agent's runtime writes the pods' container logs (podLogsDir). */
+  readonly podLogsDir: string;
   /** Everything the agent wrote to stdout and stderr so far. */
   logs(): string;
   /** Waits until the log contains `text` (a string or pattern). */
@@ -37,6 +46,8 @@ export interface AgentOptions {
   readonly args?: readonly string[];
   /** Do not wait for "nodeagent running" (e.g. when the runtime is down or for --runonce). */
   readonly noWait?: boolean;
+  /** The agent's environment on top of this process's (e.g. NODEAGENT_CONTAINER_GC_PERIOD). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
@@ -44,12 +55,23 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
   const rootDir = options.rootDir ?? (await mkdtemp(join(tmpdir(), 'nodeagent-root-')));
   // Removed once, after the agent exited: the caller does not know this directory.
   let removal: Promise<void> | undefined;
-  const removeOwnRoot = (): Promise<void> => (removal ??= ownRoot ? removeTempDir(rootDir) : Promise.resolve());
+  const removeOwnRoot = (): Promise<void> => (removal ??= (async () => {
+    if (ownRoot) await removeTempDir(rootDir);
+    if (dropInDir !== undefined) await removeTempDir(dropInDir);
+  })());
   // The secure port defaults to 10250 on all interfaces: give each agent its own free port
   // unless the test chooses one (agents of test files running in parallel must not collide).
   const choosesPort = (options.args ?? []).some((a) => /^--(port|config|enable-server)(=|$)/.test(a));
+  // podLogsDir is a file-only field: a drop-in of the helper's sets it, unless the test has its own drop-ins.
+  const ownDropIns = !(options.args ?? []).some((a) => /^--config-dir(=|$)/.test(a));
+  const dropInDir = ownDropIns ? await mkdtemp(join(tmpdir(), 'nodeagent-dropin-')) : undefined;
+  const podLogsDir = join(rootDir, 'pod-logs');
+  if (dropInDir !== undefined) {
+    await writeFile(join(dropInDir, '00-pod-logs.conf'), `apiVersion: nodeagent.config.orch.io/v1beta1\nkind: NodeagentConfiguration\npodLogsDir: ${podLogsDir}\n`);
+  }
   const args = [
     ...(choosesPort ? [] : [`--port=${await freePort()}`]),
+    ...(dropInDir === undefined ? [] : [`--config-dir=${dropInDir}`]),
     `--container-runtime-endpoint=${options.endpoint}`,
     `--root-dir=${rootDir}`,
     `--cert-dir=${join(rootDir, 'pki')}`,
@@ -61,7 +83,7 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     ...(options.manifestDir === undefined ? [] : [`--pod-manifest-path=${options.manifestDir}`]),
     ...(options.args ?? []),
   ];
-  const child = spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
   child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
@@ -72,6 +94,8 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
   void exit.then(() => { exited = true; });
   const agent: AgentProcess = {
     process: child,
+    args,
+    podLogsDir,
     logs: () => output,
     async waitForLog(text, timeoutMs = 20_000) {
       await waitFor(`agent log ${String(text)}`, () => {

@@ -53,6 +53,12 @@ export interface StartContainerdOptions {
   readonly registryPort?: number;
   /** Pod subnet; default: a free 10.88.X.0/24 reserved for this process. */
   readonly subnet?: string;
+  /**
+   * containerd's root (images, snapshots) on a tmpfs of this many MiB of its own, so that a
+   * test can fill it (image garbage collection); stop() unmounts it. Default: on the temp dir's
+   * file system.
+   */
+  readonly rootTmpfsMiB?: number;
 }
 
 export interface RegistryInstance {
@@ -242,6 +248,10 @@ export async function startContainerd(options: StartContainerdOptions = {}): Pro
     }
   };
   try {
+    if (options.rootTmpfsMiB !== undefined) {
+      await mkdir(path.join(dir, 'root'));
+      await execFileAsync('mount', ['-t', 'tmpfs', '-o', `size=${options.rootTmpfsMiB}m,mode=0711`, 'nodeagent-test-root', path.join(dir, 'root')]);
+    }
     const socketPath = await runScript('containerd-up.sh', args);
     const envFile = path.join(dir, 'instance.env');
     const env = await readEnvFile(envFile);

@@ -25,7 +25,8 @@ let agent: AgentProcess | undefined;
 async function start(args: readonly string[] = []): Promise<AgentProcess> {
   agent = await startAgentProcess({
     endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, manifestDir: manifests, rootDir,
-    args: [`--hostname-override=${NODE}`, ...args],
+    // Every dead attempt stays (the restart test counts them): no per-container GC limit.
+    args: [`--hostname-override=${NODE}`, '--maximum-dead-containers-per-container=-1', ...args],
   });
   return agent;
 }
@@ -97,9 +98,9 @@ void describe('static pods on a real runtime', () => {
     const main = await waitFor('the main container after the init containers', () => runningContainer(cri, 'init'), { timeoutMs: 30_000 });
     const inits = [...(await containersOf(cri, 'init', 'one')), ...(await containersOf(cri, 'init', 'two'))];
     assert.deepEqual(inits.map((c) => c.state), ['CONTAINER_EXITED', 'CONTAINER_EXITED']);
-    // The container log in the upstream layout: /var/log/pods/<ns>_<name>_<uid>/<container>/<n>.log
+    // The container log in the upstream layout: <podLogsDir>/<ns>_<name>_<uid>/<container>/<n>.log
     const uid = main.labels['io.orch.pod.uid'] ?? '';
-    const logFile = join('/var/log/pods', `default_init-${NODE}_${uid}`, 'main', '0.log');
+    const logFile = join(agent?.podLogsDir ?? '', `default_init-${NODE}_${uid}`, 'main', '0.log');
     const log = await waitFor('the main container log', async () => {
       const text = existsSync(logFile) ? await readFile(logFile, 'utf8') : '';
       return text.includes('step two') ? text : undefined;
@@ -145,7 +146,7 @@ void describe('static pods on a real runtime', () => {
     assert.ok(Date.now() - started >= 1500, 'the container that ignores TERM is killed only after its grace period');
     await waitFor('its pod directory removed', () => !existsSync(join(rootDir, 'pods', uid)));
     await waitFor('its pod cgroup removed', () => !podCgroupExists(uid));
-    assert.ok(!existsSync(join('/var/log/pods', `default_host-${NODE}_${uid}`)), 'its log directory is removed');
+    assert.ok(!existsSync(join(agent?.podLogsDir ?? '', `default_host-${NODE}_${uid}`)), 'its log directory is removed');
   });
 
   void it('adopts running containers after a crash and cleans up pods removed meanwhile', async () => {

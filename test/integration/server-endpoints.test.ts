@@ -198,11 +198,7 @@ void describe('the endpoints of the secure port', () => {
 
   void it('shows the configuration on /configz as `nodeagent config print` prints it', async () => {
     const configz = JSON.parse((await get('/configz')).body) as { nodeagentconfig: Record<string, unknown> };
-    const helperArgs = [
-      `--container-runtime-endpoint=${containerd.endpoint}`, `--root-dir=${rootDir}`, `--cert-dir=${join(rootDir, 'pki')}`, `--cgroup-root=${containerd.cgroupRoot}`,
-      '--healthz-port=0', '--read-only-port=0', '--file-check-frequency=2s', '--sync-frequency=10s', `--pod-manifest-path=${manifests}`, ...args,
-    ];
-    const { stdout } = await execFileAsync(NODEAGENT_BIN, ['config', 'print', '-o', 'json', ...helperArgs]);
+    const { stdout } = await execFileAsync(NODEAGENT_BIN, ['config', 'print', '-o', 'json', ...agent.args]);
     assert.deepEqual(configz.nodeagentconfig, JSON.parse(stdout));
     assert.equal(configz.nodeagentconfig.port, port);
   });

@@ -40,6 +40,8 @@ export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = {
 };
 
 export const DEFAULT_CONTAINER_RUNTIME_ENDPOINT = 'unix:///run/containerd/containerd.sock';
+/** Where the runtime writes pods' container logs (upstream's podLogsDir). */
+export const DEFAULT_POD_LOGS_DIR = '/var/log/pods';
 
 const z = { zeroIsUnset: true } as const;
 
@@ -161,6 +163,8 @@ export const configurationSchema = {
   memorySwap: struct({ swapBehavior: str('') }),
   containerLogMaxSize: str('10Mi', z),
   containerLogMaxFiles: int32(5),
+  containerLogMaxWorkers: int32(1),
+  containerLogMonitorInterval: duration(10 * SECOND),
   configMapAndSecretChangeDetectionStrategy: str('Watch', z),
   systemReserved: stringMap(),
   orchReserved: stringMap(),
@@ -200,6 +204,7 @@ export const configurationSchema = {
   localStorageCapacityIsolation: bool(true),
   containerRuntimeEndpoint: str(DEFAULT_CONTAINER_RUNTIME_ENDPOINT, { ...z, required: true }),
   imageServiceEndpoint: str(''),
+  podLogsDir: str(DEFAULT_POD_LOGS_DIR, z),
 } as const;
 
 /** The effective configuration: every field present, durations in nanoseconds. */

@@ -5,6 +5,7 @@
  * the field names.
  */
 import { isIP } from 'node:net';
+import path from 'node:path';
 import { parseDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';
 import { validateLabelValue, validateQualifiedName } from '../../api/labels.js';
@@ -112,6 +113,13 @@ export function endpointProblem(text: string): string | undefined {
     return `${JSON.stringify(text)}: npipe and tcp endpoints are not supported on Linux; use unix:///<path>`;
   }
   return `${JSON.stringify(text)} is not an endpoint; use unix:///<path>`;
+}
+
+/** podLogsDir: an absolute, normalized path (upstream: `/var/log/pods`, not `/var/log/pods/` or `../pods`). */
+export function podLogsDirProblems(dir: string): string[] {
+  if (!path.isAbsolute(dir)) return [`pod logs path ${JSON.stringify(dir)} must be an absolute path`];
+  const clean = path.normalize(dir).replace(/(.)\/+$/, '$1');
+  return clean === dir ? [] : [`pod logs path ${JSON.stringify(dir)} must be normalized (${JSON.stringify(clean)})`];
 }
 
 export function urlProblem(text: string): string | undefined {

@@ -147,6 +147,15 @@ void describe('validation rules', () => {
     assert.ok(r.problems.some((p) => p.field === 'shutdownGracePeriodByPodPriority[0].shutdownGracePeriodSeconds'));
   });
 
+  void it('wants podLogsDir absolute and normalized', () => {
+    const base = { options: defaultCommandLineOptions(), version: 'v0.1.0', gates: resolveFeatureGates(null) };
+    const problems = (podLogsDir: string): string[] => validateConfiguration({ ...flagDefaults(), podLogsDir }, base).problems.map((p) => `${p.field}: ${p.message}`);
+    assert.deepEqual(problems('/var/log/pods/'), ['podLogsDir: pod logs path "/var/log/pods/" must be normalized ("/var/log/pods")']);
+    assert.deepEqual(problems('/var/log/../log/pods'), ['podLogsDir: pod logs path "/var/log/../log/pods" must be normalized ("/var/log/pods")']);
+    assert.deepEqual(problems('/srv/pod-logs'), []);
+    assert.equal(flagDefaults().podLogsDir, '/var/log/pods');
+  });
+
   void it('checks the remaining file-only rules', () => {
     const base = { options: defaultCommandLineOptions(), version: 'v0.3.0', gates: resolveFeatureGates({ MemoryQoS: true, RotateNodeagentServerCertificate: false, NodeagentTracing: false }) };
     const c: NodeagentConfiguration = {
@@ -154,6 +163,7 @@ void describe('validation rules', () => {
       showHiddenMetricsForVersion: '0.1', serverTLSBootstrap: true, enableSystemLogQuery: true, enableSystemLogHandler: false,
       iptablesDropBit: 32, configMapAndSecretChangeDetectionStrategy: 'Poll', memorySwap: { swapBehavior: 'LimitedSwap' },
       tracing: { endpoint: 'not a host', samplingRatePerMillion: 2_000_000 },
+      containerLogMaxWorkers: 0, containerLogMonitorInterval: 2e9, podLogsDir: 'var/log/pods',
     };
     const fields = validateConfiguration(c, base).problems.map((p) => `${p.field}: ${p.message}`);
     const expect = [
@@ -170,6 +180,9 @@ void describe('validation rules', () => {
       'tracing: needs the feature gate NodeagentTracing',
       'tracing.samplingRatePerMillion: must be from 0 to 1000000',
       'tracing.endpoint: "not a host" is not host:port',
+      'containerLogMaxWorkers: must be 1 or more, got 0',
+      'containerLogMonitorInterval: must be 3s or more, got 2s',
+      'podLogsDir: pod logs path "var/log/pods" must be an absolute path',
     ];
     for (const e of expect) assert.ok(fields.some((f) => f.startsWith(e)), `missing ${e} in:\n${fields.join('\n')}`);
   });

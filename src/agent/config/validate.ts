@@ -14,7 +14,7 @@ import type { NodeagentConfiguration } from './types.js';
 import { validateMaps } from './validate-maps.js';
 import {
   INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES, TLS_VERSIONS, cidrProblem, cpuSetProblem, endpointProblem,
-  ipProblem, nodeLabelProblems, taintProblems, urlProblem,
+  ipProblem, nodeLabelProblems, podLogsDirProblems, taintProblems, urlProblem,
 } from './validate-values.js';
 
 export interface Problem {
@@ -99,6 +99,11 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   if (c.nodeLeaseDurationSeconds <= 0) add('nodeLeaseDurationSeconds', `must be greater than 0, got ${c.nodeLeaseDurationSeconds}`);
   if (c.nodeStatusMaxImages < -1) add('nodeStatusMaxImages', `must be -1 (no cap) or more, got ${c.nodeStatusMaxImages}`);
   if (c.containerLogMaxFiles < 2) add('containerLogMaxFiles', `must be 2 or more, got ${c.containerLogMaxFiles}`);
+  if (c.containerLogMaxWorkers < 1) add('containerLogMaxWorkers', `must be 1 or more, got ${c.containerLogMaxWorkers}`);
+  if (c.containerLogMonitorInterval < 3 * SECOND) {
+    add('containerLogMonitorInterval', `must be 3s or more, got ${formatDuration(c.containerLogMonitorInterval)}`);
+  }
+  podLogsDirProblems(c.podLogsDir).forEach((p) => { add('podLogsDir', p); });
   if (c.podPidsLimit < -1) add('podPidsLimit', `must be -1 (node allocatable PID capacity) or more, got ${c.podPidsLimit}`);
   try {
     const q = parseQuantity(c.containerLogMaxSize);

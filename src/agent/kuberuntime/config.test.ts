@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { DEFAULT_MASKED_PATHS, makeContainerConfig, verifyRunAsNonRoot, type ContainerConfigInput } from './container-config.js';
 import { hashContainer } from './hash.js';
-import { makeSandboxConfig, namespaceOptions, podHostnameAndDomain, portMappings, sandboxHostname, sysctlName } from './sandbox-config.js';
+import { makeSandboxConfig, namespaceOptions, parsePodLogsDirectoryName, podHostnameAndDomain, podLogsDirectory, portMappings, sandboxHostname, sysctlName } from './sandbox-config.js';
 
 const app: Container = {
   name: 'app',
@@ -76,6 +76,16 @@ function input(p: Pod, extra: Partial<ContainerConfigInput> = {}): ContainerConf
     mounts: [{ containerPath: '/data', hostPath: '/host/data', readonly: true, propagation: 'HostToContainer' }], ...extra,
   };
 }
+
+void describe('pod log directories', () => {
+  void it('are named <namespace>_<name>_<uid> and read back; other names belong to no pod', () => {
+    const id = { namespace: 'kube-system', name: 'etcd-node.a', uid: '6f1c2d3e-0000-4000-8000-000000000001' };
+    const dir = podLogsDirectory('/var/log/pods', id);
+    assert.equal(dir, '/var/log/pods/kube-system_etcd-node.a_6f1c2d3e-0000-4000-8000-000000000001');
+    assert.deepEqual(parsePodLogsDirectoryName(dir.slice('/var/log/pods/'.length)), id);
+    for (const name of ['notes', 'a_b', 'A_b_c', 'a_b_c_d', '_b_c', 'a__c']) assert.equal(parsePodLogsDirectoryName(name), undefined, name);
+  });
+});
 
 void describe('container config', () => {
   void it('has everything the runtime and the agent need', () => {

@@ -35,6 +35,16 @@ export function podLogsDirectory(root: string, id: PodIdentity): string {
   return path.join(root, `${id.namespace}_${id.name}_${id.uid}`);
 }
 
+/**
+ * The pod a directory name under the pod logs root belongs to (`<namespace>_<name>_<uid>`;
+ * upstream: parsePodUIDFromLogsDirectory); undefined for a name not of that form (namespaces
+ * and names are DNS names, which hold no `_`).
+ */
+export function parsePodLogsDirectoryName(name: string): PodIdentity | undefined {
+  const m = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)_([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)_([^_/]+)$/.exec(name);
+  return m === null ? undefined : { namespace: m[1] ?? '', name: m[2] ?? '', uid: m[3] ?? '' };
+}
+
 /** The labels that identify the pod's objects in the runtime. */
 export function podLabels(id: PodIdentity): Record<string, string> {
   return { [POD_UID_LABEL]: id.uid, [POD_NAME_LABEL]: id.name, [POD_NAMESPACE_LABEL]: id.namespace };

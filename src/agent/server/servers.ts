@@ -99,7 +99,7 @@ function serve(server: Server, pipeline: Pipeline): void {
 export async function startServers(o: ServersOptions): Promise<Servers> {
   const c = o.config;
   const log = o.logger;
-  const stats = o.stats ?? createStatsProvider({ cri: o.cri, rootDir: o.rootDir, logger: log.named('stats') });
+  const stats = o.stats ?? createStatsProvider({ cri: o.cri, rootDir: o.rootDir, podLogsRoot: o.config.podLogsDir, logger: log.named('stats') });
   const deps: RouteDeps = {
     config: c, nodeName: o.nodeName, rootDir: o.rootDir, pods: o.pods, cri: o.cri, stats, metrics: o.metrics,
     healthChecks: o.healthChecks, logs: o.logs, gateEnabled: (n) => o.gates.enabled(n), logger: log,

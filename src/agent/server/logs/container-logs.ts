@@ -5,7 +5,8 @@
  * negative tailLines, limitBytes or sinceSeconds below 1, both since forms) a 422. An unknown
  * pod or container is a 404; a container without logs yet (waiting, or no previous instance)
  * a 400 with upstream's wording. The log is read from the file the runtime reports for the
- * instance (the upstream layout under /var/log/pods) and streamed as it is read.
+ * instance (the upstream layout under podLogsDir), with the files rotation made of it
+ * (rotated-log.ts), and streamed as it is read.
  */
 import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../../api/errors.js';
@@ -13,7 +14,8 @@ import type { PodsView, ServerCri } from '../host.js';
 import { findPod } from '../host.js';
 import { HttpError, TEXT } from '../http.js';
 import type { Route } from '../router.js';
-import { streamCriLog, type LogReadOptions } from './cri-log.js';
+import type { LogReadOptions } from './cri-log.js';
+import { streamContainerLog } from './rotated-log.js';
 
 export interface PodLogOptions {
   readonly follow: boolean;
@@ -150,7 +152,7 @@ export function containerLogRoutes(view: PodsView, cri: ServerCri, now: () => nu
       };
       if (o.follow) start();
       try {
-        await streamCriLog(logPath, read, {
+        await streamContainerLog(logPath, read, {
           write(chunk) {
             start();
             if (res.write(chunk) || res.destroyed) return Promise.resolve();

@@ -82,7 +82,8 @@ export async function tailOffset(fh: FileHandle, size: number, n: number): Promi
   return left;
 }
 
-class LimitedWriter {
+/** Writes entries to the sink with the read options applied (since, timestamps, limitBytes), across files. */
+export class LimitedWriter {
   private written = 0;
   private newLine = true;
   constructor(private readonly sink: LogSink, private readonly o: LogReadOptions) {}
@@ -153,11 +154,36 @@ async function flush(carry: Buffer, w: LimitedWriter): Promise<void> {
 
 /** Streams the log at `path` to `sink`. Resolves when done (or the reader is gone). */
 export async function streamCriLog(path: string, o: LogReadOptions, sink: LogSink, hooks?: FollowHooks): Promise<void> {
-  const w = new LimitedWriter(sink, o);
-  let fh = await open(path, 'r');
+  const fh = await open(path, 'r');
+  let position: number;
+  try {
+    position = o.tailLines === undefined ? 0 : await tailOffset(fh, (await fh.stat()).size, o.tailLines);
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+  await continueCriLog({ path, fh, position, writer: new LimitedWriter(sink, o) }, o, hooks);
+}
+
+/** Where continueCriLog starts: the log at `path`, opened as `fh` (continueCriLog closes it), from `position`. */
+export interface LogCursor {
+  readonly path: string;
+  readonly fh: FileHandle;
+  readonly position: number;
+  readonly writer: LimitedWriter;
+}
+
+/**
+ * Reads the open log from the cursor on and, with `follow`, what the runtime appends (also
+ * after a rotation: the old file is read to its end, then the new one from its start) until
+ * the container stops or the reader goes away. Closes the file.
+ */
+export async function continueCriLog(cursor: LogCursor, o: LogReadOptions, hooks?: FollowHooks): Promise<void> {
+  const { path, writer: w } = cursor;
+  let fh = cursor.fh;
   try {
     let info = await fh.stat();
-    let position = o.tailLines === undefined ? 0 : await tailOffset(fh, info.size, o.tailLines);
+    let position = cursor.position;
     let carry: Buffer = Buffer.alloc(0);
     for (;;) {
       ({ position, carry } = await readLines(fh, position, w, carry));

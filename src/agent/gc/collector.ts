@@ -1,0 +1,138 @@
+/**
+ * The garbage collection loops (upstream's StartGarbageCollection): container GC every
+ * `containerPeriodMs` (upstream: 1 minute) and image GC every `imagePeriodMs` (5 minutes), each
+ * pass at once at start and then a period after the previous one ended, on the agent's clock,
+ * in the background (a pass never blocks a pod worker and two never overlap). A failed pass is
+ * logged and tried again at the next period:
+ *
+ *   | failure                                   | event (Warning, on the Node)              |
+ *   |-------------------------------------------|-------------------------------------------|
+ *   | container GC                              | ContainerGCFailed, every time              |
+ *   | image GC could not free enough            | FreeDiskSpaceFailed, every time            |
+ *   | the image file system cannot be measured  | InvalidDiskCapacity, every time            |
+ *   | image GC, twice or more in a row          | ImageGCFailed (a first failure may be a    |
+ *   |                                           | runtime still starting: logged only)       |
+ */
+import type { Clock, Timer } from '../../api/clock.js';
+import { isOrchError, messageOf } from '../../api/errors.js';
+import type { Logger } from '../logging/index.js';
+import type { ContainerGC } from './container-gc.js';
+import { GC_IMAGE_FREE_FAILED, GC_IMAGE_FS_UNKNOWN, type ImageGC } from './image-gc.js';
+import type { GcMetrics } from './metrics.js';
+
+export type GcEventReason = 'ContainerGCFailed' | 'ImageGCFailed' | 'FreeDiskSpaceFailed' | 'InvalidDiskCapacity';
+
+export interface GcEvent {
+  readonly type: 'Warning';
+  readonly reason: GcEventReason;
+  readonly message: string;
+}
+
+export interface GarbageCollectionOptions {
+  readonly containerGC: ContainerGC;
+  /** Undefined: image GC is off (imageGCHighThresholdPercent 100, as upstream). */
+  readonly imageGC?: ImageGC | undefined;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Default 1 minute. */
+  readonly containerPeriodMs?: number;
+  /** Default 5 minutes. */
+  readonly imagePeriodMs?: number;
+  /** Each event, after it was logged (API-server mode records it on the Node). */
+  readonly onEvent?: (event: GcEvent) => void;
+  readonly metrics?: GcMetrics;
+}
+
+export interface GarbageCollector {
+  /** Starts both loops (their first passes at once). Idempotent. */
+  start(): void;
+  /** Stops them, after the passes under way ended. */
+  stop(): Promise<void>;
+}
+
+export const CONTAINER_GC_PERIOD_MS = 60_000;
+export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
+
+/** A pass run now and then `periodMs` after each pass ended, until stopped. */
+class Loop {
+  private timer: Timer | undefined;
+  private running: Promise<void> | undefined;
+  private on = false;
+
+  constructor(private readonly clock: Clock, private readonly periodMs: number, private readonly pass: () => Promise<void>) {}
+
+  start(): void {
+    if (this.on) return;
+    this.on = true;
+    this.tick();
+  }
+
+  private tick(): void {
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.on) this.timer = this.clock.setTimer(this.periodMs, () => { this.tick(); });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.on = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.running;
+  }
+}
+
+export function createGarbageCollector(o: GarbageCollectionOptions): GarbageCollector {
+  const log = o.logger;
+  const emit = (reason: GcEventReason, message: string): void => { o.onEvent?.({ type: 'Warning', reason, message }); };
+  const seconds = (start: number): number => (o.clock.now() - start) / 1000;
+  let containerFailed = false;
+  let imageFailed = false;
+
+  const containerPass = async (): Promise<void> => {
+    const start = o.clock.now();
+    try {
+      const r = await o.containerGC.collect();
+      log.v(containerFailed ? 1 : 4, 'Container garbage collection succeeded', { ...r });
+      containerFailed = false;
+    } catch (err) {
+      containerFailed = true;
+      log.error('Container garbage collection failed', { err: messageOf(err) });
+      emit('ContainerGCFailed', messageOf(err));
+    } finally {
+      o.metrics?.observeContainerPass(seconds(start));
+    }
+  };
+
+  const imageGC = o.imageGC;
+  const imagePass = async (): Promise<void> => {
+    if (imageGC === undefined) return;
+    const start = o.clock.now();
+    try {
+      const r = await imageGC.collect();
+      log.v(imageFailed ? 1 : 4, 'Image garbage collection succeeded', { usage: r.usagePercent, freed: r.freed, removed: r.removed.length });
+      imageFailed = false;
+    } catch (err) {
+      const code = isOrchError(err) ? err.code : '';
+      if (code === GC_IMAGE_FREE_FAILED) emit('FreeDiskSpaceFailed', messageOf(err));
+      if (code === GC_IMAGE_FS_UNKNOWN) emit('InvalidDiskCapacity', messageOf(err));
+      if (imageFailed) {
+        log.error('Image garbage collection failed multiple times in a row', { err: messageOf(err) });
+        emit('ImageGCFailed', messageOf(err));
+      } else {
+        log.error('Image garbage collection failed once; the runtime may still be starting', { err: messageOf(err) });
+      }
+      imageFailed = true;
+    } finally {
+      o.metrics?.observeImagePass(seconds(start));
+    }
+  };
+
+  const loops = [new Loop(o.clock, o.containerPeriodMs ?? CONTAINER_GC_PERIOD_MS, containerPass)];
+  if (imageGC !== undefined) loops.push(new Loop(o.clock, o.imagePeriodMs ?? IMAGE_GC_PERIOD_MS, imagePass));
+  else log.v(2, 'Image garbage collection is off (imageGCHighThresholdPercent is 100)');
+  return {
+    start() { for (const l of loops) l.start(); },
+    async stop() { await Promise.all(loops.map((l) => l.stop())); },
+  };
+}
