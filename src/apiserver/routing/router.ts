@@ -10,8 +10,9 @@ import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
 import type { Authenticator, UserInfo } from '../authn/index.js';
 import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
-import { negotiate, send, sendError, Query, type Output } from '../http/index.js';
-import { serveResource, type ResourceRegistry, type Verb } from '../registry/index.js';
+import { errorOutput, negotiate, send, sendError, Query, type Output, type OutputKind } from '../http/index.js';
+import { canEncode } from '../protobuf/index.js';
+import { apiVersionOf, serveResource, type ResourceDefinition, type ResourceRegistry, type Verb } from '../registry/index.js';
 import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
 import { serveWatch } from '../watch/index.js';
 import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
@@ -52,6 +53,11 @@ export interface Router {
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** The HTTPS server's `upgrade` listener (WebSocket and SPDY requests). */
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+}
+
+/** The outputs a resource is written in: protobuf where its kind has a message type. */
+function outputsOf(def: ResourceDefinition): OutputKind[] {
+  return canEncode(apiVersionOf(def), def.kind) ? ['yaml', 'protobuf', 'table', 'partial'] : ['yaml', 'table', 'partial'];
 }
 
 /** Paths anonymous requests may read (everything else needs credentials). */
@@ -154,7 +160,7 @@ export function createRouter(options: RouterOptions): Router {
     if (!def.namespaced && info.namespace !== '' && !isNamespaceItself) throw pathNotFound(info.path);
     const namespace = def.namespaced ? info.namespace : '';
     if (def.namespaced && namespace === '' && !['list', 'watch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
-    const output: Output = negotiate(req.headers.accept, ['yaml', 'table', 'partial'], pretty);
+    const output: Output = negotiate(req.headers.accept, outputsOf(def), pretty);
     const request = {
       req, res, registry, verb, namespace, name: info.name, subresource,
       query, user, output, maxRequestBytes: options.maxRequestBytes, now,
@@ -188,7 +194,7 @@ export function createRouter(options: RouterOptions): Router {
         await resource(req, res, info, query, auth.user, pretty, upgrade);
       }
     } catch (err) {
-      const status = sendError(res, err, { kind: 'json', pretty });
+      const status = sendError(res, err, errorOutput(req.headers.accept, pretty));
       if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${req.url ?? ''}: ${status.httpCode} ${messageOf(err)}`);
     }
   }
