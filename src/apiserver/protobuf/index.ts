@@ -11,7 +11,7 @@
  */
 export { canEncode, decodeObject, decodeWatchFrames, encodeObject, encodeWatchFrame, MAGIC, ProtobufDecodeError } from './envelope.js';
 export { messageFromJson, messageToJson } from './convert.js';
-export { findProtoDir, messageType, packageOf, protoRoot } from './types.js';
+export { encodeMessage, findProtoDir, messageType, packageOf, protoRoot } from './types.js';
 
 /** The media types of the protobuf encoding (upstream's name, and ours). */
 export const PROTOBUF_MEDIA_TYPES = ['application/vnd.kubernetes.protobuf', 'application/vnd.orch.protobuf'] as const;

@@ -82,3 +82,8 @@ export function messageType(apiVersion: string, kind: string): protobuf.Type | u
 export function namedType(fullName: string): protobuf.Type {
   return protoRoot().lookupType(fullName);
 }
+
+/** The bytes of a plain message of a type of ours (not an API object: no envelope). */
+export function encodeMessage(fullName: string, message: Record<string, unknown>): Buffer {
+  return Buffer.from(namedType(fullName).encode(message).finish());
+}

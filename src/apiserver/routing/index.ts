@@ -11,4 +11,4 @@ export { createRouter, type Router, type RouterOptions, type VersionInfo } from 
 export { upgradeResponse, type ConnectRequest, type Connector, type UpgradeContext } from './connect.js';
 export { parseRequestInfo, type NonResourceInfo, type RequestInfo, type ResourceInfo } from './request-info.js';
 export { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
-export { openApiDocuments, openApiRoot } from './openapi.js';
+export { openApiDocuments, openApiRoot, openApiV2 } from './openapi.js';

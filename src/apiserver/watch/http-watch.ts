@@ -13,6 +13,8 @@ export interface WatchServeOptions {
   /** Default timeout when the client gives no timeoutSeconds, in seconds (default random in [1800, 3600)). */
   readonly defaultTimeoutSeconds?: () => number;
   readonly log: (message: string) => void;
+  /** Called for each event written (the watch event metrics). */
+  readonly onEvent?: () => void;
 }
 
 const MAX_BUFFERED = 16 * 1024 * 1024;
@@ -87,6 +89,7 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
 
   const emit = (text: string | Buffer): void => {
     if (finished) return;
+    options.onEvent?.();
     res.write(text);
     if (res.writableLength > MAX_BUFFERED) {
       options.log(`watch: ending the watch of ${def.plural} for ${r.user.name}: the client reads too slowly`);

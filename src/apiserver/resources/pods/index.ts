@@ -7,7 +7,7 @@
  * with gracePeriodSeconds=0 removes it, as the node agent does once the containers stopped; a pod
  * bound to no node, or terminal, goes at once. Field selectors: spec.nodeName, status.phase and
  * upstream's others. The connect subresources log, exec, attach and portforward are declared
- * here and served by ../../nodeproxy.
+ * here and served by ../../nodeproxy; eviction (a policy/v1 Eviction) by ../../eviction.
  *
  * Must not: know HTTP, the store or the node agents.
  */
@@ -64,5 +64,6 @@ export const podDefinition: ResourceDefinition = {
     { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
     { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
     { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+    { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
   ],
 };
