@@ -183,7 +183,8 @@ export function createRouter(options: RouterOptions): Router {
     };
     if (verb === 'watch') {
       const metrics = options.metrics;
-      return serveWatch(request, { log: options.log, ...(metrics === undefined ? {} : { onEvent: () => metrics.watchEvent(def.group, def.version, def.kind) }) });
+      const onEvent = metrics === undefined ? {} : { onEvent: () => { metrics.watchEvent(def.group, def.version, def.kind); } };
+      return serveWatch(request, { log: options.log, ...onEvent });
     }
     return serveResource(request);
   }
