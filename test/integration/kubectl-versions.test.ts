@@ -70,7 +70,7 @@ after(async () => {
 
 void describe('every kubectl version against orch-apiserver and a real node', () => {
   for (const version of VERSIONS) {
-    void it(`kubectl ${version}: the everyday commands`, async () => {
+    void it(`kubectl ${version}: the everyday commands`, { timeout: 300_000 }, async () => {
       const binary = binaries.get(version);
       assert.ok(binary !== undefined, `kubectl ${version} is missing`);
       const home = join(dir, `home-${version}`);
