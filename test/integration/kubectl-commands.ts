@@ -122,7 +122,10 @@ export const STEPS: readonly Step[] = [
   { name: 'logs --previous', run: async (c) => assert.match(await k(c, 'logs', 'crashy', '--previous'), /first run/) },
   { name: 'exec -i with piped stdin', run: async (c) => {
     const text = `piped through kubectl ${c.tag}\nsecond line\n`;
-    assert.equal((await kubectl(c.env, ['exec', '-i', 'web', '-c', 'main', '--', 'cat'], { stdin: text, timeoutMs: 30_000 })).stdout, text);
+    const run = await kubectl(c.env, ['exec', '-v=6', '-i', 'web', '-c', 'main', '--', 'cat'], { stdin: text, timeoutMs: 30_000 });
+    assert.equal(run.stdout, text);
+    // kubectl falls back to SPDY silently when its WebSocket is refused: it must not have to.
+    assert.doesNotMatch(run.stderr, /fallback to secondary dialer/);
   } },
   { name: 'exec -it with a terminal size', run: async (c) => {
     const command = `stty cols 91 rows 37; ${c.env.binary} exec -it web -c main -- sh -c 'sleep 1; stty size'`;
@@ -145,11 +148,13 @@ export const STEPS: readonly Step[] = [
   } },
   { name: 'port-forward', run: async (c) => {
     const [a, b] = [await freePort(), await freePort()];
-    const forward = startKubectl(c.env, ['port-forward', 'pod/web', `${a}:8080`, `${b}:8080`]);
+    const forward = startKubectl(c.env, ['port-forward', '-v=6', 'pod/web', `${a}:8080`, `${b}:8080`]);
     try {
       await waitFor('kubectl port-forward to listen', () => forward.output().includes(`Forwarding from 127.0.0.1:${b}`), { timeoutMs: 20_000 });
       const answers = await Promise.all([httpGet(a), httpGet(b), httpGet(a), httpGet(b)]);
       assert.deepEqual(answers, Array(4).fill('hello from web\n'));
+      // 1.31+ tunnels SPDY in a WebSocket, and would fall back to SPDY silently if refused.
+      assert.doesNotMatch(forward.output(), /fallback to secondary dialer/);
     } finally {
       await forward.stop();
     }

@@ -117,8 +117,15 @@ function bridge(client: WebSocket, { backend, early }: Dialled, log: (m: string)
 }
 
 /** Completes the client's WebSocket upgrade with `protocol`; resolves with the socket (undefined when ws refused the handshake). */
+/** RFC 7230 tokens separated by commas: what ws accepts in Sec-WebSocket-Protocol. */
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
 function accept(r: ConnectRequest, upgrade: UpgradeContext, protocol: string): Promise<WebSocket | undefined> {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (protocol === '' ? false : protocol) });
+  // kubectl offers `SPDY/3.1+portforward.k8s.io`, which is no token ('/'): ws would refuse the
+  // header, so it sees a placeholder; the protocol chosen here is answered all the same.
+  const offeredHeader = r.req.headers['sec-websocket-protocol'];
+  if (offeredHeader !== undefined && !TOKEN_LIST.test(offeredHeader.trim())) r.req.headers['sec-websocket-protocol'] = 'orch-offered';
   upgrade.release();
   return new Promise((resolve) => {
     // The client left while the agent was dialled.

@@ -20,6 +20,9 @@ import type { Logger } from '../../logging/index.js';
 import { HttpError } from '../http.js';
 import type { RequestContext } from '../router.js';
 
+/** RFC 7230 tokens separated by commas: what ws accepts in Sec-WebSocket-Protocol. */
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
 export const V5 = 'v5.channel.k8s.io';
 export const V4 = 'v4.channel.k8s.io';
 
@@ -91,6 +94,10 @@ export async function acceptWebSocket(ctx: RequestContext, protocol: string): Pr
   if (upgrade === undefined) throw new HttpError(400, 'Upgrade request required');
   const { WebSocketServer } = await loadWs;
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (protocol === '' ? false : protocol) });
+  // kubectl offers `SPDY/3.1+portforward.k8s.io`, which is no token ('/'): ws would refuse the
+  // header, so it sees a placeholder; the protocol chosen here is answered all the same.
+  const offeredHeader = ctx.req.headers['sec-websocket-protocol'];
+  if (offeredHeader !== undefined && !TOKEN_LIST.test(offeredHeader.trim())) ctx.req.headers['sec-websocket-protocol'] = 'orch-offered';
   if (upgrade.socket instanceof Socket) ctx.res.detachSocket(upgrade.socket);
   if (upgrade.socket.destroyed) return undefined;
   return new Promise((resolve) => {
