@@ -5,6 +5,8 @@
  * stdin that reaches end-of-file; port-forward; the metrics API; the pod's graceful deletion
  * seen on the watch.
  */
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
+   the library's generated types are classes of plain data, and its documentation passes object literals. */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
@@ -127,8 +129,10 @@ void describe('@kubernetes/client-node against orch-apiserver', () => {
       const list = await metrics.getNodeMetrics();
       return list.items.length > 0 ? list : undefined;
     }, { timeoutMs: 60_000, intervalMs: 1000 });
-    assert.equal(nodes.items[0]?.metadata.name, cluster.node);
-    assert.match(nodes.items[0]?.usage.memory ?? '', /^\d+Ki$/);
+    const first = nodes.items[0];
+    assert.ok(first !== undefined);
+    assert.equal(first.metadata.name, cluster.node);
+    assert.match(first.usage.memory, /^\d+Ki$/);
     const pods = await metrics.getPodMetrics('default');
     assert.deepEqual(pods.items.find((p) => p.metadata.name === 'js-web')?.containers.map((c) => c.name), ['http', 'main']);
   });

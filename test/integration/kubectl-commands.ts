@@ -102,14 +102,18 @@ export const STEPS: readonly Step[] = [
     const pod = JSON.parse(await k(c, 'get', 'pod', 'web', '-o', 'json')) as { spec: { nodeName: string }; status: { phase: string } };
     assert.deepEqual([pod.spec.nodeName, pod.status.phase], [c.node, 'Running']);
   } },
-  { name: 'get -o wide', run: async (c) => assert.match(await k(c, 'get', 'pods', '-o', 'wide'), new RegExp(`web\\s+2/2\\s+Running\\s+\\d+\\s+\\S+\\s+[\\d.]+\\s+${c.node}`)) },
+  { name: 'get -o wide', run: async (c) => {
+    assert.match(await k(c, 'get', 'pods', '-o', 'wide'), new RegExp(`web\\s+2/2\\s+Running\\s+\\d+\\s+\\S+\\s+[\\d.]+\\s+${c.node}`));
+  } },
   { name: 'describe', run: async (c) => {
     const text = await k(c, 'describe', 'pod', 'web');
     assert.match(text, new RegExp(`Node:\\s+${c.node}/127\\.0\\.0\\.1`));
     assert.match(text, /Containers:[\s\S]*main:[\s\S]*http:/);
     assert.match(await k(c, 'describe', 'node', c.node), /Non-terminated Pods:/);
   } },
-  { name: 'logs', run: async (c) => assert.match(await k(c, 'logs', 'web', '-c', 'main', '--tail=3'), /tick \d+/) },
+  { name: 'logs', run: async (c) => {
+    assert.match(await k(c, 'logs', 'web', '-c', 'main', '--tail=3'), /tick \d+/);
+  } },
   { name: 'logs -f', run: async (c) => {
     const follow = startKubectl(c.env, ['logs', '-f', 'web', '-c', 'main', '--tail=1']);
     try {
@@ -119,7 +123,9 @@ export const STEPS: readonly Step[] = [
       await follow.stop();
     }
   } },
-  { name: 'logs --previous', run: async (c) => assert.match(await k(c, 'logs', 'crashy', '--previous'), /first run/) },
+  { name: 'logs --previous', run: async (c) => {
+    assert.match(await k(c, 'logs', 'crashy', '--previous'), /first run/);
+  } },
   { name: 'exec -i with piped stdin', run: async (c) => {
     const text = `piped through kubectl ${c.tag}\nsecond line\n`;
     const run = await kubectl(c.env, ['exec', '-v=6', '-i', 'web', '-c', 'main', '--', 'cat'], { stdin: text, timeoutMs: 30_000 });
@@ -193,7 +199,9 @@ export const STEPS: readonly Step[] = [
     assert.equal((await k(c, 'auth', 'can-i', 'create', 'pods')).trim(), 'yes');
     assert.match(await k(c, 'auth', 'can-i', '--list'), /\*\.\*\s+\[\]\s+\[\]\s+\[\*\]/);
   } },
-  { name: 'auth whoami', run: async (c) => assert.match(await k(c, 'auth', 'whoami'), /Username\s+admin[\s\S]*Groups\s+\[system:masters system:authenticated\]/) },
+  { name: 'auth whoami', run: async (c) => {
+    assert.match(await k(c, 'auth', 'whoami'), /Username\s+admin[\s\S]*Groups\s+\[system:masters system:authenticated\]/);
+  } },
   { name: 'certificate approve', run: async (c) => {
     const { requestPem } = await makeCsr({ commonName: `user-${c.tag}` });
     const res = await c.server.client.request('POST', '/apis/certificates.orch.io/v1/certificatesigningrequests', {
@@ -212,5 +220,7 @@ export const STEPS: readonly Step[] = [
     assert.equal((await c.server.client.request('GET', `/api/v1/namespaces/ns-${c.tag}`)).status, 404);
     assert.equal((await c.server.client.request('GET', `/api/v1/namespaces/default/configmaps/applied-${c.tag}`)).status, 404);
   } },
-  { name: 'events', run: async (c) => assert.match(await k(c, 'events', '--for', 'pod/web'), /Started\s+Pod\/web/) },
+  { name: 'events', run: async (c) => {
+    assert.match(await k(c, 'events', '--for', 'pod/web'), /Started\s+Pod\/web/);
+  } },
 ];

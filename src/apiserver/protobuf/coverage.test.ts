@@ -40,7 +40,7 @@ function fieldsOf(type: protobuf.Type): Map<string, protobuf.Field> {
 }
 
 /** Paths of schema fields the message lacks (or holds with an incompatible shape). */
-function missing(schema: Schema, field: protobuf.Field | undefined, type: protobuf.Type, path: string, out: string[]): void {
+function missing(schema: Schema, type: protobuf.Type, path: string, out: string[]): void {
   if (schema.type !== 'object') return;
   const fields = fieldsOf(type);
   for (const [name, sub] of Object.entries(schema.properties)) {
@@ -55,10 +55,9 @@ function missing(schema: Schema, field: protobuf.Field | undefined, type: protob
     if (sub.type === 'array' && !f.repeated) out.push(`${where} (not repeated)`);
     if (sub.type === 'map' && !f.map && !(f.resolvedType instanceof protobuf.Type)) out.push(`${where} (not a map)`);
     if (inner.type === 'object' && f.resolvedType instanceof protobuf.Type && !VALUE_TYPES.has(f.resolvedType.name)) {
-      missing(inner, f, f.resolvedType, where, out);
+      missing(inner, f.resolvedType, where, out);
     }
   }
-  void field;
 }
 
 void describe('the protobuf wire types', () => {
@@ -77,7 +76,7 @@ void describe('the protobuf wire types', () => {
       }
       if (def.review === undefined && messageType(apiVersionOf(def), def.listKind) === undefined) problems.push(`${def.listKind}: no message`);
       const lacking: string[] = [];
-      missing(def.schema, undefined, type, '', lacking);
+      missing(def.schema, type, '', lacking);
       problems.push(...lacking.map((p) => `${def.kind}.${p}`));
     }
     assert.deepEqual(problems, []);

@@ -8,7 +8,7 @@ function raw(bytes: Buffer): Record<string, unknown> {
   const envelope = namedType('orch.meta.v1.Unknown').decode(bytes.subarray(4)) as unknown as { typeMeta: { apiVersion: string; kind: string }; raw: Uint8Array };
   const type = messageType(envelope.typeMeta.apiVersion, envelope.typeMeta.kind);
   assert.ok(type);
-  return type.toObject(type.decode(envelope.raw), { longs: Number, bytes: String }) as Record<string, unknown>;
+  return type.toObject(type.decode(envelope.raw), { longs: Number, bytes: String });
 }
 
 void describe('the protobuf encoding', () => {

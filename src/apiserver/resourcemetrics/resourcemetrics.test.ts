@@ -33,7 +33,7 @@ void describe('the resource metrics', () => {
     const collector = new MetricsCollector({
       nodes: () => Promise.resolve([node('n1')]),
       scrape: (n) => {
-        scraped.push(String((n.metadata as { name: string }).name));
+        scraped.push((n.metadata as { name: string }).name);
         return Promise.resolve(answers.shift() ?? '');
       },
       log: () => undefined,
