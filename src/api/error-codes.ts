@@ -114,6 +114,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
+  APISERVER_PROTO_MISSING: 'the .proto files of the protobuf encoding (proto/orch) cannot be found',
+  APISERVER_METRICS_READ_ONLY: 'a write or watch of the resource metrics API, which is read-only',
   // src/apiserver/storage
   STORE_NOT_FOUND: 'no object at the key',
   STORE_ALREADY_EXISTS: 'an object already exists at the key',

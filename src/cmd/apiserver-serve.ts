@@ -14,8 +14,11 @@ import { SECOND } from '../api/duration.js';
 import { createAuthenticator, loadTokenFile, userOfToken } from '../apiserver/authn/index.js';
 import { withDefaultTolerationSeconds } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
+import { evictionConnector } from '../apiserver/eviction/index.js';
+import { createApiServerMetrics, instrumentStore } from '../apiserver/metrics/index.js';
 import { nodeProxyConnectors } from '../apiserver/nodeproxy/index.js';
 import { ResourceRegistry, type ResourceDefinition } from '../apiserver/registry/index.js';
+import { nodeMetricsDefinition, podMetricsDefinition, resourceMetrics } from '../apiserver/resourcemetrics/index.js';
 import { csrDefinition, CsrSigner } from '../apiserver/resources/certificates/index.js';
 import { compatibilityView } from '../apiserver/resources/common/index.js';
 import { configMapDefinition } from '../apiserver/resources/configmaps/index.js';
@@ -88,7 +91,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     ...(o.nodeagentCertificateAuthority === '' ? {} : { ca: readPem(o.nodeagentCertificateAuthority, '--nodeagent-certificate-authority') }),
   };
   const x509 = await x509Library();
-  const store = await openStore(o, log);
+  const version = versionInfo();
+  const apiMetrics = createApiServerMetrics({ version });
+  const store = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
+    apiMetrics.storageCall(operation, type, seconds);
+  });
   try {
     await waitForStore(store, 15_000);
     const definitions = resourceDefinitions(o, { x509, userOfToken: (token) => userOfToken(token, tokens), authorizer });
@@ -96,8 +103,8 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
-      // Reviews are never stored: nothing of theirs is left in a namespace.
-      content: () => registries.filter((r) => r.def.namespaced && r.def.review === undefined),
+      // Reviews are never stored, metrics are read-only: nothing of theirs is left in a namespace.
+      content: () => registries.filter((r) => r.def.namespaced && r.def.review === undefined && r.def.verbs.includes('delete')),
       log,
     });
     for (const def of definitions) registries.push(new ResourceRegistry({ def, store, admission: lifecycle.admission }));
@@ -106,6 +113,12 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       if (found === undefined) throw new Error(`no registry for ${plural}.${group}`);
       return found;
     };
+    // The resource metrics API (and the metrics.k8s.io view kubectl top looks for), read from the node agents.
+    const metrics = resourceMetrics({ nodes: () => registryOf('', 'nodes'), pods: () => registryOf('', 'pods'), tls: nodeagentTls, log });
+    for (const def of [nodeMetricsDefinition, podMetricsDefinition]) {
+      registries.push(new ResourceRegistry({ def, store: metrics.store }), new ResourceRegistry({ def: compatibilityView(def, 'metrics.k8s.io', false), store: metrics.store }));
+    }
+    metrics.collector.start();
     await lifecycle.start();
     const signer = new CsrSigner({ store, registry: registryOf('certificates.orch.io', 'certificatesigningrequests'), x509, ca, log });
     await signer.start();
@@ -114,13 +127,18 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       authenticator: createAuthenticator(tokens === undefined ? {} : { tokens }),
       authorizer,
       maxRequestBytes: o.maxRequestBytes,
-      version: versionInfo(),
+      version,
+      metrics: apiMetrics,
       ready: async () => {
         await store.currentRevision();
       },
       log,
       serverAddress: `${o.bindAddress}:${o.securePort}`,
-      connectors: [...nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }), bindingConnector(o)],
+      connectors: [
+        ...nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }),
+        evictionConnector({ maxRequestBytes: o.maxRequestBytes }),
+        bindingConnector(o),
+      ],
     });
     const https = await startHttpsServer({
       bindAddress: o.bindAddress,
@@ -146,6 +164,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     return async () => {
       await controllers.close();
       await https.close();
+      await metrics.collector.close();
       await signer.close();
       await lifecycle.close();
       await store.close();
@@ -157,10 +176,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
 }
 
 /**
- * Every served resource. Two compatibility views serve the groups kubectl hard-codes:
+ * Every served resource. Compatibility views serve the groups kubectl hard-codes:
  * certificates.k8s.io/v1 certificatesigningrequests (in discovery, before certificates.orch.io:
- * kubectl certificate approve resolves the plural there) and authorization.k8s.io/v1
- * selfsubjectaccessreviews (hidden: kubectl auth can-i posts to it directly).
+ * kubectl certificate approve resolves the plural there), and hidden ones kubectl posts to
+ * directly: authorization.k8s.io/v1 selfsubjectaccessreviews and selfsubjectrulesreviews
+ * (auth can-i), authentication.k8s.io selfsubjectreviews (auth whoami).
  */
 function resourceDefinitions(o: ApiServerOptions, deps: {
   x509: Parameters<typeof csrDefinition>[0];
@@ -169,7 +189,10 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
 }): ResourceDefinition[] {
   const reviews = reviewDefinitions({ userOfToken: deps.userOfToken, authorizer: deps.authorizer });
   const csr = csrDefinition(deps.x509);
-  const selfReview = reviews.find((d) => d.plural === 'selfsubjectaccessreviews');
+  const hiddenViews = (plural: string, group: string, versions: readonly string[]): ResourceDefinition[] => {
+    const def = reviews.find((d) => d.plural === plural);
+    return def === undefined ? [] : versions.map((v) => compatibilityView(def, group, true, v));
+  };
   return [
     namespaceDefinition,
     ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
@@ -184,7 +207,10 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     // group that serves it and accepts only certificates.k8s.io objects.
     compatibilityView(csr, 'certificates.k8s.io', false),
     csr,
-    ...(selfReview === undefined ? [] : [compatibilityView(selfReview, 'authorization.k8s.io', true)]),
+    ...hiddenViews('selfsubjectaccessreviews', 'authorization.k8s.io', ['v1']),
+    ...hiddenViews('selfsubjectrulesreviews', 'authorization.k8s.io', ['v1']),
+    // kubectl auth whoami tries v1, then the beta and alpha names (kubectl 1.27: alpha first).
+    ...hiddenViews('selfsubjectreviews', 'authentication.k8s.io', ['v1', 'v1beta1', 'v1alpha1']),
   ];
 }
 

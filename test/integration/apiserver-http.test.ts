@@ -117,9 +117,10 @@ void describe('orch-apiserver HTTP surface', () => {
     const unsupported = await server.client.request('POST', eventsPath(), { body: '<xml/>', contentType: 'application/xml' });
     assert.equal(unsupported.status, 415);
     assert.equal(unsupported.body.reason, 'UnsupportedMediaType');
-    const protobufOnly = await get(eventsPath(), undefined, 'application/vnd.kubernetes.protobuf');
-    assert.equal(protobufOnly.status, 406);
-    assert.equal(protobufOnly.body.reason, 'NotAcceptable');
+    const tableProtobuf = await get(eventsPath(), undefined, 'application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1');
+    assert.equal(tableProtobuf.status, 406, 'tables are JSON only');
+    assert.equal(tableProtobuf.body.reason, 'NotAcceptable');
+    assert.match(String(tableProtobuf.body.message), /application\/vnd\.kubernetes\.protobuf/, 'the protobuf types are listed as accepted');
     const collectionPut = await server.client.request('PUT', eventsPath(), { body: v1Event('x') });
     assert.equal(collectionPut.status, 405);
     assert.equal(collectionPut.body.reason, 'MethodNotAllowed');
@@ -159,7 +160,7 @@ void describe('orch-apiserver HTTP surface', () => {
     assert.equal(item.versions[0]?.resources[0]?.scope, 'Namespaced');
   });
 
-  void it('serves OpenAPI v3 (with fieldValidation on PATCH) and no v2', async () => {
+  void it('serves OpenAPI v3 (with fieldValidation on PATCH), and a v2 document without paths', async () => {
     const root = (await get('/openapi/v3')).body as { paths: Record<string, { serverRelativeURL: string }> };
     assert.ok(root.paths['api/v1'] !== undefined);
     const url = root.paths['apis/events.orch.io/v1']?.serverRelativeURL ?? '';
@@ -168,7 +169,8 @@ void describe('orch-apiserver HTTP surface', () => {
     assert.ok(item.patch.parameters.some((p) => p.name === 'fieldValidation' && p.in === 'query'));
     assert.deepEqual(item.patch['x-kubernetes-group-version-kind'], { group: 'events.orch.io', version: 'v1', kind: 'Event' });
     assert.ok(doc.components.schemas['io.orch.api.events.v1.Event'] !== undefined);
-    assert.equal((await get('/openapi/v2')).status, 404);
+    const v2 = await get('/openapi/v2');
+    assert.deepEqual([v2.status, (v2.body as { swagger?: string }).swagger], [200, '2.0']);
   });
 
   void it('never answers 5xx to random requests (a small fuzz)', async () => {

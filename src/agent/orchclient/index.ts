@@ -2,8 +2,8 @@
  * orchclient: the agent's client of the cluster API server, from the connection file of
  * --orchconfig (kubeconfig format): the JSON POST client of the review APIs (createOrchClient),
  * the full REST client the node controllers use (createRestClient: get, list, create, update,
- * patch, delete, watch; orchAPIQPS/orchAPIBurst token bucket with exempt calls; JSON always,
- * whatever contentType says, with one warning), and the list-and-watch loop (createReflector:
+ * patch, delete, watch; orchAPIQPS/orchAPIBurst token bucket with exempt calls; JSON always:
+ * the protobuf contentTypes are served by it silently, other types with one warning), and the list-and-watch loop (createReflector:
  * resume from the last resourceVersion, re-list on 410, back-off while the server is down).
  *
  * Owns: the connection file's format, TLS and credentials toward the API server, the rate limit

@@ -9,9 +9,9 @@
  *
  * Content type: bodies are always encoded as JSON and labelled application/json, and answers
  * are asked for as application/json. The configured contentType (default
- * application/vnd.orch.protobuf, from --orch-api-content-type) is not honoured: this client
- * has no protobuf codec, and our API server speaks only JSON. When it names anything but JSON,
- * ONE warning at construction says so; nothing is ever sent mislabelled.
+ * application/vnd.orch.protobuf, from --orch-api-content-type) chooses nothing: JSON and the
+ * protobuf types (which orch-apiserver also reads) are all served by JSON, silently. Any other
+ * type gets ONE warning at construction; nothing is ever sent mislabelled.
  *
  * Retries (default 2 extra attempts, pause 200 ms doubling, or the Status's retryAfterSeconds
  * up to 30 s): any call when the server said it did not process the request (429, 503) or could
@@ -81,9 +81,12 @@ export function withQuery(path: string, query: Query): string {
   return `${path}${path.includes('?') ? '&' : '?'}${text}`;
 }
 
-/** True for a media type that is JSON (application/json, with or without parameters). */
-function isJson(contentType: string): boolean {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase() === 'application/json';
+/** The media types the server reads; this client speaks the first of them for all. */
+const SERVED_TYPES = new Set(['application/json', 'application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf']);
+
+/** True for a media type the API server reads (with or without parameters). */
+function isServed(contentType: string): boolean {
+  return SERVED_TYPES.has((contentType.split(';')[0] ?? '').trim().toLowerCase());
 }
 
 function retryAfterMs(err: unknown): number | undefined {
@@ -109,7 +112,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   if (!Number.isInteger(burst) || burst < 0) throw optionsError(`burst ${burst} must be an integer >= 0`, 'orchAPIBurst');
   const limiter = options.limiter ?? createRateLimiter({ qps: qps === 0 ? DEFAULT_QPS : qps, burst: burst === 0 ? DEFAULT_BURST : burst, clock: options.clock });
   const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
-  if (!isJson(contentType) && contentType !== '') {
+  if (!isServed(contentType) && contentType !== '') {
     options.logger?.warn(`contentType ${contentType} is not supported by this client; using application/json`, { contentType });
   }
   const transport: Transport = createTransport({

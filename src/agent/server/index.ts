@@ -4,7 +4,7 @@
  * client-certificate and token authentication, AlwaysAllow or webhook authorization), the read-only server and the health
  * server; the endpoints /healthz, /pods, /runningpods/, /stats/summary, /metrics (and
  * /cadvisor, /probes, /resource), /spec/, /logs/, /containerLogs, /exec, /attach,
- * /portForward (WebSocket, proxied to the runtime's streaming server), /run, /configz,
+ * /portForward (WebSocket or SPDY, to the runtime's streaming server; v5 translated to SPDY), /run, /configz,
  * /debug/flags/v and /debug/pprof/.
  *
  * Owns: listening, TLS, the request gate, routing, and turning the agent's state into

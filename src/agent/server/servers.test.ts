@@ -166,9 +166,10 @@ void describe('the servers in process (fake runtime)', () => {
     assert.equal((await call(port, '/exec/default/web/main?command=ls', { tls: true })).status, 400);
     assert.equal((await call(port, '/exec/default/nope/main?command=ls&stdout=1', { tls: true })).status, 404);
     assert.equal((await call(port, '/portForward/default/web?port=abc', { tls: true })).status, 400, 'a plain request is not a stream');
+    // SPDY is relayed to the runtime's streaming server (the fake's URL has nobody listening).
     const spdy = await rawUpgrade(port, '/exec/default/web/main?command=ls&stdout=1', 'SPDY/3.1');
-    assert.match(spdy, /^HTTP\/1\.1 400 Bad Request/);
-    assert.match(spdy, /SPDY streaming \(SPDY\/3\.1\) is not supported by nodeagent; use a WebSocket upgrade/);
+    assert.match(spdy, /^HTTP\/1\.1 500 Internal Server Error/);
+    assert.match(spdy, /error dialing the runtime's streaming server/);
     const badPort = await rawUpgrade(port, '/portForward/default/web?port=0', 'websocket');
     assert.match(badPort, /^HTTP\/1\.1 400 .*\r\n[\s\S]*port "0" must be > 0/);
   });

@@ -29,12 +29,25 @@ export interface Decision {
   readonly reason: string;
 }
 
+/** What a user may do in a namespace, as SelfSubjectRulesReview lists it. */
+export interface RuleSet {
+  readonly resourceRules: readonly { verbs: string[]; apiGroups: string[]; resources: string[] }[];
+  readonly nonResourceRules: readonly { verbs: string[]; nonResourceURLs: string[] }[];
+}
+
 export interface Authorizer {
   /** Synchronous, never throws. */
   authorize(attributes: Attributes): Decision;
+  /** The rules that apply to `user` in `namespace` ('' for cluster scope only). */
+  rules(user: UserInfo, namespace: string): RuleSet;
 }
 
-export const alwaysAllow: Authorizer = { authorize: () => ({ allowed: true, reason: '' }) };
+const EVERYTHING: RuleSet = {
+  resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+  nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+};
+
+export const alwaysAllow: Authorizer = { authorize: () => ({ allowed: true, reason: '' }), rules: () => EVERYTHING };
 
 const DISCOVERY_PATHS = ['/api', '/api/*', '/apis', '/apis/*', '/openapi/*', '/version', '/version/', '/healthz', '/livez', '/readyz', '/healthz/*', '/livez/*', '/readyz/*'];
 
@@ -62,9 +75,32 @@ function ruleMatches(rule: PolicyRule, a: Attributes): boolean {
   return true;
 }
 
+function appliesTo(rule: PolicyRule, user: UserInfo, namespace: string): boolean {
+  if (rule.user !== undefined && rule.user !== '*' && rule.user !== user.name) return false;
+  if (rule.group !== undefined && rule.group !== '*' && !user.groups.includes(rule.group)) return false;
+  return rule.namespaces === undefined || rule.namespaces.includes(namespace);
+}
+
+function ruleSet(rules: readonly PolicyRule[], user: UserInfo, namespace: string): RuleSet {
+  if (user.groups.includes('system:masters')) return EVERYTHING;
+  const resourceRules: { verbs: string[]; apiGroups: string[]; resources: string[] }[] = [];
+  const nonResourceRules: { verbs: string[]; nonResourceURLs: string[] }[] = [];
+  if (user.groups.includes('system:authenticated')) {
+    resourceRules.push({ verbs: ['create'], apiGroups: [...new Set([...SELF_REVIEWS].map((r) => r.split('/')[0] ?? ''))], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] });
+    nonResourceRules.push({ verbs: ['get'], nonResourceURLs: [...DISCOVERY_PATHS] });
+  }
+  for (const rule of rules) {
+    if (!appliesTo(rule, user, namespace)) continue;
+    if (rule.resources !== undefined) resourceRules.push({ verbs: [...rule.verbs], apiGroups: [...(rule.apiGroups ?? ['*'])], resources: [...rule.resources] });
+    if (rule.nonResourcePaths !== undefined) nonResourceRules.push({ verbs: [...rule.verbs], nonResourceURLs: [...rule.nonResourcePaths] });
+  }
+  return { resourceRules, nonResourceRules };
+}
+
 /** The Policy authorizer over `rules` plus the built-in ones. */
 export function policyAuthorizer(rules: readonly PolicyRule[]): Authorizer {
   return {
+    rules: (user, namespace) => ruleSet(rules, user, namespace),
     authorize(a) {
       if (a.user.groups.includes('system:masters')) return { allowed: true, reason: '' };
       if (!a.resourceRequest && a.verb === 'get' && a.user.groups.includes('system:authenticated') && pathMatches(DISCOVERY_PATHS, a.path)) {

@@ -1,9 +1,11 @@
 /**
- * Request bodies: read with a size limit (413 beyond it), decoded from JSON or YAML by content
- * type (415 for anything else, 400 when malformed). Never throws anything but StatusError.
+ * Request bodies: read with a size limit (413 beyond it), decoded from JSON, YAML or the
+ * Kubernetes protobuf encoding by content type (415 for anything else, 400 when malformed).
+ * Never throws anything but StatusError.
  */
 import type { IncomingMessage } from 'node:http';
 import { parseAllDocuments } from 'yaml';
+import { decodeObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPES, ProtobufDecodeError } from '../protobuf/index.js';
 import { badRequest, tooLarge, unsupportedMediaType } from '../status/index.js';
 
 /** The bare media type of a Content-Type header: `application/json; charset=utf-8` -> `application/json`. */
@@ -46,7 +48,7 @@ const JSON_TYPES = new Set(['application/json', '']);
 const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml']);
 
 /** The media types an object body may have. */
-export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'] as const;
+export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml', ...PROTOBUF_MEDIA_TYPES] as const;
 
 function parseJson(text: string): unknown {
   try {
@@ -69,12 +71,25 @@ export function parseYaml(text: string): unknown {
   return doc.toJS({ maxAliasCount: 100 }) as unknown;
 }
 
+/** An object in the protobuf encoding, in its JSON form (with its apiVersion and kind). */
+function parseProtobuf(body: Buffer): unknown {
+  if (body.length === 0) throw badRequest('the request body is empty');
+  try {
+    return decodeObject(body);
+  } catch (err) {
+    if (err instanceof ProtobufDecodeError) throw badRequest(`the request body is not a valid protobuf object: ${err.message}`);
+    throw badRequest(`the request body is not a valid protobuf object: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /**
- * The parsed body of `contentType`: JSON (also when no content type is given) or YAML, with
- * `extraJson` naming more JSON-syntax types accepted (the patch types). Throws 415 or 400.
+ * The parsed body of `contentType`: JSON (also when no content type is given), YAML or
+ * protobuf (objects only: not when `extraJson` names patch types), with `extraJson` naming more JSON-syntax types
+ * accepted (the patch types). Throws 415 or 400.
  */
 export function decodeBody(body: Buffer, contentType: string | undefined, extraJson: readonly string[] = []): unknown {
   const type = mediaType(contentType);
+  if (extraJson.length === 0 && isProtobufMediaType(type)) return parseProtobuf(body);
   const text = body.toString('utf8');
   if (JSON_TYPES.has(type) || extraJson.includes(type)) {
     if (text.trim() === '') throw badRequest('the request body is empty');
@@ -84,5 +99,5 @@ export function decodeBody(body: Buffer, contentType: string | undefined, extraJ
     if (text.trim() === '') throw badRequest('the request body is empty');
     return parseYaml(text);
   }
-  throw unsupportedMediaType(type, [...OBJECT_MEDIA_TYPES, ...extraJson]);
+  throw unsupportedMediaType(type, extraJson.length === 0 ? OBJECT_MEDIA_TYPES : ['application/json', 'application/yaml', ...extraJson]);
 }

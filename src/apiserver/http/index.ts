@@ -4,5 +4,5 @@
  * responses, query parameters. Must not: authenticate, route or know resources.
  */
 export { decodeBody, mediaType, OBJECT_MEDIA_TYPES, parseYaml, readBody } from './body.js';
-export { negotiate, send, sendError, serialize, type Output, type OutputKind } from './respond.js';
+export { errorOutput, negotiate, send, sendError, serialize, type Output, type OutputKind } from './respond.js';
 export { Query } from './query.js';

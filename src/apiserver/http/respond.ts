@@ -1,19 +1,22 @@
 /**
- * Responses: content negotiation on the Accept header (JSON, YAML, meta.k8s.io Table and
- * PartialObjectMetadata, aggregated discovery), JSON written compact or indented (`pretty`), and
- * errors written as Status objects.
+ * Responses: content negotiation on the Accept header (JSON, YAML, the Kubernetes protobuf
+ * encoding, meta.k8s.io Table and PartialObjectMetadata, aggregated discovery), JSON written
+ * compact or indented (`pretty`), and errors written as Status objects.
  */
 import type { ServerResponse } from 'node:http';
 import { stringify } from 'yaml';
+import { encodeObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPES } from '../protobuf/index.js';
 import { notAcceptable, toStatusError, type StatusError } from '../status/index.js';
 
-export type OutputKind = 'json' | 'yaml' | 'table' | 'partial' | 'discovery-v2';
+export type OutputKind = 'json' | 'yaml' | 'protobuf' | 'table' | 'partial' | 'discovery-v2';
 
 export interface Output {
   readonly kind: OutputKind;
   /** For table/partial: the meta.k8s.io version asked for (v1 or v1beta1). */
   readonly version: string;
   readonly pretty: boolean;
+  /** For protobuf: the media type the client named (answered with that name). */
+  readonly mediaType?: string;
 }
 
 interface MediaRange {
@@ -56,7 +59,7 @@ function acceptRanges(header: string | undefined): readonly MediaRange[] {
   return ranges;
 }
 
-function classify(range: MediaRange): { kind: OutputKind; version: string } | undefined {
+function classify(range: MediaRange): { kind: OutputKind; version: string; mediaType?: string } | undefined {
   const as = range.params.get('as');
   const group = range.params.get('g');
   const version = range.params.get('v') ?? '';
@@ -71,7 +74,18 @@ function classify(range: MediaRange): { kind: OutputKind; version: string } | un
   }
   if (['application/json', '*/*', 'application/*'].includes(range.type)) return { kind: 'json', version: '' };
   if (['application/yaml', 'application/x-yaml', 'text/yaml'].includes(range.type)) return { kind: 'yaml', version: '' };
+  if (isProtobufMediaType(range.type)) return { kind: 'protobuf', version: '', mediaType: range.type };
   return undefined;
+}
+
+/** How an error is written to a client with this Accept header: protobuf when it asks so first, else JSON. */
+export function errorOutput(accept: string | undefined, pretty: boolean): Output {
+  try {
+    return negotiate(accept, ['protobuf'], pretty);
+  } catch {
+    // A client that accepts none of our types still gets its error, as JSON.
+    return { kind: 'json', version: '', pretty };
+  }
 }
 
 /**
@@ -83,38 +97,41 @@ export function negotiate(accept: string | undefined, allowed: readonly OutputKi
     const found = classify(range);
     if (found !== undefined && (found.kind === 'json' || allowed.includes(found.kind))) return { ...found, pretty };
   }
-  throw notAcceptable(['application/json', ...(allowed.includes('yaml') ? ['application/yaml'] : [])]);
+  throw notAcceptable(['application/json', ...(allowed.includes('yaml') ? ['application/yaml'] : []), ...(allowed.includes('protobuf') ? PROTOBUF_MEDIA_TYPES : [])]);
 }
 
-export function serialize(body: unknown, output: Pick<Output, 'kind' | 'pretty'>): string {
+export function serialize(body: unknown, output: Pick<Output, 'kind' | 'pretty'>): string | Buffer {
   if (output.kind === 'yaml') return stringify(body);
+  if (output.kind === 'protobuf') return encodeObject(body as Record<string, unknown>);
   return `${JSON.stringify(body, null, output.pretty ? 2 : undefined)}\n`;
 }
 
 const CONTENT_TYPE: Readonly<Record<OutputKind, string>> = {
   json: 'application/json',
   yaml: 'application/yaml',
+  protobuf: PROTOBUF_MEDIA_TYPES[0],
   table: 'application/json',
   partial: 'application/json',
   'discovery-v2': 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
 };
 
 /** Writes `body` with `code` in the negotiated format. */
-export function send(res: ServerResponse, code: number, body: unknown, output: Pick<Output, 'kind' | 'pretty'>, headers: Record<string, string> = {}): void {
+export function send(res: ServerResponse, code: number, body: unknown, output: Pick<Output, 'kind' | 'pretty' | 'mediaType'>, headers: Record<string, string> = {}): void {
   const text = serialize(body, output);
-  res.writeHead(code, { ...headers, 'Content-Type': CONTENT_TYPE[output.kind], 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  const type = output.kind === 'protobuf' ? output.mediaType ?? CONTENT_TYPE.protobuf : CONTENT_TYPE[output.kind];
+  res.writeHead(code, { ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }
 
-/** Writes any thrown value as a Status (JSON, or YAML when that was negotiated). */
-export function sendError(res: ServerResponse, err: unknown, output: Pick<Output, 'kind' | 'pretty'>): StatusError {
+/** Writes any thrown value as a Status (JSON, or YAML or protobuf when that was negotiated). */
+export function sendError(res: ServerResponse, err: unknown, output: Pick<Output, 'kind' | 'pretty' | 'mediaType'>): StatusError {
   const status = toStatusError(err);
   if (res.headersSent) {
     res.destroy(status);
     return status;
   }
-  const kind = output.kind === 'yaml' ? 'yaml' : 'json';
+  const kind = output.kind === 'yaml' || output.kind === 'protobuf' ? output.kind : 'json';
   const headers: Record<string, string> = status.httpCode === 401 ? { 'WWW-Authenticate': 'Bearer realm="orch-apiserver"' } : {};
-  send(res, status.httpCode, status.toStatus(), { kind, pretty: output.pretty }, headers);
+  send(res, status.httpCode, status.toStatus(), { kind, pretty: output.pretty, ...(output.mediaType === undefined ? {} : { mediaType: output.mediaType }) }, headers);
   return status;
 }

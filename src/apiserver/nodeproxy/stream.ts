@@ -1,19 +1,20 @@
 /**
- * pods/exec, pods/attach and pods/portforward: WebSocket upgrades relayed to the node agent's
+ * pods/exec, pods/attach and pods/portforward: upgrades relayed to the node agent's
  * /exec/{ns}/{pod}/{container}, /attach/... and /portForward/{ns}/{pod}. The request is checked
- * first (options, pod, container, node: answered as HTTP errors, the same for the SPDY attempt a
- * client falls back to); SPDY is then refused with a 400 that says so. The agent is dialled as a
- * WebSocket client with the subprotocols the client offered; the client's upgrade completes with
- * the one the agent chose and messages are bridged both ways as they are (channel byte first),
- * close codes included. When the agent cannot be reached or refuses, a client that offered
+ * first (options, pod, container, node: answered as HTTP errors). SPDY upgrades and WebSockets
+ * tunnelling SPDY go through spdy.ts. Other WebSockets: the agent is dialled as a WebSocket
+ * client with the subprotocols the client offered; the client's upgrade completes with the one
+ * the agent chose and messages are bridged both ways as they are (channel byte first), close
+ * codes included. When the agent cannot be reached or refuses, a client that offered
  * v5/v4.channel.k8s.io is upgraded anyway and gets the error as a Status on the error channel
  * (3), so kubectl shows it instead of falling back to SPDY.
  */
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import { messageOf } from '../../api/errors.js';
 import type { Connector, ConnectRequest, UpgradeContext } from '../routing/index.js';
-import { badRequest, toStatusError, type StatusError } from '../status/index.js';
+import { badRequest, toStatusError } from '../status/index.js';
 import type { NodeProxyOptions } from './index.js';
+import { relaySpdy, TUNNEL_PREFIX, tunnelSpdy } from './spdy.js';
 import { agentRefused, agentRequestOptions, agentUrl, chooseContainer, locatePod, unreachable, type NodeTarget } from './target.js';
 
 export const V5 = 'v5.channel.k8s.io';
@@ -48,11 +49,6 @@ function agentPath(kind: Kind, r: ConnectRequest, container: string): string {
   }
   for (const [name, on] of Object.entries(streams)) if (on) out.set(name, '1');
   return `/${kind}${base}/${encodeURIComponent(container)}?${out.toString()}`;
-}
-
-function spdyRefusal(upgrade: string): StatusError {
-  return badRequest(`SPDY streaming (${upgrade}) is not supported by orch-apiserver: use a WebSocket upgrade with subprotocol ${V5} or ${V4} `
-    + '(kubectl 1.30+ does for exec, attach and cp; port-forward needs a client of the portforward.k8s.io WebSocket protocol)');
 }
 
 interface Dialled {
@@ -121,8 +117,15 @@ function bridge(client: WebSocket, { backend, early }: Dialled, log: (m: string)
 }
 
 /** Completes the client's WebSocket upgrade with `protocol`; resolves with the socket (undefined when ws refused the handshake). */
+/** RFC 7230 tokens separated by commas: what ws accepts in Sec-WebSocket-Protocol. */
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
 function accept(r: ConnectRequest, upgrade: UpgradeContext, protocol: string): Promise<WebSocket | undefined> {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (protocol === '' ? false : protocol) });
+  // kubectl offers `SPDY/3.1+portforward.k8s.io`, which is no token ('/'): ws would refuse the
+  // header, so it sees a placeholder; the protocol chosen here is answered all the same.
+  const offeredHeader = r.req.headers['sec-websocket-protocol'];
+  if (offeredHeader !== undefined && !TOKEN_LIST.test(offeredHeader.trim())) r.req.headers['sec-websocket-protocol'] = 'orch-offered';
   upgrade.release();
   return new Promise((resolve) => {
     // The client left while the agent was dialled.
@@ -152,11 +155,12 @@ function streamConnector(kind: Kind, options: NodeProxyOptions): Connector {
       const container = kind === 'portforward' ? '' : chooseContainer(pod, r.query.string('container'));
       const path = agentPath(kind, r, container);
       const upgrade = r.upgrade;
-      const asked = r.req.headers.upgrade ?? '';
-      if (/^spdy\//i.test(asked)) throw spdyRefusal(asked);
-      if (upgrade === undefined || asked.toLowerCase() !== 'websocket') throw badRequest('Upgrade request required');
+      const asked = (r.req.headers.upgrade ?? '').toLowerCase();
+      if (upgrade === undefined || (asked !== 'websocket' && !asked.startsWith('spdy/'))) throw badRequest('Upgrade request required');
+      if (asked.startsWith('spdy/')) return relaySpdy(r, upgrade, options, target, path);
       const protocols = offered(r);
-      if (protocols.length > 0 && protocols.every((p) => /^spdy\//i.test(p))) throw spdyRefusal(protocols.join(', '));
+      const tunnel = protocols.find((p) => p.startsWith(TUNNEL_PREFIX));
+      if (tunnel !== undefined) return tunnelSpdy(options, target, path, tunnel, (protocol) => accept(r, upgrade, protocol));
       let dialled: Dialled;
       try {
         dialled = await dial(options, target, path, protocols, {});

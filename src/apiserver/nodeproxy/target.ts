@@ -42,7 +42,12 @@ export async function locatePod(pods: ResourceRegistry, nodes: ResourceRegistry,
   const pod = await pods.get(namespace, name);
   const nodeName = str(rec(pod.spec).nodeName);
   if (nodeName === '') throw badRequest(`pod ${name} does not have a host assigned`);
-  const node = await nodes.get('', nodeName);
+  return { pod, target: nodeTarget(await nodes.get('', nodeName)) };
+}
+
+/** Where the agent of `node` listens. Throws 500 when the node has no address. */
+export function nodeTarget(node: WireObject): NodeTarget {
+  const nodeName = str(metaOf(node).name);
   const addresses = recs(rec(node.status).addresses);
   let host = '';
   for (const type of ADDRESS_PREFERENCE) {
@@ -51,7 +56,7 @@ export async function locatePod(pods: ResourceRegistry, nodes: ResourceRegistry,
   }
   if (host === '') throw internal(`node ${nodeName} has no address the node agent can be reached at (status.addresses is empty)`);
   const port = rec(rec(rec(node.status).daemonEndpoints).nodeagentEndpoint).Port;
-  return { pod, target: { node: nodeName, host, port: typeof port === 'number' && port > 0 ? port : DEFAULT_NODEAGENT_PORT } };
+  return { node: nodeName, host, port: typeof port === 'number' && port > 0 ? port : DEFAULT_NODEAGENT_PORT };
 }
 
 const names = (list: unknown): string[] => recs(list).map((c) => str(c.name));

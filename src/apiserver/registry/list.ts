@@ -3,12 +3,13 @@
  * With a limit, pages are read from the store at the first page's revision and filtered until
  * `limit` objects matched; the continue token is ours: the store's token of the page where the
  * next object is, plus how many objects of that page were already examined. `remainingItemCount`
- * is given only without selectors (as upstream). A token whose revision was compacted: 410 Expired.
+ * is given only without selectors (as upstream). A token whose revision was compacted: 410 Expired;
+ * one this server cannot read: 400 naming the parameter (never a parser's message).
  */
-import { isGone } from '../../api/errors.js';
+import { isGone, isOrchError } from '../../api/errors.js';
 import type { FieldSelector, LabelSelector } from '../selectors/index.js';
-import type { ListOptions, ResourceVersionMatch } from '../storage/index.js';
-import { badRequest, expired } from '../status/index.js';
+import { StoreErrorCode, type ListOptions, type ResourceVersionMatch } from '../storage/index.js';
+import { badRequest, expired, type StatusError } from '../status/index.js';
 import { labelsOf, metaOf, str } from './meta.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WireObject } from './resource.js';
@@ -44,17 +45,26 @@ function encodeToken(token: Token): string {
   return Buffer.from(JSON.stringify({ v: 1, ...token }), 'utf8').toString('base64url');
 }
 
+/** The 400 of a continue token this server cannot read (whatever is wrong with it). */
+function invalidToken(text: string): StatusError {
+  const shown = text.length > 40 ? `${text.slice(0, 40)}...` : text;
+  return badRequest(`invalid value for query parameter continue: ${JSON.stringify(shown)} is not a continue token of this list: `
+    + 'pass the metadata.continue of the previous page as it is, or start the list again without continue');
+}
+
 function decodeToken(text: string): Token {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const { v, rv, t, s } = parsed;
-    if (v === 1 && typeof rv === 'string' && /^[1-9][0-9]*$/.test(rv) && typeof t === 'string' && typeof s === 'number' && Number.isInteger(s) && s >= 0) {
-      return { rv, t, s };
-    }
-  } catch (err) {
-    throw badRequest(`continue key is not valid: ${err instanceof Error ? err.message : String(err)}`);
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    // Not base64 of JSON: not one of ours. The parser's message would say nothing useful.
+    throw invalidToken(text);
   }
-  throw badRequest('continue key is not valid: not a token made by this server');
+  const { v, rv, t, s } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (v === 1 && typeof rv === 'string' && /^[1-9][0-9]*$/.test(rv) && typeof t === 'string' && typeof s === 'number' && Number.isInteger(s) && s >= 0) {
+    return { rv, t, s };
+  }
+  throw invalidToken(text);
 }
 
 /** The values of every field label of a wire object (metadata.name, metadata.namespace and the resource's own). */
@@ -116,6 +126,7 @@ export async function listObjects(registry: ResourceRegistry, request: ListReque
       skip = 0;
     }
   } catch (err) {
+    if (resumed && isOrchError(err) && err.code === StoreErrorCode.invalidContinue) throw invalidToken(request.continue ?? '');
     if (resumed && isGone(err)) {
       throw expired('The provided continue parameter is too old to display a consistent list result: its resourceVersion was compacted. Start a new list without the continue parameter.');
     }

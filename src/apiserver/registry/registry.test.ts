@@ -81,6 +81,17 @@ void describe('generic registry over SQLite', () => {
     assert.equal(await code(listObjects(registry, { ...everything, namespace: 'paged', limit: 5, continue: plain.continue ?? '' })), 410);
   });
 
+  void it('answers a continue token it cannot read with a 400 naming the parameter, never a parser message', async () => {
+    const notOurs = Buffer.from(JSON.stringify({ v: 1, rv: '5', t: 'bogus-store-token', s: 0 })).toString('base64url');
+    for (const token of ['garbage!', Buffer.from('{"v":2}').toString('base64url'), notOurs]) {
+      const err = await listObjects(registry, { ...everything, namespace: 'paged', limit: 5, continue: token }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof StatusError, token);
+      assert.equal(err.httpCode, 400, token);
+      assert.match(err.message, /^invalid value for query parameter continue: ".*" is not a continue token of this list: pass the metadata\.continue of the previous page as it is/);
+      assert.doesNotMatch(err.message, /JSON|Unexpected token|position/);
+    }
+  });
+
   void it('deletes through finalizers and checks preconditions', async () => {
     const held = await registry.create(ctx, 'ns', { metadata: { name: 'held', finalizers: ['x.io/f'] } }, { dryRun: false });
     assert.equal(await code(registry.delete(ctx, 'ns', 'held', { dryRun: false, uid: 'other' })), 409);

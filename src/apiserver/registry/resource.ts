@@ -61,6 +61,9 @@ export interface SubresourceDefinition {
   readonly name: string;
   /** The kind discovery shows (PodExecOptions, or the resource's own kind). */
   readonly kind: string;
+  /** The group and version of that kind when they are not the resource's (pods/eviction: policy/v1). */
+  readonly group?: string;
+  readonly version?: string;
   readonly verbs: readonly string[];
   readonly merge?: (written: WireObject, stored: WireObject) => WireObject;
 }

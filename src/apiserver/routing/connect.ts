@@ -31,6 +31,8 @@ export interface ConnectRequest {
   readonly verb: string;
   readonly namespace: string;
   readonly name: string;
+  /** For proxy subresources: the path after `proxy` ('' when none). */
+  readonly subpath: string;
   readonly query: Query;
   readonly user: RequestUser;
 }

@@ -49,7 +49,11 @@ export function apiResourceList(defs: readonly ResourceDefinition[], group: stri
       ...(d.categories.length === 0 ? {} : { categories: [...d.categories] }),
     });
     for (const sub of subresourcesOf(d)) {
-      resources.push({ name: `${d.plural}/${sub.name}`, singularName: '', namespaced: d.namespaced, kind: sub.kind, verbs: [...sub.verbs].sort() });
+      resources.push({
+        name: `${d.plural}/${sub.name}`, singularName: '', namespaced: d.namespaced,
+        ...(sub.group === undefined ? {} : { group: sub.group }), ...(sub.version === undefined ? {} : { version: sub.version }),
+        kind: sub.kind, verbs: [...sub.verbs].sort(),
+      });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group === '' ? version : `${group}/${version}`, resources };
@@ -70,7 +74,7 @@ export function apiGroup(defs: readonly ResourceDefinition[], group: string): Re
 }
 
 /** The status subresource (when served) and the definition's others. */
-function subresourcesOf(d: ResourceDefinition): { name: string; kind: string; verbs: readonly string[] }[] {
+function subresourcesOf(d: ResourceDefinition): { name: string; kind: string; group?: string; version?: string; verbs: readonly string[] }[] {
   return [...(d.statusSubresource ? [{ name: 'status', kind: d.kind, verbs: ['get', 'patch', 'update'] }] : []), ...(d.subresources ?? [])];
 }
 
@@ -85,7 +89,11 @@ function discoveryResource(d: ResourceDefinition): Record<string, unknown> {
     ...(d.shortNames.length === 0 ? {} : { shortNames: [...d.shortNames] }),
     ...(d.categories.length === 0 ? {} : { categories: [...d.categories] }),
     ...(subresourcesOf(d).length === 0 ? {} : {
-      subresources: subresourcesOf(d).map((s) => ({ subresource: s.name, responseKind: { ...responseKind, kind: s.kind }, verbs: [...s.verbs].sort() })),
+      subresources: subresourcesOf(d).map((s) => ({
+        subresource: s.name,
+        responseKind: { group: s.group ?? d.group, version: s.version ?? d.version, kind: s.kind },
+        verbs: [...s.verbs].sort(),
+      })),
     }),
   };
 }

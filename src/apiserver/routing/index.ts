@@ -13,4 +13,4 @@ export { actionConnector, type Action, type ActionConnectorOptions, type ActionR
 export { upgradeResponse, type ConnectRequest, type Connector, type UpgradeContext } from './connect.js';
 export { parseRequestInfo, type NonResourceInfo, type RequestInfo, type ResourceInfo } from './request-info.js';
 export { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
-export { openApiDocuments, openApiRoot } from './openapi.js';
+export { openApiDocuments, openApiRoot, openApiV2 } from './openapi.js';

@@ -3,10 +3,12 @@
  * (`api/v1`, `apis/<group>/<version>`) and each document holds the paths of its resources (with
  * `x-kubernetes-action` and `x-kubernetes-group-version-kind`, and the `fieldValidation`
  * parameter on PATCH, which tells kubectl that the server validates fields itself) and the
- * schemas of its kinds. `/openapi/v2` is not served (kubectl only reads it as protobuf, and falls
- * back to v3).
+ * schemas of its kinds. `/openapi/v2` is a document without paths or definitions, in JSON or
+ * (as kubectl asks) protobuf: kubectl 1.27 and 1.28 fail `create -f` and `apply` when it is
+ * missing, and then take what they need from v3.
  */
 import { createHash } from 'node:crypto';
+import { encodeMessage } from '../protobuf/index.js';
 import type { ResourceDefinition } from '../registry/index.js';
 import { listMeta, toOpenApi, type JsonObject } from '../schema/index.js';
 import { groupsOf } from './discovery.js';
@@ -102,4 +104,16 @@ export function openApiRoot(docs: ReadonlyMap<string, { hash: string }>): JsonOb
   const paths: JsonObject = {};
   for (const [path, doc] of docs) paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` };
   return { paths };
+}
+
+/** The media types kubectl asks /openapi/v2 for; the answer names the second (Go's mime parser refuses the `@`). */
+const OPENAPI_V2_PROTOBUF = ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'];
+
+/** The /openapi/v2 document in the form `accept` asks for: protobuf or JSON. */
+export function openApiV2(accept: string | undefined, title: string, version: string): { contentType: string; body: Buffer } {
+  const asked = (accept ?? '').split(',').map((p) => (p.split(';')[0] ?? '').trim().toLowerCase());
+  if (OPENAPI_V2_PROTOBUF.some((t) => asked.includes(t))) {
+    return { contentType: OPENAPI_V2_PROTOBUF[1] ?? '', body: encodeMessage('orch.openapi.v2.Document', { swagger: '2.0', info: { title, version }, paths: {} }) };
+  }
+  return { contentType: 'application/json', body: Buffer.from(`${JSON.stringify({ swagger: '2.0', info: { title, version }, paths: {}, definitions: {} })}\n`) };
 }

@@ -11,7 +11,7 @@ const info = (method: string, url: string): unknown => {
 void describe('request info', () => {
   void it('parses namespaced, cluster-scoped and namespace requests with their verbs', () => {
     assert.deepEqual(info('GET', '/apis/events.orch.io/v1/namespaces/ns/events/e1'), {
-      kind: 'resource', path: '/apis/events.orch.io/v1/namespaces/ns/events/e1', verb: 'get', apiGroup: 'events.orch.io', apiVersion: 'v1', namespace: 'ns', resource: 'events', name: 'e1', subresource: '',
+      kind: 'resource', path: '/apis/events.orch.io/v1/namespaces/ns/events/e1', verb: 'get', apiGroup: 'events.orch.io', apiVersion: 'v1', namespace: 'ns', resource: 'events', name: 'e1', subresource: '', subpath: '',
     });
     assert.equal((info('GET', '/api/v1/namespaces/ns/events') as { verb: string }).verb, 'list');
     assert.equal((info('GET', '/api/v1/namespaces/ns/events?watch=true') as { verb: string }).verb, 'watch');
@@ -20,8 +20,12 @@ void describe('request info', () => {
     assert.equal((info('DELETE', '/api/v1/namespaces/ns/events/a') as { verb: string }).verb, 'delete');
     assert.equal((info('PATCH', '/api/v1/namespaces/ns/events/a') as { verb: string }).verb, 'patch');
     assert.deepEqual(info('PUT', '/api/v1/namespaces/ns/status'), {
-      kind: 'resource', path: '/api/v1/namespaces/ns/status', verb: 'update', apiGroup: '', apiVersion: 'v1', namespace: 'ns', resource: 'namespaces', name: 'ns', subresource: 'status',
+      kind: 'resource', path: '/api/v1/namespaces/ns/status', verb: 'update', apiGroup: '', apiVersion: 'v1', namespace: 'ns', resource: 'namespaces', name: 'ns', subresource: 'status', subpath: '',
     });
+    assert.deepEqual(info('GET', '/api/v1/nodes/n1/proxy/metrics/resource?x=1'), {
+      kind: 'resource', path: '/api/v1/nodes/n1/proxy/metrics/resource', verb: 'get', apiGroup: '', apiVersion: 'v1', namespace: '', resource: 'nodes', name: 'n1', subresource: 'proxy', subpath: '/metrics/resource',
+    });
+    assert.equal((info('GET', '/api/v1/nodes/n1/proxy') as { subpath: string }).subpath, '');
     assert.equal((info('GET', '/api/v1/namespaces') as { resource: string }).resource, 'namespaces');
     assert.equal((info('GET', '/api/v1/nodes/n1') as { namespace: string }).namespace, '');
   });

@@ -3,7 +3,8 @@
  * RequestInfoFactory:
  * - `/api/v1/...` (core) and `/apis/<group>/<version>/...`;
  * - `namespaces/<ns>/<resource>[/<name>[/<subresource>]]`, and `namespaces/<name>[/status|/finalize]`
- *   for the namespace itself; `<resource>[/<name>[/<subresource>]]` otherwise;
+ *   for the namespace itself; `<resource>[/<name>[/<subresource>]]` otherwise; a `proxy`
+ *   subresource takes the rest of the path with it (`nodes/<name>/proxy/<path>`);
  * - a legacy `watch/` segment before the resource, or `?watch=true`, makes GET a watch;
  * - verbs: GET get/list/watch, POST create, PUT update, PATCH patch, DELETE delete or
  *   deletecollection (without a name).
@@ -21,6 +22,8 @@ export interface ResourceInfo {
   readonly resource: string;
   readonly name: string;
   readonly subresource: string;
+  /** For proxy subresources: the rest of the path after `proxy` ('' or `/metrics/resource`). */
+  readonly subpath: string;
 }
 
 export interface NonResourceInfo {
@@ -88,7 +91,10 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     namespace = rest[1] ?? '';
     if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2] ?? '')) rest = rest.slice(2);
   }
-  if (rest.length === 0 || rest.length > 3) throw pathNotFound(path);
+  // A proxy subresource takes the rest of the path (`nodes/n1/proxy/metrics/resource`).
+  const proxied = rest.length > 3 && rest[2] === 'proxy';
+  if (rest.length === 0 || (rest.length > 3 && !proxied)) throw pathNotFound(path);
   const [resource = '', name = '', subresource = ''] = rest;
-  return { kind: 'resource', path, verb: resourceVerb(method, name, watch, path), apiGroup, apiVersion, namespace, resource, name, subresource };
+  const subpath = proxied ? `/${rest.slice(3).join('/')}` : '';
+  return { kind: 'resource', path, verb: resourceVerb(method, name, watch, path), apiGroup, apiVersion, namespace, resource, name, subresource, subpath };
 }

@@ -10,14 +10,17 @@ import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
 import type { Authenticator, UserInfo } from '../authn/index.js';
 import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
-import { negotiate, send, sendError, Query, type Output } from '../http/index.js';
-import { serveResource, type ResourceRegistry, type Verb } from '../registry/index.js';
+import { errorOutput, negotiate, send, sendError, Query, type Output, type OutputKind } from '../http/index.js';
+import { canEncode } from '../protobuf/index.js';
+import { apiVersionOf, serveResource, type ResourceDefinition, type ResourceRegistry, type Verb } from '../registry/index.js';
 import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
 import { serveWatch } from '../watch/index.js';
+import type { ApiServerMetrics } from '../metrics/index.js';
 import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
+import { instrumentation } from './instrument.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
-import { openApiDocuments, openApiRoot } from './openapi.js';
-import { parseRequestInfo, type ResourceInfo } from './request-info.js';
+import { openApiDocuments, openApiRoot, openApiV2 } from './openapi.js';
+import { parseRequestInfo, type RequestInfo, type ResourceInfo } from './request-info.js';
 
 export interface VersionInfo {
   readonly major: string;
@@ -45,6 +48,8 @@ export interface RouterOptions {
   readonly serverAddress: string;
   /** Handlers of connect subresources (pods/log, pods/exec, ...). */
   readonly connectors?: readonly Connector[];
+  /** The request metrics, and /metrics. */
+  readonly metrics?: ApiServerMetrics;
 }
 
 export interface Router {
@@ -52,6 +57,11 @@ export interface Router {
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** The HTTPS server's `upgrade` listener (WebSocket and SPDY requests). */
   readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+}
+
+/** The outputs a resource is written in: protobuf where its kind has a message type. */
+function outputsOf(def: ResourceDefinition): OutputKind[] {
+  return canEncode(apiVersionOf(def), def.kind) ? ['yaml', 'protobuf', 'table', 'partial'] : ['yaml', 'table', 'partial'];
 }
 
 /** Paths anonymous requests may read (everything else needs credentials). */
@@ -109,6 +119,18 @@ export function createRouter(options: RouterOptions): Router {
       send(res, 200, body, output, { Vary: 'Accept' });
       return;
     }
+    if (path === '/metrics' && options.metrics !== undefined) {
+      const text = await options.metrics.registry.metrics();
+      res.writeHead(200, { 'Content-Type': options.metrics.registry.contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+      res.end(text);
+      return;
+    }
+    if (path === '/openapi/v2') {
+      const v2 = openApiV2(req.headers.accept, 'Orch', options.version.gitVersion);
+      res.writeHead(200, { 'Content-Type': v2.contentType, 'Content-Length': v2.body.length, 'Cache-Control': 'no-cache, private' });
+      res.end(v2.body);
+      return;
+    }
     const doc = path.startsWith('/openapi/v3/') ? openapi.get(path.slice('/openapi/v3/'.length)) : undefined;
     if (doc !== undefined) {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc.text), 'Cache-Control': 'public, immutable', Etag: `"${doc.hash}"` });
@@ -139,7 +161,7 @@ export function createRouter(options: RouterOptions): Router {
     if (connector !== undefined && described !== undefined && info.name !== '') {
       if (!described.verbs.includes(info.verb)) throw methodNotAllowed(req.method ?? '', info.path);
       const namespace = def.namespaced ? info.namespace : '';
-      return connector.serve({ req, res, upgrade, registry, verb: info.verb, namespace, name: info.name, query, user });
+      return connector.serve({ req, res, upgrade, registry, verb: info.verb, namespace, name: info.name, subpath: info.subpath, query, user });
     }
     if (upgrade !== undefined) throw badRequest(`${info.path} does not accept a protocol upgrade`);
     const verb = info.verb as Verb;
@@ -154,13 +176,34 @@ export function createRouter(options: RouterOptions): Router {
     if (!def.namespaced && info.namespace !== '' && !isNamespaceItself) throw pathNotFound(info.path);
     const namespace = def.namespaced ? info.namespace : '';
     if (def.namespaced && namespace === '' && !['list', 'watch'].includes(verb)) throw methodNotAllowed(req.method ?? '', info.path);
-    const output: Output = negotiate(req.headers.accept, ['yaml', 'table', 'partial'], pretty);
+    const output: Output = negotiate(req.headers.accept, outputsOf(def), pretty);
     const request = {
       req, res, registry, verb, namespace, name: info.name, subresource,
       query, user, output, maxRequestBytes: options.maxRequestBytes, now,
     };
-    if (verb === 'watch') return serveWatch(request, { log: options.log });
+    if (verb === 'watch') {
+      const metrics = options.metrics;
+      const onEvent = metrics === undefined ? {} : { onEvent: () => { metrics.watchEvent(def.group, def.version, def.kind); } };
+      return serveWatch(request, { log: options.log, ...onEvent });
+    }
     return serveResource(request);
+  }
+
+  /** Records the request in the request metrics once it ends (for upgrades: when the connection closes). */
+  function observe(req: IncomingMessage, res: ServerResponse, info: RequestInfo, upgrade: UpgradeContext | undefined): void {
+    if (options.metrics === undefined) return;
+    const dryRun = new URL(req.url ?? '/', 'https://orch-apiserver.invalid').searchParams.getAll('dryRun').includes('All');
+    const what = instrumentation(info, req.method ?? 'GET', dryRun);
+    const done = options.metrics.requestStarted(what.labels, what.longRunning, what.mutating);
+    if (upgrade !== undefined) {
+      upgrade.socket.once('close', () => {
+        done(res.headersSent ? res.statusCode : 101);
+      });
+      return;
+    }
+    res.once('close', () => {
+      done(res.statusCode);
+    });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeContext): Promise<void> {
@@ -174,6 +217,7 @@ export function createRouter(options: RouterOptions): Router {
       const path = url.pathname;
       if (auth.kind === 'anonymous' && !ANONYMOUS_PATHS.has(path)) throw unauthorized();
       const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
+      observe(req, res, info, upgrade);
       if (auth.kind === 'user') {
         if (info.kind === 'resource') {
           authorize(auth.user, { verb: info.verb, resourceRequest: true, path, apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name });
@@ -188,7 +232,7 @@ export function createRouter(options: RouterOptions): Router {
         await resource(req, res, info, query, auth.user, pretty, upgrade);
       }
     } catch (err) {
-      const status = sendError(res, err, { kind: 'json', pretty });
+      const status = sendError(res, err, errorOutput(req.headers.accept, pretty));
       if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${req.url ?? ''}: ${status.httpCode} ${messageOf(err)}`);
     }
   }

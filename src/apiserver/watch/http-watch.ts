@@ -1,6 +1,7 @@
 /** The watch stream of one HTTP request (see index.ts for the behaviour). */
 import { randomInt } from 'node:crypto';
 import { isGone, messageOf } from '../../api/errors.js';
+import { encodeWatchFrame } from '../protobuf/index.js';
 import { parseFieldSelector } from '../selectors/index.js';
 import type { WatchEvent } from '../storage/index.js';
 import { badRequest, expired, toStatusError, type Status } from '../status/index.js';
@@ -12,6 +13,8 @@ export interface WatchServeOptions {
   /** Default timeout when the client gives no timeoutSeconds, in seconds (default random in [1800, 3600)). */
   readonly defaultTimeoutSeconds?: () => number;
   readonly log: (message: string) => void;
+  /** Called for each event written (the watch event metrics). */
+  readonly onEvent?: () => void;
 }
 
 const MAX_BUFFERED = 16 * 1024 * 1024;
@@ -63,11 +66,13 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   const rv = request.resourceVersion ?? '';
   const def = r.registry.def;
   const table = r.output.kind === 'table';
+  const protobuf = r.output.kind === 'protobuf';
   const include = r.query.oneOf('includeObject', ['None', 'Metadata', 'Object'], 'Metadata');
   const filtered = !request.labelSelector.empty || !request.fieldSelector.empty;
   const matches = matcher(r.registry, request.labelSelector, request.fieldSelector);
   const res = r.res;
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  const contentType = protobuf ? `${r.output.mediaType ?? 'application/vnd.kubernetes.protobuf'};stream=watch` : 'application/json';
+  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
 
   let finished = false;
@@ -82,8 +87,9 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   const timer = setTimeout(finish, timeout * 1000);
   res.on('close', finish);
 
-  const emit = (text: string): void => {
+  const emit = (text: string | Buffer): void => {
     if (finished) return;
+    options.onEvent?.();
     res.write(text);
     if (res.writableLength > MAX_BUFFERED) {
       options.log(`watch: ending the watch of ${def.plural} for ${r.user.name}: the client reads too slowly`);
@@ -95,6 +101,10 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
     let object = frame.object;
     if (table && (frame.type === 'ADDED' || frame.type === 'MODIFIED' || frame.type === 'DELETED')) {
       object = toTable(def, [object as WireObject], {}, { version: r.output.version, include, now: r.now(), headers: true });
+    }
+    if (protobuf) {
+      emit(encodeWatchFrame(apiVersionOf(def), frame.type, object as Record<string, unknown>));
+      return;
     }
     emit(`${JSON.stringify({ type: frame.type, object }, null, r.output.pretty ? 2 : undefined)}\n`);
   };
@@ -135,7 +145,7 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
         finish();
         return;
       }
-      if (!filtered && !table && !r.output.pretty) {
+      if (!filtered && !table && !protobuf && !r.output.pretty) {
         emit(sharedLine(event.object, `${def.group}/${def.plural}/${event.type}`, () => `${JSON.stringify({ type: event.type, object: r.registry.present(event.object) })}\n`));
         return;
       }

@@ -1,42 +1,39 @@
 /**
  * The WebSocket proxy between a client of /exec, /attach or /portForward and the container
- * runtime's streaming server (the URL CRI Exec/Attach/PortForward returned). The backend is
- * dialled first with the subprotocols the client offered, so that its refusals become HTTP
- * answers; then the client's upgrade completes with the protocol the backend chose, and
- * messages are relayed both ways as they are (channel byte first). A client that offered only
- * v5.channel.k8s.io to a runtime that speaks v4.channel.k8s.io gets v5 with v4 underneath
- * (v5's CLOSE signals, which v4 cannot carry, are dropped). The stream closes after
- * `idleTimeoutMs` without a message in either direction (streamingConnectionIdleTimeout).
- * SPDY upgrades are refused with a 400 that says to use WebSocket.
+ * runtime's streaming server (the URL CRI Exec/Attach/PortForward returned), for the
+ * WebSocket protocols the runtime speaks itself (v4.channel.k8s.io and older, the
+ * portforward.k8s.io WebSocket protocol). The backend is dialled first with the subprotocols
+ * the client offered, so that its refusals become HTTP answers; then the client's upgrade
+ * completes with the protocol the backend chose, and messages are relayed both ways as they are
+ * (channel byte first). The stream closes after `idleTimeoutMs` without a message in either
+ * direction (streamingConnectionIdleTimeout). v5.channel.k8s.io (translate.ts) and SPDY
+ * (upgrade.ts) are served elsewhere.
  */
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 
 /** ws, loaded on the first streaming request (most agents never serve one: it is not loaded at start). */
-let wsModule: Promise<typeof import('ws')> | undefined;
-const loadWs = (): Promise<typeof import('ws')> => (wsModule ??= import('ws'));
+let loadWs: Promise<typeof import('ws')> | undefined;
 import { messageOf } from '../../../api/errors.js';
 import type { Logger } from '../../logging/index.js';
 import { HttpError } from '../http.js';
 import type { RequestContext } from '../router.js';
 
+/** RFC 7230 tokens separated by commas: what ws accepts in Sec-WebSocket-Protocol. */
+const TOKEN_LIST = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(\s*,\s*[!#$%&'*+\-.^_`|~0-9A-Za-z]+)*$/;
+
 export const V5 = 'v5.channel.k8s.io';
 export const V4 = 'v4.channel.k8s.io';
-/** v5's "close this stream" signal: a message on channel 255. */
-const CLOSE_CHANNEL = 255;
 
 export function isWebSocketRequest(req: IncomingMessage): boolean {
   return (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
 }
 
-/** Refuses anything but a WebSocket upgrade (a plain request or SPDY). */
-export function requireWebSocket(ctx: RequestContext): void {
-  const upgrade = ctx.req.headers.upgrade ?? '';
-  if (/^spdy\//i.test(upgrade)) {
-    throw new HttpError(400, `SPDY streaming (${upgrade}) is not supported by nodeagent; use a WebSocket upgrade with subprotocol ${V5} or ${V4}`);
-  }
-  if (ctx.upgrade === undefined || !isWebSocketRequest(ctx.req)) throw new HttpError(400, 'Upgrade request required');
+/** Refuses anything but a WebSocket or SPDY upgrade. */
+export function requireUpgrade(ctx: RequestContext): void {
+  const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase();
+  if (ctx.upgrade === undefined || (upgrade !== 'websocket' && !upgrade.startsWith('spdy/'))) throw new HttpError(400, 'Upgrade request required');
 }
 
 export function offeredProtocols(req: IncomingMessage): string[] {
@@ -51,7 +48,8 @@ export interface ProxyOptions {
 }
 
 async function dial(url: string, protocols: readonly string[], timeoutMs: number): Promise<{ backend: WebSocket; early: { data: RawData; isBinary: boolean }[] }> {
-  const { WebSocket: Client } = await loadWs();
+  loadWs ??= import('ws');
+  const { WebSocket: Client } = await loadWs;
   return new Promise((resolve, reject) => {
     const backend = new Client(url, [...protocols], { handshakeTimeout: timeoutMs, perMessageDeflate: false });
     const early: { data: RawData; isBinary: boolean }[] = [];
@@ -76,35 +74,50 @@ async function dial(url: string, protocols: readonly string[], timeoutMs: number
 export async function proxyWebSocket(ctx: RequestContext, url: string, o: ProxyOptions): Promise<void> {
   const upgrade = ctx.upgrade;
   if (upgrade === undefined) throw new HttpError(400, 'Upgrade request required');
-  const offered = offeredProtocols(ctx.req);
-  const toBackend = offered.includes(V5) && !offered.includes(V4) ? [...offered, V4] : offered;
-  const { backend, early } = await dial(url, toBackend, o.handshakeTimeoutMs ?? 10_000);
-  const chosen = backend.protocol;
-  const translate = chosen === V4 && !offered.includes(V4) && offered.includes(V5);
-  const clientProtocol = translate ? V5 : chosen;
-  const { WebSocketServer } = await loadWs();
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (clientProtocol === '' ? false : clientProtocol) });
+  const { backend, early } = await dial(url, offeredProtocols(ctx.req), o.handshakeTimeoutMs ?? 10_000);
+  const client = await acceptWebSocket(ctx, backend.protocol);
+  if (client === undefined) {
+    backend.terminate();
+    return;
+  }
+  relay(client, backend, early, o);
+}
+
+/**
+ * Completes the client's WebSocket upgrade with `protocol`; resolves with the connection, or
+ * undefined when the client left or sent a malformed handshake (ws answers that itself).
+ */
+export async function acceptWebSocket(ctx: RequestContext, protocol: string): Promise<WebSocket | undefined> {
+  // ws, loaded on the first streaming request (most agents never serve one).
+  loadWs ??= import('ws');
+  const upgrade = ctx.upgrade;
+  if (upgrade === undefined) throw new HttpError(400, 'Upgrade request required');
+  const { WebSocketServer } = await loadWs;
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => (protocol === '' ? false : protocol) });
+  // kubectl offers `SPDY/3.1+portforward.k8s.io`, which is no token ('/'): ws would refuse the
+  // header, so it sees a placeholder; the protocol chosen here is answered all the same.
+  const offeredHeader = ctx.req.headers['sec-websocket-protocol'];
+  if (offeredHeader !== undefined && !TOKEN_LIST.test(offeredHeader.trim())) ctx.req.headers['sec-websocket-protocol'] = 'orch-offered';
   if (upgrade.socket instanceof Socket) ctx.res.detachSocket(upgrade.socket);
-  await new Promise<void>((resolve) => {
+  if (upgrade.socket.destroyed) return undefined;
+  return new Promise((resolve) => {
     let upgraded = false;
-    // ws answers a malformed handshake itself and closes the socket without calling back.
     upgrade.socket.once('close', () => {
-      if (upgraded) return;
-      backend.terminate();
-      resolve();
+      if (!upgraded) resolve(undefined);
     });
     wss.handleUpgrade(ctx.req, upgrade.socket, upgrade.head, (client) => {
       upgraded = true;
-      relay(client, backend, early, translate, o);
-      resolve();
+      resolve(client);
     });
   });
 }
 
 /** WebSocket.OPEN (the readyState of an open connection). */
-const OPEN = 1;
+export const OPEN = 1;
 
-function relay(client: WebSocket, backend: WebSocket, early: readonly { data: RawData; isBinary: boolean }[], translate: boolean, o: ProxyOptions): void {
+export const closeCode = (code: number): number => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 && code !== 1015 ? code : 1000);
+
+function relay(client: WebSocket, backend: WebSocket, early: readonly { data: RawData; isBinary: boolean }[], o: ProxyOptions): void {
   let timer: NodeJS.Timeout | undefined;
   const touch = (): void => {
     if (o.idleTimeoutMs <= 0) return;
@@ -125,10 +138,8 @@ function relay(client: WebSocket, backend: WebSocket, early: readonly { data: Ra
   });
   client.on('message', (data, isBinary) => {
     touch();
-    if (translate && isBinary && Buffer.isBuffer(data) && data[0] === CLOSE_CHANNEL) return;
     if (backend.readyState === OPEN) backend.send(data, { binary: isBinary });
   });
-  const closeCode = (code: number): number => (code >= 1000 && code <= 4999 && code !== 1005 && code !== 1006 && code !== 1015 ? code : 1000);
   backend.on('close', (code, reason) => {
     clearTimeout(timer);
     if (client.readyState === OPEN) client.close(closeCode(code), reason);

@@ -1,10 +1,13 @@
 /**
  * The debugging handlers that run things in containers: /exec and /attach
- * ({namespace}/{pod}[/{uid}]/{container}), /portForward ({namespace}/{pod}[/{uid}]) as
- * WebSocket streams proxied to the runtime's streaming server, and /run (POST, cmd=...),
- * which runs a command to completion through CRI ExecSync and answers its output. Checks in
- * upstream's order: options (400), pod (404), container (404 here; upstream answers 500),
- * upgrade (400 "Upgrade request required", SPDY refused), then the runtime.
+ * ({namespace}/{pod}[/{uid}]/{container}), /portForward ({namespace}/{pod}[/{uid}]) as streams
+ * to the runtime's streaming server, and /run (POST, cmd=...), which runs a command to
+ * completion through CRI ExecSync and answers its output. Checks in upstream's order: options
+ * (400), pod (404), container (404 here; upstream answers 500), upgrade (400 "Upgrade request
+ * required"), then the runtime. The stream is served by the client's protocol: a SPDY upgrade
+ * is relayed as it is; a WebSocket offering v5.channel.k8s.io is translated to SPDY
+ * (translate.ts); one tunnelling SPDY (`SPDY/3.1+portforward.k8s.io`) is unwrapped onto a SPDY
+ * connection; other WebSocket protocols are relayed message by message (proxy.ts).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { isNotFound, messageOf } from '../../../api/errors.js';
@@ -13,7 +16,9 @@ import type { Logger } from '../../logging/index.js';
 import { findPod, type PodsView, type ServerCri } from '../host.js';
 import { HttpError, JSON_TYPE, readBody } from '../http.js';
 import type { RequestContext, Route } from '../router.js';
-import { isWebSocketRequest, proxyWebSocket, requireWebSocket } from './proxy.js';
+import { isWebSocketRequest, offeredProtocols, proxyWebSocket, requireUpgrade, V5 } from './proxy.js';
+import { translateV5 } from './translate.js';
+import { isSpdyUpgrade, proxySpdyUpgrade, TUNNEL_PREFIX, tunnelSpdy, type RelayOptions } from './upgrade.js';
 
 export interface StreamOptions {
   readonly stdin: boolean;
@@ -72,6 +77,20 @@ function runtimeError(err: unknown): HttpError {
   return new HttpError(isNotFound(err) ? 404 : 500, messageOf(err));
 }
 
+/** The tunnelling subprotocol a WebSocket port-forward offers, if any. */
+function tunnelProtocol(ctx: RequestContext): string | undefined {
+  return isWebSocketRequest(ctx.req) ? offeredProtocols(ctx.req).find((p) => p.startsWith(TUNNEL_PREFIX)) : undefined;
+}
+
+/** Serves the checked upgrade of `ctx` with the runtime's stream at `url` in the client's protocol. */
+async function serveStream(ctx: RequestContext, url: string, opts: StreamOptions | undefined, relay: RelayOptions): Promise<void> {
+  if (isSpdyUpgrade(ctx.req)) return proxySpdyUpgrade(ctx, url, relay);
+  const tunnel = tunnelProtocol(ctx);
+  if (opts === undefined && tunnel !== undefined) return tunnelSpdy(ctx, url, tunnel, relay);
+  if (opts !== undefined && offeredProtocols(ctx.req).includes(V5)) return translateV5(ctx, url, opts, relay);
+  return proxyWebSocket(ctx, url, relay);
+}
+
 export function streamingRoutes(o: StreamingRoutesOptions): Route[] {
   const proxy = { idleTimeoutMs: o.idleTimeoutMs, logger: o.logger };
   const exec = async (ctx: RequestContext): Promise<void> => {
@@ -80,28 +99,29 @@ export function streamingRoutes(o: StreamingRoutesOptions): Route[] {
     if (cmd.length === 0) throw new HttpError(400, 'query parameter "command" is required');
     const pod = podOf(o, ctx.params);
     const id = await runningContainerId(o.cri, pod, ctx.params.container ?? '');
-    requireWebSocket(ctx);
+    requireUpgrade(ctx);
     const url = await o.cri.exec({ containerId: id, cmd, ...opts }).catch((err: unknown) => { throw runtimeError(err); });
-    await proxyWebSocket(ctx, url, proxy);
+    await serveStream(ctx, url, opts, proxy);
   };
   const attach = async (ctx: RequestContext): Promise<void> => {
     const opts = parseStreamOptions(ctx.url.searchParams);
     const pod = podOf(o, ctx.params);
     const id = await runningContainerId(o.cri, pod, ctx.params.container ?? '');
-    requireWebSocket(ctx);
+    requireUpgrade(ctx);
     const url = await o.cri.attach({ containerId: id, ...opts }).catch((err: unknown) => { throw runtimeError(err); });
-    await proxyWebSocket(ctx, url, proxy);
+    await serveStream(ctx, url, opts, proxy);
   };
   const portForward = async (ctx: RequestContext): Promise<void> => {
-    const ports = isWebSocketRequest(ctx.req) ? parsePorts(ctx.url.searchParams) : [];
+    // SPDY clients (raw or tunnelled) name the port of each stream in its headers.
+    const ports = isWebSocketRequest(ctx.req) && tunnelProtocol(ctx) === undefined ? parsePorts(ctx.url.searchParams) : [];
     const pod = podOf(o, ctx.params);
-    requireWebSocket(ctx);
+    requireUpgrade(ctx);
     const uid = pod.metadata?.uid ?? '';
     const sandboxes = await o.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' }, labelSelector: { [POD_UID_LABEL]: uid } });
     const sandbox = [...sandboxes].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
     if (sandbox === undefined) throw new HttpError(404, `pod sandbox of ${JSON.stringify(pod.metadata?.name ?? '')} not found`);
     const url = await o.cri.portForward({ podSandboxId: sandbox.id, port: ports }).catch((err: unknown) => { throw runtimeError(err); });
-    await proxyWebSocket(ctx, url, proxy);
+    await serveStream(ctx, url, undefined, proxy);
   };
   const run = async (ctx: RequestContext): Promise<void> => {
     const pod = podOf(o, ctx.params);

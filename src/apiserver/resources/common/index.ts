@@ -81,18 +81,20 @@ export function normalizeQuantities(map: unknown): void {
  * The same resource served under another group (a compatibility view for clients that hard-code
  * upstream's group names, as kubectl does for `certificate approve` and `auth can-i`): same
  * storage, schema and strategy; objects are stored with the canonical apiVersion and shown with
- * the view's. No short names or categories, so kubectl never finds it ambiguous.
+ * the view's. No short names or categories, so kubectl never finds it ambiguous. `version`
+ * serves it under another version of the same shape (the beta names clients fall back to).
  */
-export function compatibilityView(def: ResourceDefinition, group: string, hidden: boolean): ResourceDefinition {
+export function compatibilityView(def: ResourceDefinition, group: string, hidden: boolean, version = def.version): ResourceDefinition {
   const canonical = apiVersionOf(def);
   const conversion = def.conversion;
   return {
     ...def,
     group,
+    version,
     shortNames: [],
     categories: [],
     hidden,
-    schema: { ...def.schema, gvk: [{ group, version: def.version, kind: def.kind }] },
+    schema: { ...def.schema, gvk: [{ group, version, kind: def.kind }] },
     conversion: {
       toStorage: (o: WireObject) => ({ ...(conversion === undefined ? o : conversion.toStorage(o)), apiVersion: canonical }),
       fromStorage: (o) => (conversion === undefined ? o : conversion.fromStorage(o)),

@@ -118,6 +118,8 @@ export const nodeDefinition: ResourceDefinition = {
   storage: 'nodes',
   schema: nodeSchema,
   statusSubresource: true,
+  // Served by the node proxy (src/apiserver/nodeproxy): any path of the node agent's secure port.
+  subresources: [{ name: 'proxy', kind: 'NodeProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   fieldLabels: ['spec.unschedulable'],
   fields: (n) => ({ 'spec.unschedulable': String(rec(n.spec).unschedulable === true) }),
   columns: [

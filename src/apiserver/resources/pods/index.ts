@@ -7,8 +7,9 @@
  * with gracePeriodSeconds=0 removes it, as the node agent does once the containers stopped; a pod
  * bound to no node, or terminal, goes at once. Field selectors: spec.nodeName, status.phase and
  * upstream's others. The connect subresources log, exec, attach and portforward are declared
- * here and served by ../../nodeproxy; `binding` (assign an unbound pod to a node) is declared
- * with its merge rule here and served as an action by the router.
+ * here and served by ../../nodeproxy; eviction (a policy/v1 Eviction) by ../../eviction;
+ * `binding` (assign an unbound pod to a node) is declared with its merge rule here and served
+ * as an action by the router.
  *
  * Must not: know HTTP, the store or the node agents.
  */
@@ -69,5 +70,6 @@ export const podDefinition: ResourceDefinition = {
     { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
     { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
     bindingSubresource,
+    { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
   ],
 };

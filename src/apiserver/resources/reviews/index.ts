@@ -4,7 +4,8 @@
  * client certificate cannot be reviewed this way: such tokens are simply unknown) and
  * authorization.orch.io/v1 subjectaccessreviews, localsubjectaccessreviews (namespaced) and
  * selfsubjectaccessreviews (the requester's own; kubectl auth can-i), answered by the server's
- * authorizer (AlwaysAllow or the policy).
+ * authorizer (AlwaysAllow or the policy); selfsubjectrulesreviews and selfsubjectreviews
+ * (self.ts: kubectl auth can-i --list, kubectl auth whoami).
  *
  * Must not: know HTTP or the store; it authenticates and authorizes only through the functions
  * it is given.
@@ -14,6 +15,7 @@ import type { Attributes, Authorizer } from '../../authz/index.js';
 import { namespaceOf, str, type ResourceDefinition, type StrategyContext, type WireObject } from '../../registry/index.js';
 import { badRequest, type FieldErrors } from '../../status/index.js';
 import { rec, strings, type Obj } from '../common/index.js';
+import { selfReview, selfRulesReview } from './self.js';
 import { localSubjectAccessReviewSchema, selfSubjectAccessReviewSchema, subjectAccessReviewSchema, tokenReviewSchema } from './schema.js';
 
 export interface ReviewOptions {
@@ -149,8 +151,14 @@ function selfAccessReview(options: ReviewOptions): ResourceDefinition {
   };
 }
 
-/** tokenreviews, subjectaccessreviews, localsubjectaccessreviews, selfsubjectaccessreviews. */
+/**
+ * tokenreviews, subjectaccessreviews, localsubjectaccessreviews, selfsubjectaccessreviews,
+ * selfsubjectrulesreviews, selfsubjectreviews.
+ */
 export function reviewDefinitions(options: ReviewOptions): ResourceDefinition[] {
-  return [tokenReview(options), accessReview(options, 'SubjectAccessReview'), accessReview(options, 'LocalSubjectAccessReview'), selfAccessReview(options)];
+  return [
+    tokenReview(options), accessReview(options, 'SubjectAccessReview'), accessReview(options, 'LocalSubjectAccessReview'), selfAccessReview(options),
+    selfRulesReview(options.authorizer), selfReview(),
+  ];
 }
 

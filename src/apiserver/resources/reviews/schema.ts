@@ -92,3 +92,50 @@ export const selfSubjectAccessReviewSchema = accessReview(
   object({ resourceAttributes, nonResourceAttributes }, { name: 'io.orch.api.authorization.v1.SelfSubjectAccessReviewSpec' }),
   'SelfSubjectAccessReview checks whether the current user can perform an action (kubectl auth can-i). Answered, never stored.',
 );
+
+export const selfSubjectRulesReviewSchema: ObjectSchema = object(
+  {
+    kind: str('Kind of the object: SelfSubjectRulesReview.'),
+    apiVersion: str('Versioned schema of the object: authorization.orch.io/v1.'),
+    metadata: objectMeta,
+    spec: object({ namespace: str('The namespace to list the rules in.') }, { name: 'io.orch.api.authorization.v1.SelfSubjectRulesReviewSpec' }),
+    status: object(
+      {
+        resourceRules: array(object(
+          { verbs: array(str()), apiGroups: array(str()), resources: array(str()), resourceNames: array(str()) },
+          { name: 'io.orch.api.authorization.v1.ResourceRule', required: ['verbs'] },
+        )),
+        nonResourceRules: array(object(
+          { verbs: array(str()), nonResourceURLs: array(str()) },
+          { name: 'io.orch.api.authorization.v1.NonResourceRule', required: ['verbs'] },
+        )),
+        incomplete: bool('Whether the rules are incomplete (never: the policy is listed as it is).'),
+        evaluationError: str('Why the rules could not be listed completely.'),
+      },
+      { name: 'io.orch.api.authorization.v1.SubjectRulesReviewStatus', required: ['resourceRules', 'nonResourceRules', 'incomplete'] },
+    ),
+  },
+  {
+    name: 'io.orch.api.authorization.v1.SelfSubjectRulesReview',
+    required: ['spec'],
+    gvk: [{ group: 'authorization.orch.io', version: 'v1', kind: 'SelfSubjectRulesReview' }],
+    description: 'SelfSubjectRulesReview lists what the current user may do in a namespace (kubectl auth can-i --list). Answered, never stored.',
+  },
+);
+
+export const selfSubjectReviewSchema: ObjectSchema = object(
+  {
+    kind: str('Kind of the object: SelfSubjectReview.'),
+    apiVersion: str('Versioned schema of the object: authentication.orch.io/v1.'),
+    metadata: objectMeta,
+    status: object(
+      { userInfo: object({ username: str(), uid: str(), groups: array(str()), extra }, { name: 'io.orch.api.authentication.v1.UserInfo' }) },
+      { name: 'io.orch.api.authentication.v1.SelfSubjectReviewStatus' },
+    ),
+  },
+  {
+    name: 'io.orch.api.authentication.v1.SelfSubjectReview',
+    gvk: [{ group: 'authentication.orch.io', version: 'v1', kind: 'SelfSubjectReview' }],
+    description: 'SelfSubjectReview answers who the requester is, as the server authenticated them (kubectl auth whoami). Answered, never stored.',
+  },
+);

@@ -1,0 +1,91 @@
+/**
+ * A small real cluster for end-to-end tests of clients (kubectl, client libraries): a private
+ * containerd, an orch-apiserver (SQLite) and one nodeagent registered as node `node` with a
+ * client certificate from the server's CA (CN system:node:<node>, O system:nodes). The server
+ * reaches the agent's secure port with its own client certificate (--nodeagent-client-*), which
+ * the agent authenticates (--client-ca-file) and authorizes through the server
+ * (--authorization-mode=Webhook), as upstream's API server and kubelet do.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ensureCa, issueClientCertificate, writeKubeconfig } from '../../src/apiserver/server/index.js';
+import { startAgentProcess, type AgentProcess } from './agent.js';
+import { startApiServer, type ApiServer } from './apiserver.js';
+import { freePort, startContainerd, type ContainerdInstance } from './containerd.js';
+import { waitFor } from './wait.js';
+
+const execFileP = promisify(execFile);
+
+export interface Cluster {
+  readonly containerd: ContainerdInstance;
+  readonly server: ApiServer;
+  readonly agent: AgentProcess;
+  /** The node's name. */
+  readonly node: string;
+  /** The agent's secure port. */
+  readonly agentPort: number;
+  /** A scratch directory removed by stop(). */
+  readonly dir: string;
+  /** Stops the agent, the server and containerd; removes the files. */
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  readonly node?: string;
+  /** More orch-apiserver flags. */
+  readonly serverArgs?: readonly string[];
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const node = options.node ?? 'node-1';
+  const dir = await mkdtemp(join(tmpdir(), 'orch-cluster-'));
+  const containerd = await startContainerd();
+  let server: ApiServer | undefined;
+  let agent: AgentProcess | undefined;
+  const stop = async (): Promise<void> => {
+    await agent?.stop();
+    await server?.stop();
+    await containerd.stop();
+    // The agent leaves its pods' mounts (secret tmpfs) when it stops, as upstream does.
+    const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+    const mounted = mountinfo.split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${dir}/`));
+    for (const m of mounted.reverse()) await execFileP('umount', ['-l', m]);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    // The API server's client certificate toward node agents, from a CA the agents trust.
+    const clientsCa = await ensureCa(join(dir, 'clients-ca'));
+    const proxy = await issueClientCertificate(clientsCa, 'orch-apiserver-nodeagent-client', []);
+    await writeFile(join(dir, 'proxy.crt'), proxy.certPem);
+    await writeFile(join(dir, 'proxy.key'), proxy.keyPem);
+    server = await startApiServer({
+      storage: 'sqlite',
+      args: [`--nodeagent-client-certificate=${join(dir, 'proxy.crt')}`, `--nodeagent-client-key=${join(dir, 'proxy.key')}`, ...(options.serverArgs ?? [])],
+    });
+    const serverCa = await ensureCa(join(server.dir, 'pki'));
+    const nodeCert = await issueClientCertificate(serverCa, `system:node:${node}`, ['system:nodes']);
+    writeKubeconfig(join(dir, 'node.orchconfig'), { server: server.url, caPem: serverCa.certPem, client: nodeCert });
+    const agentPort = await freePort();
+    agent = await startAgentProcess({
+      endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir: join(dir, 'root'),
+      args: [
+        `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
+        `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
+        '--node-status-update-frequency=2s',
+      ],
+    });
+    const readyServer = server;
+    await waitFor(`node ${node} Ready`, async () => {
+      const res = await readyServer.client.request('GET', `/api/v1/nodes/${node}`);
+      const conditions = ((res.body.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+      return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+    }, { timeoutMs: 60_000 });
+    return { containerd, server, agent, node, agentPort, dir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
