@@ -11,7 +11,7 @@
 import type { ConfigMap, Node, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
-import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
+import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../api/pod/index.js';
 import { createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter } from '../agent/apipods/index.js';
 import {
   bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
@@ -200,7 +200,7 @@ export interface ApiModeDeps {
   readonly status: StatusManager;
   readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
-  readonly pushPods: (pods: readonly Pod[]) => void;
+  readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
 }

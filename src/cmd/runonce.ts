@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import { realClock } from '../api/clock.js';
 import { messageOf } from '../api/errors.js';
-import { podFullName } from '../api/pod/index.js';
+import { podFullName, type NodePod } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { podCapacity } from '../agent/syncloop/index.js';
@@ -33,12 +33,12 @@ function describe(pod: Pod, status: PodStatus | undefined): string {
 }
 
 /** Waits until every configured source delivered its first snapshot; returns the pods. */
-async function firstSnapshot(node: Awaited<ReturnType<typeof buildNode>>, timeoutMs: number): Promise<Pod[]> {
-  const pods = new Map<string, Pod>();
+async function firstSnapshot(node: Awaited<ReturnType<typeof buildNode>>, timeoutMs: number): Promise<NodePod[]> {
+  const pods = new Map<string, NodePod>();
   const unsubscribe = node.podConfig.subscribe((u) => {
     for (const p of u.pods) {
-      if (u.op === 'REMOVE') pods.delete(p.metadata?.uid ?? '');
-      else pods.set(p.metadata?.uid ?? '', p);
+      if (u.op === 'REMOVE') pods.delete(p.metadata.uid);
+      else pods.set(p.metadata.uid, p);
     }
   });
   await node.podConfig.start();
@@ -66,7 +66,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     }
     const capacity = podCapacity(c.maxPods, c.podsPerCore, availableParallelism());
     const results = await Promise.all(pods.map(async (pod, i) => {
-      const uid = pod.metadata?.uid ?? '';
+      const uid = pod.metadata.uid;
       if (i >= capacity) {
         return { pod, ok: false, line: `pod "${podFullName(pod)}": rejected (OutOfpods: capacity ${capacity})` };
       }
@@ -75,7 +75,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
         try {
           await node.syncer.syncPod(pod, attempt === 1 ? 'create' : 'sync');
         } catch (err) {
-          log.warn('Pod sync failed', { pod: pod.metadata?.name, attempt, err: messageOf(err) });
+          log.warn('Pod sync failed', { pod: pod.metadata.name, attempt, err: messageOf(err) });
         }
         if (settled(node.status.getPodStatus(uid))) break;
         await delay(wait);

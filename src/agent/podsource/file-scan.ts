@@ -21,11 +21,9 @@ import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
-
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
-import { podFullName } from '../../api/pod/index.js';
+import { podFullName, type NodePod } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import { compareCodeUnits, compareKeys } from '../../api/order.js';
@@ -50,10 +48,10 @@ export type ScanResult =
   | { readonly kind: 'missing' }
   /** The path could not be read for another reason (permissions, I/O); the message says why. */
   | { readonly kind: 'error'; readonly message: string }
-  | { readonly kind: 'file' | 'dir'; readonly pods: readonly Pod[]; readonly rejected: readonly RejectedManifest[] };
+  | { readonly kind: 'file' | 'dir'; readonly pods: readonly NodePod[]; readonly rejected: readonly RejectedManifest[] };
 
 /** A manifest's pod, or the problems that reject it. Shared: never handed out as is (see the header). */
-export type ManifestOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] };
+export type ManifestOutcome = { readonly pod: NodePod } | { readonly problems: readonly string[] };
 
 /** The outcomes of the manifests of a directory, by file path (`join(dir, name)`). */
 export type DirectoryEntries = Map<string, ManifestOutcome>;
@@ -230,8 +228,8 @@ export async function lookAtPath(path: string, context: ScanContext): Promise<Pa
  * whose full name (name_namespace, after the node suffix) is taken by a file earlier in name
  * order is rejected, naming both files.
  */
-export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>): { pods: Pod[]; rejected: RejectedManifest[] } {
-  const pods: Pod[] = [];
+export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>): { pods: NodePod[]; rejected: RejectedManifest[] } {
+  const pods: NodePod[] = [];
   const rejected: RejectedManifest[] = [];
   const owners = new Map<string, string>();
   for (const [file, outcome] of [...entries].sort(compareKeys)) {
@@ -245,7 +243,7 @@ export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>)
       const meta = outcome.pod.metadata;
       rejected.push({
         file,
-        problems: [`${file}: pod ${JSON.stringify(meta?.name ?? '')} in namespace ${JSON.stringify(meta?.namespace ?? '')} is already defined by ${owner}; this one is ignored`],
+        problems: [`${file}: pod ${JSON.stringify(meta.name)} in namespace ${JSON.stringify(meta.namespace)} is already defined by ${owner}; this one is ignored`],
       });
       continue;
     }

@@ -4,7 +4,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { waitFor } from '../../../test/helpers/wait.js';
 import { FileSource } from './file-source.js';
@@ -20,7 +20,7 @@ const dir = perTestDir();
 const cleanups = dir.cleanups;
 
 interface Started {
-  readonly snapshots: (readonly Pod[])[];
+  readonly snapshots: (readonly NodePod[])[];
   /** Each full scan: whether it handled a snapshot. */
   readonly scans: boolean[];
   readonly logger: FakeLogger;
@@ -28,7 +28,7 @@ interface Started {
 
 /** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
 async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
-  const snapshots: (readonly Pod[])[] = [];
+  const snapshots: (readonly NodePod[])[] = [];
   const scans: boolean[] = [];
   const logger = new FakeLogger();
   const source = new FileSource({
@@ -55,16 +55,16 @@ async function put(name: string, text: string): Promise<void> {
   await rename(tmp, join(dir.path, name));
 }
 
-function latest(started: Started): readonly Pod[] {
+function latest(started: Started): readonly NodePod[] {
   return started.snapshots.at(-1) ?? [];
 }
 
-function namesOf(pods: readonly Pod[]): string[] {
-  return pods.map((p) => p.metadata?.name ?? '').sort();
+function namesOf(pods: readonly NodePod[]): string[] {
+  return pods.map((p) => p.metadata.name).sort();
 }
 
-function imageOf(pods: readonly Pod[], name: string): string | undefined {
-  return pods.find((p) => p.metadata?.name === name)?.spec?.containers[0]?.image;
+function imageOf(pods: readonly NodePod[], name: string): string | undefined {
+  return pods.find((p) => p.metadata.name === name)?.spec?.containers[0]?.image;
 }
 
 /** True when no snapshot so far came from a full scan (which would have found the UNSEEN file). */
@@ -88,7 +88,7 @@ void describe('file source: a notified file is read again alone', () => {
     const initial = await putMany(20);
     const started = await start();
     assert.deepEqual(namesOf(latest(started)), initial);
-    const before = new Map(latest(started).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const before = new Map(latest(started).map((p) => [p.metadata.name, p.metadata.uid]));
     const from = started.snapshots.length;
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
 
@@ -105,8 +105,8 @@ void describe('file source: a notified file is read again alone', () => {
     const after = latest(started);
     assert.deepEqual(namesOf(after), [...initial.filter((n) => n !== 'p007-node1'), 'new-node1'].sort());
     for (const pod of after) {
-      const name = pod.metadata?.name;
-      if (name !== 'p005-node1' && name !== 'new-node1') assert.equal(pod.metadata?.uid, before.get(name), `${name} changed`);
+      const name = pod.metadata.name;
+      if (name !== 'p005-node1' && name !== 'new-node1') assert.equal(pod.metadata.uid, before.get(name), `${name} changed`);
     }
     assert.ok(noFullScanSince(started, from), 'a full scan ran');
   });
@@ -164,7 +164,7 @@ void describe('file source: a notified file is read again alone', () => {
   });
 
   void it('delivers many files named at once in chunks of 8, 16, 32…, each snapshot holding every file', async () => {
-    const snapshots: (readonly Pod[])[] = [];
+    const snapshots: (readonly NodePod[])[] = [];
     let notify: ((name: string | null) => void) | undefined;
     const source = new FileSource({
       path: dir.path,

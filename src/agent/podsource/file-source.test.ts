@@ -48,7 +48,7 @@ async function put(path: string, text: string): Promise<void> {
 }
 
 function uidOf(recorder: UpdateRecorder, name: string): string | undefined {
-  return recorder.byName(name)?.metadata?.uid;
+  return recorder.byName(name)?.metadata.uid;
 }
 
 void describe('file source (directory)', () => {
@@ -60,7 +60,7 @@ void describe('file source (directory)', () => {
     await waitFor('ADD of web-node1', () => recorder.names('ADD').includes('web-node1'), DEADLINE);
     const pod = recorder.byName('web-node1')!;
     assert.equal(pod.spec!.nodeName, 'node1');
-    assert.equal(pod.metadata!.annotations!['orch.io/config.source'], 'file');
+    assert.equal(pod.metadata.annotations!['orch.io/config.source'], 'file');
   });
 
   void it('replaces the pod (REMOVE old UID, ADD new) when a file changes, and removes it when the file goes', async () => {
@@ -73,7 +73,7 @@ void describe('file source (directory)', () => {
       const uid = uidOf(recorder, 'web-node1');
       return uid !== undefined && uid !== first;
     }, DEADLINE);
-    const removed = recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata!.uid));
+    const removed = recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata.uid));
     assert.deepEqual(removed, [first]);
     assert.equal(recorder.byName('web-node1')!.spec!.containers[0]!.image, 'busybox:1.37');
     await rm(join(dir.path, 'web.yaml'));

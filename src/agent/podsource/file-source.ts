@@ -26,7 +26,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve, sep } from 'node:path';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { messageOf } from '../../api/errors.js';
 import { RACY_WINDOW_MS, createManifestCache, lookAtPath, resultOf, type ManifestOutcome, type RejectedManifest, type ScanContext, type ScanResult } from './file-scan.js';
@@ -263,7 +263,7 @@ export class FileSource implements PodSource {
     }
   }
 
-  private deliver(pods: readonly Pod[]): void {
+  private deliver(pods: readonly NodePod[]): void {
     try {
       this.options.onSnapshot(pods);
     } catch (err) {

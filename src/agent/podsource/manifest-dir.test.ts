@@ -34,7 +34,7 @@ async function open(context: ScanContext): Promise<ManifestDirectory> {
 }
 
 function names(directory: ManifestDirectory): string[] {
-  return directory.snapshot().pods.map((p) => p.metadata?.name ?? '');
+  return directory.snapshot().pods.map((p) => p.metadata.name);
 }
 
 void describe('ManifestDirectory', () => {

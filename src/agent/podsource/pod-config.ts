@@ -3,9 +3,7 @@
  * manifest URL, and any source that pushes on its own, such as the API server's) merged
  * into one stream of typed updates.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
-
-import { FILE_SOURCE, HTTP_SOURCE } from '../../api/pod/index.js';
+import { FILE_SOURCE, HTTP_SOURCE, type NodePod } from '../../api/pod/index.js';
 import { FileSource } from './file-source.js';
 import { PodMerger } from './merger.js';
 import type { PodSource, PodUpdateListener, SourceLogger } from './types.js';
@@ -25,7 +23,7 @@ export interface PodConfig {
    * `pushSources`. Ignored after stop(). Throws OrchError PODSOURCE_UNKNOWN_SOURCE for an
    * undeclared source.
    */
-  pushSnapshot(source: string, pods: readonly Pod[]): void;
+  pushSnapshot(source: string, pods: readonly NodePod[]): void;
   /** True once every configured source delivered its first snapshot; before that the agent must not remove orphaned pods. */
   sourcesReady(): boolean;
   /** Starts the file and URL sources; resolves after each made its first attempt. Idempotent. */
@@ -96,7 +94,7 @@ class DefaultPodConfig implements PodConfig {
     return this.merger.subscribe(listener);
   }
 
-  pushSnapshot(source: string, pods: readonly Pod[]): void {
+  pushSnapshot(source: string, pods: readonly NodePod[]): void {
     this.merger.pushSnapshot(source, pods);
   }
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { Pod, Toleration } from 'kubernetes-types/core/v1.js';
 
 import {
-  CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, FILE_SOURCE, HTTP_SOURCE, applyPodDefaults, validatePod,
+  type NodePod, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, FILE_SOURCE, HTTP_SOURCE, applyPodDefaults, validatePod,
 } from '../../api/pod/index.js';
 import { canonicalJSON } from './canonical-json.js';
 
@@ -24,7 +24,7 @@ export interface StaticPodContext {
   readonly now: () => Date;
 }
 
-export type StaticPodResult = { readonly ok: true; readonly pod: Pod } | { readonly ok: false; readonly problems: readonly string[] };
+export type StaticPodResult = { readonly ok: true; readonly pod: NodePod } | { readonly ok: false; readonly problems: readonly string[] };
 
 /** The toleration upstream gives file pods, so that node problems do not evict them. */
 const TOLERATE_NO_EXECUTE: Toleration = { operator: 'Exists', effect: 'NoExecute' };
@@ -67,7 +67,7 @@ export function prepareStaticPod(pod: Pod, context: StaticPodContext): StaticPod
     const tolerations = spec.tolerations ?? [];
     spec.tolerations = tolerations.some((t) => sameToleration(t, TOLERATE_NO_EXECUTE)) ? tolerations : [...tolerations, { ...TOLERATE_NO_EXECUTE }];
   }
-  const result: Pod = {
+  const result: NodePod = {
     ...defaulted,
     metadata: {
       ...meta,

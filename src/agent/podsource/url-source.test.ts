@@ -102,7 +102,7 @@ void describe('URL source', () => {
     assert.equal(config.sourcesReady(), true);
     assert.deepEqual(recorder.currentNames(), ['web-node1']);
     const pod = recorder.byName('web-node1')!;
-    assert.equal(pod.metadata!.annotations!['orch.io/config.source'], 'http');
+    assert.equal(pod.metadata.annotations!['orch.io/config.source'], 'http');
     assert.equal(pod.spec!.nodeName, 'node1');
   });
 
@@ -117,10 +117,10 @@ void describe('URL source', () => {
   void it('turns a change into REMOVE and ADD, and an empty body into no pods', async () => {
     server.body = podList('a', 'b');
     const { recorder } = await start();
-    const oldB = recorder.byName('b-node1')!.metadata!.uid;
+    const oldB = recorder.byName('b-node1')!.metadata.uid;
     server.body = podList('a', 'c');
     await waitFor('b replaced by c', () => recorder.currentNames().join() === 'a-node1,c-node1', DEADLINE);
-    assert.deepEqual(recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata!.uid)), [oldB]);
+    assert.deepEqual(recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata.uid)), [oldB]);
     server.body = '';
     await waitFor('every pod removed', () => recorder.currentNames().length === 0, DEADLINE);
   });

@@ -13,7 +13,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { messageOf } from '../../api/errors.js';
-import { podFullName } from '../../api/pod/index.js';
+import { podFullName, type NodePod } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
@@ -112,8 +112,8 @@ export class UrlSource implements PodSource {
   }
 
   /** Static treatment of each pod; a rejected pod or a duplicate name is logged and left out. */
-  private prepare(decoded: readonly Pod[]): Pod[] {
-    const pods: Pod[] = [];
+  private prepare(decoded: readonly Pod[]): NodePod[] {
+    const pods: NodePod[] = [];
     const names = new Set<string>();
     const rejects = new Map<string, string>();
     decoded.forEach((pod, i) => {
@@ -137,7 +137,7 @@ export class UrlSource implements PodSource {
     return pods;
   }
 
-  private succeed(body: string, pods: readonly Pod[]): void {
+  private succeed(body: string, pods: readonly NodePod[]): void {
     if (this.lastFailure !== undefined) this.options.logger.info(`the manifest at ${this.options.url} is readable again`);
     this.lastFailure = undefined;
     this.lastBody = body;
