@@ -178,7 +178,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
       const r = await cri.execSync({ containerId: id, cmd, timeout: 10 });
       return { exitCode: r.exitCode, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
     },
-    eventsOf: (pod) => events.filter((e) => e.pod.metadata?.uid === pod.metadata.uid).map((e) => `${e.reason}: ${e.message}`),
+    eventsOf: (pod) => events.filter((e) => e.pod.metadata.uid === pod.metadata.uid).map((e) => `${e.reason}: ${e.message}`),
     async stop() {
       await cleanups.run().catch((err: unknown) => {
         const causes = err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : String(e))) : [];

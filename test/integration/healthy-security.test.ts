@@ -122,7 +122,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
       clock: realClock,
       runtime: node.cri, images: node.cri, logger, podLogsRoot: node.ctrd.logDir, seccompDefault: true,
       dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['127.0.0.1'], nodeName: 'n',
-      volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${node.ctrd.cgroupRoot}/pod${p.metadata?.uid ?? ''}`),
+      volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${node.ctrd.cgroupRoot}/pod${p.metadata.uid}`),
     });
     const pod = node.pod('seccomp-default', { hostNetwork: true, containers: [serve('unset'), serve('unconfined', { securityContext: { seccompProfile: { type: 'Unconfined' } } })] });
     const uid = pod.metadata.uid;

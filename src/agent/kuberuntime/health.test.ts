@@ -16,6 +16,7 @@ import { seccompProfile } from './seccomp.js';
 import { sysctlAdmission } from './sysctls.js';
 import type { PodSyncResult, RuntimeContainerStatus, RuntimePodStatus } from './types.js';
 import { realClock } from '../../api/clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const lines: string[] = [];
 const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
@@ -43,7 +44,7 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
     // Routine start events (Pulled, Created, Started) are tested in images/start tests; kept out here.
     probeResults: probes, onEvent: (e) => { if (!ROUTINE.has(e.reason)) events.push(e); }, canLowerOomScore: () => false, ...extra,
   });
-  const sync = async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await manager.getPodStatus(pod.metadata?.uid ?? '', pod.metadata?.name ?? '', 'shop'));
+  const sync = async (pod: NodePod): Promise<PodSyncResult> => manager.syncPod(pod, await manager.getPodStatus(pod.metadata.uid, pod.metadata.name, 'shop'));
   const running = (name: string): string => {
     const c = [...fake.containers.values()].find((x) => x.config.metadata.name === name && x.state === 'CONTAINER_RUNNING');
     assert.ok(c, `${name} running`);
@@ -54,7 +55,7 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   return { fake, manager, sync, events, failed, running, created, stops };
 }
 
-function pod(spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
+function pod(spec: Partial<NonNullable<Pod['spec']>> = {}): NodePod {
   return { metadata: { name: 'web', namespace: 'shop', uid: `u-${++n}` }, spec: { containers: [{ name: 'app', image: IMAGE }], terminationGracePeriodSeconds: 30, ...spec } };
 }
 

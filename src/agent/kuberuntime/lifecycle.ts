@@ -14,13 +14,14 @@
  * PostStartHookError; a failed preStop is an event only, and the stop goes on. The time a
  * preStop took is taken from the grace period StopContainer gets.
  */
-import type { Container, LifecycleHandler, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, LifecycleHandler } from 'kubernetes-types/core/v1.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { httpRequest, httpTarget, PROBE_AGENT_VERSION, type PodEvent } from '../prober/index.js';
 import type { ExecSyncRequest, ExecSyncResponse } from '../runtime/cri/index.js';
 import { formatPod } from './container-config.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** An HTTP hook without a deadline of its own (postStart) gives up after this long. */
 export const HOOK_HTTP_TIMEOUT_MS = 10 * 60_000;
@@ -32,7 +33,7 @@ export interface HookDeps {
 }
 
 export interface HookRun {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container: Container;
   readonly containerId: string;
   readonly handler: LifecycleHandler;
