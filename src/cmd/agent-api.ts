@@ -211,7 +211,7 @@ export interface ApiMode {
   /** Registers the node and starts its status and lease, the pod watch, the status writer and mirror pods. */
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
-  podFinished(pod: Pod): void;
+  podFinished(pod: NodePod): void;
   stop(): Promise<void>;
 }
 
@@ -285,7 +285,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const writer: StatusWriter = createStatusWriter({
     rest: api.rest, status: d.status, logger: podLog,
     podOf: (uid) => d.pods.pod(uid),
-    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') : source.byUID(pod.metadata?.uid ?? '')),
+    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata.namespace, pod.metadata.name) : source.byUID(pod.metadata.uid)),
   });
   const mirrors: MirrorPods = createMirrorPods({
     rest: api.rest, nodeName, logger: podLog,

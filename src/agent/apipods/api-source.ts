@@ -7,7 +7,7 @@
  * it becomes a NodePod, or is logged and left out when it has no UID or no name.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { isMirrorPod, toNodePod, type NodePod } from '../../api/pod/index.js';
+import { isMirrorPod, podNamespacedName, toNodePod, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { createReflector, type Reflector } from '../orchclient/index.js';
 import type { RestClient, WatchEvent } from '../orchclient/rest-types.js';
@@ -62,7 +62,7 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
   function admit(pod: Pod): NodePod | undefined {
     const result = toNodePod(pod);
     if (result.ok) return result.pod;
-    options.logger.warn('Ignored a pod of the API server without an identity', { pod: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`, problem: result.problem });
+    options.logger.warn('Ignored a pod of the API server without an identity', { pod: podNamespacedName(pod), problem: result.problem });
     return undefined;
   }
 

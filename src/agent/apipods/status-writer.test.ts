@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { LogRoot } from '../logging/index.js';
 import { apiError, FakeRestClient } from '../orchclient/testing.js';
 import { createStatusManager } from '../status/index.js';
@@ -16,12 +17,12 @@ function fakeRest(...pods: Pod[]): FakeRestClient {
   return rest;
 }
 
-const apiPod = (uid: string, extra: Partial<NonNullable<Pod['metadata']>> = {}, status?: Pod['status']): Pod => ({
+const apiPod = (uid: string, extra: Partial<NonNullable<Pod['metadata']>> = {}, status?: Pod['status']): NodePod => ({
   metadata: { name: `p-${uid}`, namespace: 'ns', uid, annotations: { 'orch.io/config.source': 'api' }, ...extra },
   spec: { containers: [{ name: 'c', image: 'busybox' }] },
   ...(status === undefined ? {} : { status }),
 });
-const staticPod: Pod = {
+const staticPod: NodePod = {
   metadata: { name: 's-n1', namespace: 'default', uid: 'static-uid', annotations: { 'orch.io/config.source': 'file', 'orch.io/config.hash': 'h1', 'orch.io/config.seen': 't' } },
   spec: { containers: [{ name: 'c', image: 'busybox' }] },
 };
@@ -30,12 +31,13 @@ void describe('status writer', () => {
   void it('writes changed statuses as merge patches that remove dropped fields, to the mirror for static pods', async () => {
     const status = createStatusManager();
     const pods = new Map([['a', apiPod('a', {}, { phase: 'Pending', reason: 'old' })], ['static-uid', staticPod]]);
-    const mirror = { ...mirrorPodFor(staticPod, 'n1', 'node-uid'), metadata: { ...mirrorPodFor(staticPod, 'n1', 'node-uid').metadata, uid: 'mirror-uid' } };
+    const body = mirrorPodFor(staticPod, 'n1', 'node-uid');
+    const mirror: NodePod = { ...body, metadata: { ...body.metadata, uid: 'mirror-uid', name: 's-n1', namespace: 'default' } };
     const rest = fakeRest(pods.get('a')!, mirror);
     const calls = rest.calls;
     const w = createStatusWriter({
       rest, status, logger, podOf: (uid) => pods.get(uid),
-      apiObjectOf: (p) => (p.metadata?.uid === 'static-uid' ? mirror : pods.get(p.metadata?.uid ?? '')),
+      apiObjectOf: (p) => (p.metadata.uid === 'static-uid' ? mirror : pods.get(p.metadata.uid)),
     });
     w.start();
     status.setPodStatus('a', { phase: 'Running' });
@@ -57,7 +59,7 @@ void describe('status writer', () => {
     const rest = fakeRest(...pods.values());
     rest.responders.push((c) => (failing && c.verb === 'patch' && c.path.includes('p-b') ? apiError(503) : undefined));
     const calls = rest.calls;
-    const w = createStatusWriter({ rest, status, logger, podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata?.uid ?? ''), resyncMs: 60_000 });
+    const w = createStatusWriter({ rest, status, logger, podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata.uid), resyncMs: 60_000 });
     w.start();
     status.setPodStatus('t', { phase: 'Running' });
     status.setPodStatus('b', { phase: 'Succeeded' });
@@ -82,7 +84,7 @@ void describe('mirror pods', () => {
     const created: string[] = [];
     const stale = { ...mirrorPodFor(staticPod, 'n1', 'u'), metadata: { name: 's-n1', namespace: 'default', uid: 'm1', annotations: { 'orch.io/config.mirror': 'old' } } };
     const orphan = { ...stale, metadata: { name: 'gone-n1', namespace: 'default', uid: 'm2', annotations: { 'orch.io/config.mirror': 'x' } } };
-    let mirrors: Pod[] = [];
+    let mirrors: NodePod[] = [];
     const m = createMirrorPods({
       rest, nodeName: 'n1', logger, desiredPods: () => [staticPod, apiPod('a')], mirrors: () => mirrors, nodeUID: () => node.uid,
       onCreated: (uid) => created.push(uid),
@@ -102,7 +104,7 @@ void describe('mirror pods', () => {
     assert.deepEqual(created, ['static-uid']);
     calls.length = 0;
     mirrors = [stale, orphan];
-    for (const p of mirrors) rest.put(`/api/v1/namespaces/default/pods/${p.metadata?.name ?? ''}`, p as Record<string, unknown>);
+    for (const p of mirrors) rest.put(`/api/v1/namespaces/default/pods/${p.metadata.name}`, { ...p });
     await m.sync();
     assert.deepEqual(calls.map((c) => `${c.verb} ${c.path}`).sort(), ['delete /api/v1/namespaces/default/pods/gone-n1', 'delete /api/v1/namespaces/default/pods/s-n1']);
   });
