@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL } from '../kuberuntime/index.js';
@@ -36,7 +37,7 @@ async function fakeCri(dir: string): Promise<{ cri: FakeRuntime; sandboxId: stri
   return { cri, sandboxId, containerId };
 }
 
-const pod: Pod = {
+const pod: NodePod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
   spec: { containers: [{ name: 'main', image: 'busybox' }] },
 };

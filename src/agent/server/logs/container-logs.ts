@@ -7,13 +7,14 @@
  * a 400 with upstream's wording. The log is read from the file the runtime reports for the
  * instance (the upstream layout under /var/log/pods) and streamed as it is read.
  */
-import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1.js';
+import type { ContainerStatus } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../../api/errors.js';
 import type { PodsView, ServerCri } from '../host.js';
 import { findPod } from '../host.js';
 import { HttpError, TEXT } from '../http.js';
 import type { Route } from '../router.js';
 import { streamCriLog, type LogReadOptions } from './cri-log.js';
+import type { NodePod } from '../../../api/pod/index.js';
 
 export interface PodLogOptions {
   readonly follow: boolean;
@@ -71,7 +72,7 @@ export function parsePodLogOptions(query: URLSearchParams): PodLogOptions {
   };
 }
 
-function hasContainer(pod: Pod, name: string): boolean {
+function hasContainer(pod: NodePod, name: string): boolean {
   const s = pod.spec;
   return [...(s?.containers ?? []), ...(s?.initContainers ?? []), ...(s?.ephemeralContainers ?? [])].some((c) => c.name === name);
 }
@@ -79,8 +80,8 @@ function hasContainer(pod: Pod, name: string): boolean {
 const stripRuntime = (id: string): string => id.replace(/^[a-z0-9-]+:\/\//, '');
 
 /** The container ID whose log to read, as upstream's validateContainerLogStatus picks it. */
-export function logContainerId(pod: Pod, name: string, previous: boolean): string {
-  const podName = pod.metadata?.name ?? '';
+export function logContainerId(pod: NodePod, name: string, previous: boolean): string {
+  const podName = pod.metadata.name;
   const st = pod.status;
   const cs: ContainerStatus | undefined = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]
     .find((c) => c.name === name);

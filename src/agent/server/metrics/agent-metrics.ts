@@ -108,8 +108,8 @@ export function recordPodStarts(
     if (s.phase !== 'Running' || started.has(uid)) return;
     if (started.size > 10_000) started.clear();
     started.add(uid);
-    const pod = pods.desiredPods().find((p) => p.metadata?.uid === uid);
-    const seen = Date.parse(pod?.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION] ?? s.startTime ?? '');
+    const pod = pods.desiredPods().find((p) => p.metadata.uid === uid);
+    const seen = Date.parse(pod?.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? s.startTime ?? '');
     if (Number.isFinite(seen)) observe(Math.max(0, now() - seen) / 1000);
   });
 }
