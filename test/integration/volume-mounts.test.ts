@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Pod, Volume } from 'kubernetes-types/core/v1.js';
+import type { Volume } from 'kubernetes-types/core/v1.js';
 
 import { waitFor } from '../helpers/wait.js';
 import { createVolumeManager } from '../../src/agent/volumes/manager.js';
@@ -16,10 +16,11 @@ import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js
 import { emptyDirPath, podDir } from '../../src/agent/volumes/paths.js';
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 const execFileAsync = promisify(execFile);
 
-function pod(uid: string, volumes: Volume[]): Pod {
+function pod(uid: string, volumes: Volume[]): NodePod {
   return { metadata: { name: 'p', namespace: 'default', uid }, spec: { containers: [{ name: 'app' }], volumes } };
 }
 

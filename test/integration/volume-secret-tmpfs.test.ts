@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
@@ -16,6 +16,7 @@ import { createVolumeManager } from '../../src/agent/volumes/manager.js';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 import { podDir, volumeDir } from '../../src/agent/volumes/paths.js';
 import type { VolumeObjectSource } from '../../src/agent/volumes/types.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 void describe('secret and projected volumes (tmpfs, as root)', () => {
   let rootDir = '';
@@ -40,7 +41,7 @@ void describe('secret and projected volumes (tmpfs, as root)', () => {
       { name: 'db', secret: { secretName: 'db', defaultMode: 0o400 } },
       { name: 'all', projected: { sources: [{ secret: { name: 'db' } }, { configMap: { name: 'app' } }] } },
     ];
-    const p: Pod = {
+    const p: NodePod = {
       metadata: { name: 'p', namespace: 'ns', uid: 's-1' },
       spec: {
         containers: [{ name: 'app', volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` })) }],

@@ -7,7 +7,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
@@ -57,9 +57,9 @@ function objectsOrThrow(ctx: ApiVolumeContext, spec: ApiVolumeSpec): VolumeObjec
 }
 
 /** The files the volume must hold now. */
-export async function buildPayload(ctx: ApiVolumeContext, pod: Pod, spec: ApiVolumeSpec): Promise<Map<string, FileProjection>> {
+export async function buildPayload(ctx: ApiVolumeContext, pod: NodePod, spec: ApiVolumeSpec): Promise<Map<string, FileProjection>> {
   const subject = `spec.volumes[${spec.index}].${spec.kind}`;
-  const namespace = pod.metadata?.namespace ?? 'default';
+  const namespace = pod.metadata.namespace;
   switch (spec.kind) {
     case 'configMap':
     case 'secret': {
@@ -92,7 +92,7 @@ async function wasWritten(dir: string): Promise<boolean> {
  * Sets up or refreshes one configMap, secret, projected or downwardAPI volume and returns it.
  * Throws when the first setup fails; a failed refresh keeps the previous files and logs why.
  */
-export async function setUpApiVolume(ctx: ApiVolumeContext, pod: Pod, uid: string, spec: ApiVolumeSpec): Promise<PodVolume> {
+export async function setUpApiVolume(ctx: ApiVolumeContext, pod: NodePod, uid: string, spec: ApiVolumeSpec): Promise<PodVolume> {
   const dir = volumeDir(ctx.rootDir, uid, PLUGIN_DIRS[spec.kind], spec.name);
   const volume: PodVolume = { kind: spec.kind, hostPath: dir, readOnly: true };
   const what = `${spec.kind} volume "${spec.name}"`;

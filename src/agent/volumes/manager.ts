@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
@@ -29,6 +29,7 @@ import {
   type VolumeObjectSource,
 } from './types.js';
 import { containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** Upstream's emptyDir mode: every user of the pod may write (fsGroup ownership comes later). */
 const EMPTY_DIR_MODE = 0o777;
@@ -106,7 +107,7 @@ class LocalVolumeManager implements VolumeManager {
     return run;
   }
 
-  async preparePodVolumes(pod: Pod): Promise<PodVolumes> {
+  async preparePodVolumes(pod: NodePod): Promise<PodVolumes> {
     const uid = podUIDOf(pod);
     const specs = volumeSpecs(pod, { apiServer: this.objects !== undefined });
     const containers = containerNames(pod);
@@ -135,7 +136,7 @@ class LocalVolumeManager implements VolumeManager {
     });
   }
 
-  async mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
+  async mountsFor(pod: NodePod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
     const uid = podUIDOf(pod);
     const volumes = this.prepared.get(uid) ?? (await this.preparePodVolumes(pod));
     let hosts = this.etcHosts.get(uid);
@@ -146,7 +147,7 @@ class LocalVolumeManager implements VolumeManager {
     return mountsFor(container, volumes, hosts.path === undefined ? {} : { etcHostsPath: hosts.path });
   }
 
-  containerDir(pod: Pod, container: Container): string {
+  containerDir(pod: NodePod, container: Container): string {
     return containerDir(this.rootDir, podUIDOf(pod), container.name);
   }
 
