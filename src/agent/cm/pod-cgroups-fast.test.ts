@@ -106,7 +106,7 @@ void describe('pod cgroups: the cheap common path', () => {
     assert.equal(await readFile(join(cpu, 'orchpods', 'burstable', 'cpu.shares'), 'utf8'), String(milliCpuToShares(100 * burstable)));
     assert.equal(await readFile(join(cpu, 'orchpods', 'besteffort', 'cpu.shares'), 'utf8'), '2');
     assert.equal((await cgroups.listPodUIDs()).length, pods.length);
-    await Promise.all(pods.map((p) => cgroups.remove(p.metadata?.uid ?? '')));
+    await Promise.all(pods.map((p) => cgroups.remove(p.metadata.uid)));
     assert.deepEqual(await cgroups.listPodUIDs(), []);
     assert.equal(await readFile(join(cpu, 'orchpods', 'burstable', 'cpu.shares'), 'utf8'), String(milliCpuToShares(0)));
   });

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { makeTempDir } from './fixtures.js';
 import { createPodCgroups } from './pod-cgroups.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, sharesToWeight } from './pod-resources.js';
 
-function pod(uid: string, containers: Record<string, Record<string, string>>[], init: Record<string, Record<string, string>>[] = []): Pod {
+function pod(uid: string, containers: Record<string, Record<string, string>>[], init: Record<string, Record<string, string>>[] = []): NodePod {
   return {
     metadata: { uid, name: uid, namespace: 'n' },
     spec: {
