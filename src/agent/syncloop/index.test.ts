@@ -21,8 +21,8 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
   let finishWorker: (uid: string) => void = () => undefined;
   const workers: PodWorkers = {
     updatePod(u: PodUpdate) {
-      updates.push(`${u.type}:${u.pod.metadata?.uid ?? ''}`);
-      if (u.type === 'create') states.set(u.pod.metadata?.uid ?? '', 'syncing');
+      updates.push(`${u.type}:${u.pod.metadata.uid}`);
+      if (u.type === 'create') states.set(u.pod.metadata.uid, 'syncing');
       if (u.type === 'kill') grace.push(u.gracePeriodSeconds);
     },
     stateOf: (uid) => states.get(uid),
