@@ -281,7 +281,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     node: () => nodeStatus.node(), clock: d.clock, logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
-  const source: ApiPodSource = createApiPodSource({ rest: api.rest, nodeName, logger: podLog, push: d.pushPods });
+  const source: ApiPodSource = createApiPodSource({ rest: api.rest, clock: d.clock, nodeName, logger: podLog, push: d.pushPods });
   const writer: StatusWriter = createStatusWriter({
     rest: api.rest, status: d.status, logger: podLog,
     podOf: (uid) => d.pods.pod(uid),

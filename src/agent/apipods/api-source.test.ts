@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { FakeClock } from '../../api/fake-clock.js';
 import { CONFIG_MIRROR_ANNOTATION, type NodePod } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRestClient } from '../orchclient/testing.js';
@@ -14,7 +15,7 @@ function setup(rest: FakeRestClient): { source: ReturnType<typeof createApiPodSo
   const pushes: (readonly NodePod[])[] = [];
   let wake: (() => void) | undefined;
   const source = createApiPodSource({
-    rest, nodeName: 'n1', logger,
+    rest, clock: new FakeClock(), nodeName: 'n1', logger,
     push: (pods) => { pushes.push(pods); wake?.(); },
   });
   const nextPush = async (): Promise<readonly NodePod[]> => {

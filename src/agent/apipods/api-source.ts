@@ -7,6 +7,7 @@
  * it becomes a NodePod, or is logged and left out when it has no UID or no name.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
 import { isMirrorPod, podNamespacedName, toNodePod, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { createReflector, type Reflector } from '../orchclient/index.js';
@@ -14,6 +15,8 @@ import type { RestClient, WatchEvent } from '../orchclient/rest-types.js';
 
 export interface ApiPodSourceOptions {
   readonly rest: RestClient;
+  /** The reflector's back-off. */
+  readonly clock: Clock;
   readonly nodeName: string;
   readonly logger: Logger;
   /** The pods to run (SET semantics), after each change; coalesced within a macrotask. */
@@ -84,6 +87,7 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
 
   const reflector: Reflector = createReflector<Pod>({
     rest: options.rest,
+    clock: options.clock,
     path: '/api/v1/pods',
     query: { fieldSelector: `spec.nodeName=${options.nodeName}` },
     logger: options.logger,
