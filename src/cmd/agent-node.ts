@@ -181,6 +181,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     staticPodURLHeader: c.staticPodURLHeader,
     httpCheckFrequencyMs: durationToMs(c.httpCheckFrequency),
     logger: logs.logger('podsource'),
+    clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
   return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };

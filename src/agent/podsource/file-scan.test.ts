@@ -21,9 +21,11 @@ afterEach(async () => {
 class CountingContext implements ScanContext {
   parses = 0;
   readonly cache = createManifestCache();
-  readonly now = (): Date => {
-    this.parses++;
-    return new Date('2026-01-02T03:04:05.678Z');
+  readonly clock = {
+    now: (): number => {
+      this.parses++;
+      return Date.parse('2026-01-02T03:04:05.678Z');
+    },
   };
   constructor(
     readonly nodeName = 'node1',

@@ -21,6 +21,7 @@ import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
 import { podFullName, type NodePod } from '../../api/pod/index.js';
@@ -30,8 +31,12 @@ import { compareCodeUnits, compareKeys } from '../../api/order.js';
 
 export interface ScanContext {
   readonly nodeName: string;
-  readonly now: () => Date;
-  /** The wall clock (ms) that file times are compared with, to not remember files changed just now (default Date.now). */
+  /** The time of the first-seen annotation of the pods read. */
+  readonly clock: Pick<Clock, 'now'>;
+  /**
+   * The host's clock (ms) that file times are compared with, to not remember files changed just
+   * now (default Date.now): the kernel stamps the files from it, so no other clock will do.
+   */
   readonly fileClockMs?: () => number;
   /** The remembered outcomes of this source's manifests (createManifestCache); none: every file is read. */
   readonly cache?: ManifestCache;
@@ -155,7 +160,7 @@ async function readManifest(file: string, context: ScanContext): Promise<Manifes
   if (!decoded.ok) return { problems: decoded.problems };
   const [pod] = decoded.pods;
   if (pod === undefined) return { problems: [`${file}: holds no pod`] };
-  const prepared = prepareStaticPod(pod, { nodeName: context.nodeName, origin: { kind: 'file', path: file }, now: context.now });
+  const prepared = prepareStaticPod(pod, { nodeName: context.nodeName, origin: { kind: 'file', path: file }, clock: context.clock });
   return prepared.ok ? { pod: prepared.pod } : { problems: prepared.problems.map((p) => `${file}: ${p}`) };
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
@@ -31,6 +32,7 @@ async function start(path: string, overrides: Partial<PodConfigOptions> = {}): P
     staticPodURLHeader: {},
     httpCheckFrequencyMs: HOUR_MS,
     logger,
+    clock: new FakeClock(),
     ...overrides,
   });
   cleanups.push(() => config.stop());

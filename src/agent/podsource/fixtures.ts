@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
 
+import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 import type { PodOperation, PodUpdate } from './types.js';
@@ -102,4 +104,24 @@ export function podObject(name: string, uid: string, extra: Partial<NodePod> = {
   };
 }
 
-export const FIXED_NOW = (): Date => new Date('2026-01-02T03:04:05.678Z');
+/**
+ * Waits (polling, with a deadline) until `cond` holds, moving `clock` on to its next timer (a
+ * re-list, a poll) whenever one is pending, while the source's real I/O (files, sockets) goes
+ * on. Resolves to the delays of the timers it fired.
+ */
+export async function advanceUntil(clock: FakeClock, what: string, cond: () => boolean, timeoutMs = 5000): Promise<number[]> {
+  const fired: number[] = [];
+  await waitFor(what, async () => {
+    if (cond()) return true;
+    const next = clock.pending()[0];
+    if (next !== undefined) {
+      fired.push(next.delayMs);
+      await clock.advance(next.dueAt - clock.now());
+    }
+    return cond();
+  }, { timeoutMs, intervalMs: 5 });
+  return fired;
+}
+
+/** A clock standing at 2026-01-02T03:04:05.678Z. */
+export const fixedClock = (): FakeClock => new FakeClock(Date.parse('2026-01-02T03:04:05.678Z'));

@@ -4,12 +4,12 @@ import { describe, it } from 'node:test';
 import { isInvalid } from '../../api/errors.js';
 import { CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
-import { FIXED_NOW, UpdateRecorder, podObject } from './fixtures.js';
+import { UpdateRecorder, fixedClock, podObject } from './fixtures.js';
 import { PodMerger } from './merger.js';
 
 function setup(sources: string[] = ['file', 'api']): { merger: PodMerger; recorder: UpdateRecorder; logger: FakeLogger } {
   const logger = new FakeLogger();
-  const merger = new PodMerger({ sources, logger, now: FIXED_NOW });
+  const merger = new PodMerger({ sources, logger, clock: fixedClock() });
   const recorder = new UpdateRecorder();
   merger.subscribe(recorder.listener);
   return { merger, recorder, logger };
@@ -94,7 +94,7 @@ void describe('PodMerger', () => {
     assert.equal(merger.sourcesReady(), false);
     merger.pushSnapshot('api', []);
     assert.equal(merger.sourcesReady(), true);
-    assert.equal(new PodMerger({ sources: [], logger: new FakeLogger() }).sourcesReady(), true);
+    assert.equal(new PodMerger({ sources: [], logger: new FakeLogger(), clock: fixedClock() }).sourcesReady(), true);
   });
 
   void it('refuses a source it was not told about', () => {

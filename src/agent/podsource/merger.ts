@@ -9,6 +9,7 @@
  * first saw a UID (orch.io/config.seen) across updates; those and orch.io/config.mirror
  * never make an update on their own.
  */
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { memoizeByObject } from '../../api/memo.js';
 import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, podFullName, type NodePod } from '../../api/pod/index.js';
@@ -23,7 +24,8 @@ export interface PodMergerOptions {
   /** Every source that will push; sourcesReady() waits for each one's first snapshot. */
   readonly sources: readonly string[];
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
+  /** The first-seen annotation of a pod without one. */
+  readonly clock: Clock;
 }
 
 function withoutLocal(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -56,12 +58,10 @@ export class PodMerger {
   private readonly seen = new Set<string>();
   private readonly listeners = new Set<PodUpdateListener>();
   private readonly sources: ReadonlySet<string>;
-  private readonly now: () => Date;
   private closed = false;
 
   constructor(private readonly options: PodMergerOptions) {
     this.sources = new Set(options.sources);
-    this.now = options.now ?? (() => new Date());
   }
 
   /** True once every declared source has pushed at least once (vacuously true with none). */
@@ -111,7 +111,7 @@ export class PodMerger {
       const existing = previous.get(uid);
       const stamped = withAnnotations(incoming, { [CONFIG_SOURCE_ANNOTATION]: source });
       if (existing === undefined) {
-        const firstSeen = stamped.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(this.now());
+        const firstSeen = stamped.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(new Date(this.options.clock.now()));
         const added = withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
         next.set(uid, added);
         changes.ADD.push(added);

@@ -3,6 +3,7 @@
  * manifest URL, and any source that pushes on its own, such as the API server's) merged
  * into one stream of typed updates.
  */
+import type { Clock } from '../../api/clock.js';
 import { FILE_SOURCE, HTTP_SOURCE, type NodePod } from '../../api/pod/index.js';
 import { FileSource } from './file-source.js';
 import { PodMerger } from './merger.js';
@@ -42,7 +43,8 @@ export interface PodConfigOptions {
   readonly staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
   readonly httpCheckFrequencyMs: number;
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
+  /** The sources' timers (re-list, poll) and the first-seen annotations. */
+  readonly clock: Clock;
   /** Sources that push through pushSnapshot (e.g. 'api'); sourcesReady() waits for them too. */
   readonly pushSources?: readonly string[];
 }
@@ -55,7 +57,7 @@ class DefaultPodConfig implements PodConfig {
 
   constructor(options: PodConfigOptions) {
     const names = [...(options.pushSources ?? [])];
-    const now = options.now ?? (() => new Date());
+    const { clock } = options;
     if (options.staticPodPath !== '') {
       names.push(FILE_SOURCE);
       this.sources.push(
@@ -67,7 +69,7 @@ class DefaultPodConfig implements PodConfig {
             this.merger.pushSnapshot(FILE_SOURCE, pods);
           },
           logger: options.logger,
-          now,
+          clock,
         }),
       );
     }
@@ -83,11 +85,11 @@ class DefaultPodConfig implements PodConfig {
             this.merger.pushSnapshot(HTTP_SOURCE, pods);
           },
           logger: options.logger,
-          now,
+          clock,
         }),
       );
     }
-    this.merger = new PodMerger({ sources: names, logger: options.logger, now });
+    this.merger = new PodMerger({ sources: names, logger: options.logger, clock });
   }
 
   subscribe(listener: PodUpdateListener): () => void {

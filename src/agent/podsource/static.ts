@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 
 import type { Pod, Toleration } from 'kubernetes-types/core/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import {
   type NodePod, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, FILE_SOURCE, HTTP_SOURCE, applyPodDefaults, validatePod,
 } from '../../api/pod/index.js';
@@ -21,7 +22,7 @@ export interface StaticPodContext {
   readonly nodeName: string;
   readonly origin: StaticOrigin;
   /** The clock of the first-seen annotation. */
-  readonly now: () => Date;
+  readonly clock: Pick<Clock, 'now'>;
 }
 
 export type StaticPodResult = { readonly ok: true; readonly pod: NodePod } | { readonly ok: false; readonly problems: readonly string[] };
@@ -78,7 +79,7 @@ export function prepareStaticPod(pod: Pod, context: StaticPodContext): StaticPod
         ...meta.annotations,
         [CONFIG_HASH_ANNOTATION]: uid,
         [CONFIG_SOURCE_ANNOTATION]: origin.kind === 'file' ? FILE_SOURCE : HTTP_SOURCE,
-        [CONFIG_SEEN_ANNOTATION]: formatRFC3339(context.now()),
+        [CONFIG_SEEN_ANNOTATION]: formatRFC3339(new Date(context.clock.now())),
       },
     },
     spec,
