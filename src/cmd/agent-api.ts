@@ -283,12 +283,12 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const podLog = d.logs.logger('apipods');
   const source: ApiPodSource = createApiPodSource({ rest: api.rest, clock: d.clock, nodeName, logger: podLog, push: d.pushPods });
   const writer: StatusWriter = createStatusWriter({
-    rest: api.rest, status: d.status, logger: podLog,
+    rest: api.rest, status: d.status, logger: podLog, clock: d.clock,
     podOf: (uid) => d.pods.pod(uid),
     apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata.namespace, pod.metadata.name) : source.byUID(pod.metadata.uid)),
   });
   const mirrors: MirrorPods = createMirrorPods({
-    rest: api.rest, nodeName, logger: podLog,
+    rest: api.rest, nodeName, logger: podLog, clock: d.clock,
     desiredPods: () => d.pods.pods(), mirrors: () => source.mirrors(),
     nodeUID: () => nodeStatus.node()?.metadata?.uid,
     onCreated: (uid) => { writer.requestWrite(uid); },

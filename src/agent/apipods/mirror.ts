@@ -9,6 +9,7 @@
  * pods are not a pod source).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
@@ -19,6 +20,8 @@ export interface MirrorPodsOptions {
   readonly rest: RestClient;
   readonly nodeName: string;
   readonly logger: Logger;
+  /** The periodic check's timer. */
+  readonly clock: Clock;
   /** The pods the agent runs (static ones get mirrors). */
   readonly desiredPods: () => readonly NodePod[];
   /** The mirror pods the API server holds for this node (from the pod watch). */
@@ -65,7 +68,7 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
   const { rest, logger: log } = options;
   let running: Promise<void> | undefined;
   let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let stopped = false;
 
   async function remove(mirror: NodePod, why: string): Promise<void> {
@@ -137,14 +140,13 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
     start() {
       const tick = (): void => {
         kick();
-        timer = setTimeout(tick, options.periodMs ?? 10_000);
-        timer.unref();
+        timer = options.clock.setTimer(options.periodMs ?? 10_000, tick);
       };
       tick();
     },
     async stop() {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
     requestSync: kick,

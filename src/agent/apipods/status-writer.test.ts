@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { LogRoot } from '../logging/index.js';
 import { apiError, FakeRestClient } from '../orchclient/testing.js';
@@ -36,7 +37,7 @@ void describe('status writer', () => {
     const rest = fakeRest(pods.get('a')!, mirror);
     const calls = rest.calls;
     const w = createStatusWriter({
-      rest, status, logger, podOf: (uid) => pods.get(uid),
+      rest, status, logger, clock: new FakeClock(), podOf: (uid) => pods.get(uid),
       apiObjectOf: (p) => (p.metadata.uid === 'static-uid' ? mirror : pods.get(p.metadata.uid)),
     });
     w.start();
@@ -59,7 +60,8 @@ void describe('status writer', () => {
     const rest = fakeRest(...pods.values());
     rest.responders.push((c) => (failing && c.verb === 'patch' && c.path.includes('p-b') ? apiError(503) : undefined));
     const calls = rest.calls;
-    const w = createStatusWriter({ rest, status, logger, podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata.uid), resyncMs: 60_000 });
+    const clock = new FakeClock();
+    const w = createStatusWriter({ rest, status, logger, clock, podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata.uid), resyncMs: 60_000 });
     w.start();
     status.setPodStatus('t', { phase: 'Running' });
     status.setPodStatus('b', { phase: 'Succeeded' });
@@ -68,8 +70,14 @@ void describe('status writer', () => {
     assert.equal(calls.filter((c) => c.path.includes('p-t')).length, 0);
     assert.equal(calls.filter((c) => c.verb === 'delete').length, 0, 'the final status is written before the delete');
     failing = false;
-    w.requestWrite('b');
+    const patches = (): number => calls.filter((c) => c.verb === 'patch' && c.path.includes('p-b')).length;
+    const tried = patches();
+    await clock.advance(59_999);
     await w.idle();
+    assert.equal(patches(), tried, 'no retry before resyncMs');
+    await clock.advance(1);
+    await w.idle();
+    assert.equal(patches(), tried + 1, 'the failed write is retried after resyncMs');
     const del = calls.find((c) => c.verb === 'delete');
     assert.deepEqual(del, { verb: 'delete', path: '/api/v1/namespaces/ns/pods/p-b', body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: 'b' } } });
     await w.stop();
@@ -86,7 +94,7 @@ void describe('mirror pods', () => {
     const orphan = { ...stale, metadata: { name: 'gone-n1', namespace: 'default', uid: 'm2', annotations: { 'orch.io/config.mirror': 'x' } } };
     let mirrors: NodePod[] = [];
     const m = createMirrorPods({
-      rest, nodeName: 'n1', logger, desiredPods: () => [staticPod, apiPod('a')], mirrors: () => mirrors, nodeUID: () => node.uid,
+      rest, nodeName: 'n1', logger, clock: new FakeClock(), desiredPods: () => [staticPod, apiPod('a')], mirrors: () => mirrors, nodeUID: () => node.uid,
       onCreated: (uid) => created.push(uid),
     });
     await m.sync();
@@ -107,5 +115,23 @@ void describe('mirror pods', () => {
     for (const p of mirrors) rest.put(`/api/v1/namespaces/default/pods/${p.metadata.name}`, { ...p });
     await m.sync();
     assert.deepEqual(calls.map((c) => `${c.verb} ${c.path}`).sort(), ['delete /api/v1/namespaces/default/pods/gone-n1', 'delete /api/v1/namespaces/default/pods/s-n1']);
+  });
+
+  void it('checks the mirrors at start and every periodMs, until stopped', async () => {
+    const clock = new FakeClock();
+    let passes = 0;
+    const m = createMirrorPods({
+      rest: fakeRest(), nodeName: 'n1', logger, clock, periodMs: 5000,
+      desiredPods: () => { passes++; return []; }, mirrors: () => [], nodeUID: () => undefined,
+    });
+    m.start();
+    await settle();
+    assert.equal(passes, 1);
+    await clock.advance(4999);
+    assert.equal(passes, 1);
+    await clock.advance(1);
+    assert.equal(passes, 2);
+    await m.stop();
+    assert.deepEqual(clock.pending(), []);
   });
 });

@@ -11,6 +11,7 @@
  * precondition (upstream: the status manager's canBeDeleted path).
  */
 import type { PodStatus } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
@@ -22,6 +23,8 @@ export interface StatusWriterOptions {
   readonly rest: RestClient;
   readonly status: StatusManager;
   readonly logger: Logger;
+  /** The retry timer. */
+  readonly clock: Clock;
   /** The pod the agent runs with this UID (any source), if it still does. */
   readonly podOf: (uid: string) => NodePod | undefined;
   /** The API object a status goes to: the API pod itself, or the mirror pod of a static pod. */
@@ -58,7 +61,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   const written = new Map<string, string>();
   let running: Promise<void> | undefined;
   let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let unsubscribe: (() => void) | undefined;
   let stopped = false;
 
@@ -144,15 +147,14 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       });
       const tick = (): void => {
         if (dirty.size > 0 || deleting.size > 0) kick();
-        timer = setTimeout(tick, options.resyncMs ?? 10_000);
-        timer.unref();
+        timer = options.clock.setTimer(options.resyncMs ?? 10_000, tick);
       };
       tick();
     },
     async stop() {
       stopped = true;
       unsubscribe?.();
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
     requestWrite(uid) {
