@@ -128,7 +128,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   // The machine's capacity, read once: what unset limits mean to the downward API and the OOM score.
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
-    rootDir: o.rootDir, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
+    rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
     ...(api === undefined ? {} : { objects: api.objects }),
   });
   const podCache = createPodStatusCache();

@@ -95,7 +95,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     cgroupRoot: ctrd.cgroupRoot, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: root.logger('cm'),
     ...(options.podPidsLimit === undefined ? {} : { podPidsLimit: options.podPidsLimit }),
   });
-  const volumes = createVolumeManager({ rootDir, logger: root.logger('volumes') });
+  const volumes = createVolumeManager({ rootDir, clock: realClock, logger: root.logger('volumes') });
   const metrics = createProberMetrics();
   const prober = createProberManager({ exec: cri, logger: root.logger('prober'), clock: realClock, metrics, sidecarContainers, onEvent });
   prober.onResult((c) => { wake(c.podUID); });

@@ -4,6 +4,7 @@
  * tests are src/agent/volumes/api-volumes.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
@@ -36,7 +37,7 @@ void describe('secret and projected volumes (tmpfs, as root)', () => {
   void it('secret: decoded files on a tmpfs mounted once, fsGroup applied, unmounted by cleanup', async () => {
     objects.secrets.set('ns/db', { metadata: { name: 'db' }, data: { password: Buffer.from('s3cret').toString('base64') } });
     objects.configMaps.set('ns/app', { metadata: { name: 'app' }, data: { mode: 'prod' } });
-    const manager = createVolumeManager({ rootDir, logger: new FakeLogger(), objects: source });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger(), objects: source });
     const volumes: Volume[] = [
       { name: 'db', secret: { secretName: 'db', defaultMode: 0o400 } },
       { name: 'all', projected: { sources: [{ secret: { name: 'db' } }, { configMap: { name: 'app' } }] } },

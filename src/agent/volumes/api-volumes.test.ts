@@ -4,6 +4,7 @@
  * needs root, is test/integration/volume-secret-tmpfs.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,12 +53,12 @@ void describe('API-backed volumes through the manager', () => {
   let rootDir = '';
   const objects = new FakeObjects();
   const logger = new FakeLogger();
-  let clock = Date.UTC(2024, 0, 1);
+  const clock = new FakeClock(Date.UTC(2024, 0, 1));
   const make = (withObjects = true): ReturnType<typeof createVolumeManager> =>
     createVolumeManager({
       rootDir,
       logger,
-      now: () => (clock += 1000),
+      clock,
       nodeCapacity: () => ({ cpuMilli: 3000, memoryBytes: 1 << 30 }),
       ...(withObjects ? { objects } : {}),
     });

@@ -9,6 +9,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NodePod } from '../../api/pod/index.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { DATA_DIR_NAME, writeAtomically, type FileProjection } from './atomic-writer.js';
@@ -36,7 +37,8 @@ export interface ApiVolumeContext {
   readonly logger: Logger;
   readonly objects: VolumeObjectSource | undefined;
   readonly capacity: NodeCapacity;
-  readonly now: () => number;
+  /** Names the atomic writer's timestamped directories. */
+  readonly clock: Pick<Clock, 'now'>;
   /** The mount table read at the start of the call (to mount each tmpfs once). */
   readonly mounts: readonly MountInfoEntry[];
   /** mkdir -p with the exact mode (the manager's; synchronous local calls). */
@@ -113,7 +115,7 @@ export async function setUpApiVolume(ctx: ApiVolumeContext, pod: NodePod, uid: s
     }
   }
   const fsGroup = pod.spec?.securityContext?.fsGroup;
-  const wrote = await writeAtomically({ dir, payload, now: ctx.now, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
+  const wrote = await writeAtomically({ dir, payload, clock: ctx.clock, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
   if (wrote) ctx.logger.v(2, 'wrote volume files', { podUID: uid, volume: spec.name, kind: spec.kind, files: payload.size });
   return volume;
 }

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ void describe('volume manager (disk)', () => {
     hostDir = join(dir, 'host');
     await mkdir(hostDir);
     await writeFile(join(hostDir, 'keep.txt'), 'host data');
-    manager = createVolumeManager({ rootDir, logger: new FakeLogger() });
+    manager = createVolumeManager({ rootDir, logger: new FakeLogger(), clock: new FakeClock() });
   });
   after(async () => {
     await removeTempDir(dir);
@@ -148,7 +149,7 @@ void describe('volume manager (disk)', () => {
     await manager.cleanupPodVolumes('uid-1');
     await manager.cleanupPodVolumes('uid-2');
     assert.deepEqual(await manager.listPodDirs(), []);
-    assert.deepEqual(await createVolumeManager({ rootDir: join(dir, 'never-made'), logger: new FakeLogger() }).listPodDirs(), []);
+    assert.deepEqual(await createVolumeManager({ rootDir: join(dir, 'never-made'), logger: new FakeLogger(), clock: new FakeClock() }).listPodDirs(), []);
     await assertRejectsWith(manager.cleanupPodVolumes('..'), VOLUME_INVALID);
   });
 });

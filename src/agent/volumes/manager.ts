@@ -8,6 +8,7 @@ import { lstat, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container } from 'kubernetes-types/core/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
@@ -53,8 +54,8 @@ export interface VolumeManagerOptions {
   readonly objects?: VolumeObjectSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
   readonly nodeCapacity?: () => NodeCapacity;
-  /** The clock naming the atomic writer's timestamped directories (default Date.now). */
-  readonly now?: () => number;
+  /** The unmount retries and deadline, and the atomic writer's timestamped directories. */
+  readonly clock: Clock;
   /** The cluster's DNS domain, for the pod's /etc/hosts (default cluster.local). */
   readonly clusterDomain?: string;
 }
@@ -71,7 +72,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly retryIntervalMs: number;
   private readonly objects: VolumeObjectSource | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly clusterDomain: string;
   /** The tail of each pod's chain of operations: calls for one pod never overlap. */
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -89,7 +90,7 @@ class LocalVolumeManager implements VolumeManager {
     this.objects = options.objects;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock;
     this.clusterDomain = options.clusterDomain ?? 'cluster.local';
   }
 
@@ -123,7 +124,7 @@ class LocalVolumeManager implements VolumeManager {
         logger: this.logger,
         objects: this.objects,
         capacity: this.nodeCapacity(),
-        now: this.now,
+        clock: this.clock,
         mounts,
         makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
       };
@@ -234,7 +235,7 @@ class LocalVolumeManager implements VolumeManager {
     for (let i = 0; i < attempts && remaining.length > 0; i++) {
       const deepest = [...remaining].sort((a, b) => b.mountPoint.split('/').length - a.mountPoint.split('/').length || b.id - a.id)[0];
       if (deepest === undefined) break;
-      await unmount(deepest.mountPoint, { logger: this.logger, timeoutMs: this.unmountTimeoutMs, retryIntervalMs: this.retryIntervalMs });
+      await unmount(deepest.mountPoint, { logger: this.logger, clock: this.clock, timeoutMs: this.unmountTimeoutMs, retryIntervalMs: this.retryIntervalMs });
       this.logger.v(2, 'unmounted', { podUID, path: deepest.mountPoint, fsType: deepest.fsType });
       remaining = await below();
     }
