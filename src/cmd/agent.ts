@@ -119,7 +119,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
   const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
-  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }));
+  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
   const servers = await startServers({
     config: c,
     certDir: resolved.options.certDir,
@@ -135,6 +135,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
     gates: resolved.gates,
     metrics,
     logger: logs.logger('server'),
+    clock,
   });
   disposers.push(() => servers.close());
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, TLSSocket, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { flagDefaults } from '../config/index.js';
 import { LogRoot } from '../logging/index.js';
@@ -169,6 +170,7 @@ void describe('startServers with serverTLSBootstrap', () => {
       gates: { enabled: () => true },
       metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 0, containers: {} }) }),
       logger: logs.logger('test'),
+      clock: new FakeClock(),
       ...(source === undefined ? {} : { servingCertificates: source }),
     });
   };

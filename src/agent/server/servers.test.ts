@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
@@ -100,6 +101,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
     gates: { enabled: () => false },
     metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 1, containers: { running: 1 } }) }),
     logger: logs.logger('test'),
+    clock: new FakeClock(),
     logDir: join(dir, 'varlog'),
   });
 }

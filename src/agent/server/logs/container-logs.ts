@@ -8,6 +8,7 @@
  * instance (the upstream layout under /var/log/pods) and streamed as it is read.
  */
 import type { ContainerStatus } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../../api/clock.js';
 import { messageOf } from '../../../api/errors.js';
 import type { PodsView, ServerCri } from '../host.js';
 import { findPod } from '../host.js';
@@ -111,7 +112,7 @@ export function logContainerId(pod: NodePod, name: string, previous: boolean): s
   throw new HttpError(400, `container "${name}" in pod "${podName}" is waiting to start - no logs yet`);
 }
 
-export function containerLogRoutes(view: PodsView, cri: ServerCri, now: () => number = Date.now): Route[] {
+export function containerLogRoutes(view: PodsView, cri: ServerCri, clock: Pick<Clock, 'now'>): Route[] {
   return [{
     pattern: '/containerLogs/:namespace/:pod/:container',
     methods: ['GET'],
@@ -138,7 +139,7 @@ export function containerLogRoutes(view: PodsView, cri: ServerCri, now: () => nu
         follow: o.follow,
         ...(o.tailLines === undefined ? {} : { tailLines: o.tailLines }),
         ...(o.limitBytes === undefined ? {} : { limitBytes: o.limitBytes }),
-        ...(o.sinceTime !== undefined ? { sinceMs: o.sinceTime.getTime() } : o.sinceSeconds !== undefined ? { sinceMs: now() - o.sinceSeconds * 1000 } : {}),
+        ...(o.sinceTime !== undefined ? { sinceMs: o.sinceTime.getTime() } : o.sinceSeconds !== undefined ? { sinceMs: clock.now() - o.sinceSeconds * 1000 } : {}),
       };
       const abort = new AbortController();
       res.once('close', () => { abort.abort(); });
