@@ -79,7 +79,7 @@ function securityOf(o: ServersOptions, clientCA: Buffer | undefined): { authenti
   if (clientCA !== undefined) authenticators.push(createX509Authenticator());
   if (a.webhook.enabled) {
     const client = reviewClient(o, 'webhook token authentication', 'authentication.webhook.enabled');
-    authenticators.push(createTokenWebhookAuthenticator({ review: (token) => createTokenReview(client, token), cacheTtlMs: a.webhook.cacheTTL / 1e6 }));
+    authenticators.push(createTokenWebhookAuthenticator({ review: (token) => createTokenReview(client, token), cacheTtlMs: a.webhook.cacheTTL / 1e6, clock: o.clock }));
   }
   const z = o.config.authorization;
   let authorizer: Authorizer = alwaysAllow();
@@ -89,6 +89,7 @@ function securityOf(o: ServersOptions, clientCA: Buffer | undefined): { authenti
       review: (spec) => createSubjectAccessReview(client, spec),
       authorizedTtlMs: z.webhook.cacheAuthorizedTTL / 1e6,
       unauthorizedTtlMs: z.webhook.cacheUnauthorizedTTL / 1e6,
+      clock: o.clock,
     });
   }
   return { authenticator: createAuthenticator({ authenticators, anonymous: a.anonymous.enabled }), authorizer };
