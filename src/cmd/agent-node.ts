@@ -108,6 +108,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({
     ...cgroupConfig,
+    clock,
     logger: logs.logger('cm'),
     podPidsLimit: c.podPidsLimit,
     cpuCFSQuota: c.cpuCFSQuota,

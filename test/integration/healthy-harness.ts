@@ -92,7 +92,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const sidecarContainers = options.sidecarContainers ?? false;
 
   const cgroups = createPodCgroups({
-    cgroupRoot: ctrd.cgroupRoot, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: root.logger('cm'),
+    clock: realClock, cgroupRoot: ctrd.cgroupRoot, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: root.logger('cm'),
     ...(options.podPidsLimit === undefined ? {} : { podPidsLimit: options.podPidsLimit }),
   });
   const volumes = createVolumeManager({ rootDir, clock: realClock, logger: root.logger('volumes') });

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import type { Container } from 'kubernetes-types/core/v1.js';
 import { createPodCgroups } from '../../src/agent/cm/index.js';
 import { hasSysResourceCapability } from '../../src/agent/kuberuntime/index.js';
@@ -123,7 +124,7 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
   void it('the systemd driver names the same hierarchy as slices', async () => {
     const root = `hc${process.pid.toString(36)}`;
     const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('cm');
-    const cgroups = createPodCgroups({ cgroupRoot: `${root}.slice`, cgroupsPerQOS: true, cgroupDriver: 'systemd', logger, podPidsLimit: 50 });
+    const cgroups = createPodCgroups({ clock: realClock, cgroupRoot: `${root}.slice`, cgroupsPerQOS: true, cgroupDriver: 'systemd', logger, podPidsLimit: 50 });
     const pod = pods.burstable;
     const uid = pod.metadata.uid;
     try {

@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NodePod } from '../../api/pod/index.js';
 
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
 import type { Logger } from '../logging/index.js';
@@ -77,7 +78,8 @@ export interface PodCgroupsOptions extends CgroupConfig, PodResourceSettings {
   readonly removeTimeoutMs?: number;
   /** Pause between attempts (default 100 ms). */
   readonly retryIntervalMs?: number;
-  readonly now?: () => number;
+  /** The removal deadline and the pauses between attempts. */
+  readonly clock: Clock;
 }
 
 const QOS_CLASSES: readonly QOSClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
@@ -94,7 +96,6 @@ function parentOf(relative: string): string {
 
 class FsPodCgroups implements PodCgroups {
   private readonly options: PodCgroupsOptions;
-  private readonly now: () => number;
   private hierarchies: Promise<readonly Hierarchy[]> | undefined;
   /** The pods ensured and not removed, by UID (the QoS cgroups' shares follow them). */
   private readonly active = new Map<string, NodePod>();
@@ -115,7 +116,6 @@ class FsPodCgroups implements PodCgroups {
 
   constructor(options: PodCgroupsOptions) {
     this.options = options;
-    this.now = options.now ?? Date.now;
   }
 
   private layout(): Promise<readonly Hierarchy[]> {
@@ -238,8 +238,8 @@ class FsPodCgroups implements PodCgroups {
     this.removals++;
     this.ensured.delete(podUID);
     const settings = {
-      deadline: this.now() + (this.options.removeTimeoutMs ?? 10_000),
-      now: this.now,
+      deadline: this.options.clock.now() + (this.options.removeTimeoutMs ?? 10_000),
+      clock: this.options.clock,
       retryIntervalMs: this.options.retryIntervalMs ?? 100,
       logger: this.options.logger,
     };
