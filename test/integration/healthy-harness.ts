@@ -117,7 +117,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   });
   const status = createStatusManager();
   const syncer = createPodSyncer({
-    runtime, cgroups, status, logger: root.logger('podsync'), hostIPs: () => [HOST_IP], qosClass,
+    runtime, cgroups, status, clock: realClock, logger: root.logger('podsync'), hostIPs: () => [HOST_IP], qosClass,
     volumes,
     isDesired: (uid) => desired.has(uid), probes: prober, sidecarContainers, onEvent,
   });

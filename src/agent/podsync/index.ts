@@ -13,6 +13,7 @@
  * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
@@ -67,7 +68,8 @@ export interface PodSyncOptions {
    */
   readonly isDesired: (uid: string) => boolean;
   readonly qosClass: (pod: NodePod) => string;
-  readonly now?: () => Date;
+  /** The status's times and the active deadline. */
+  readonly clock: Clock;
   /** Called with each problem of a sync pass (for events later). */
   readonly onSyncError?: (pod: NodePod, error: SyncError) => void;
   /** The prober; without it every running container is ready. */
@@ -80,7 +82,7 @@ export interface PodSyncOptions {
 
 export function createPodSyncer(options: PodSyncOptions): PodSyncer & { lastErrors(uid: string): readonly SyncError[] } {
   const { runtime, status, logger } = options;
-  const now = options.now ?? (() => new Date());
+  const now = (): Date => new Date(options.clock.now());
   const errors = new Map<string, readonly SyncError[]>();
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
