@@ -132,7 +132,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
     ...(api === undefined ? {} : { objects: api.objects }),
   });
-  const podCache = createPodStatusCache();
+  const podCache = createPodStatusCache({ clock });
   const runtime = createRuntimeManager({
     clock,
     nodeCapacity: () => capacity,

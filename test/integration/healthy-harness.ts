@@ -101,7 +101,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   prober.onResult((c) => { wake(c.podUID); });
   // Fed by the PLEG only: the runtime manager reads the runtime every time, so that the tests'
   // reads of it see each change as it happens.
-  const podCache = createPodStatusCache();
+  const podCache = createPodStatusCache({ clock: realClock });
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
     clock: realClock,

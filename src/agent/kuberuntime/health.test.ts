@@ -15,7 +15,7 @@ import type { RuntimeManagerOptions } from './options.js';
 import { seccompProfile } from './seccomp.js';
 import { sysctlAdmission } from './sysctls.js';
 import type { PodSyncResult, RuntimeContainerStatus, RuntimePodStatus } from './types.js';
-import { realClock } from '../../api/clock.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 const lines: string[] = [];
@@ -30,14 +30,15 @@ after(() => rm(root, { recursive: true, force: true }));
 
 let n = 0;
 function env(extra: Partial<RuntimeManagerOptions> = {}) {
-  const fake = new FakeRuntime();
+  const clock = new FakeClock();
+  const fake = new FakeRuntime(() => clock.now());
   fake.images.set(IMAGE, 'sha256:busybox');
   const events: PodEvent[] = [];
   const ROUTINE = new Set(['Pulled', 'Pulling', 'Created', 'Started']);
   const failed = new Map<string, 'liveness' | 'startup'>();
   const probes: ContainerProbeResults = { failedProbe: (id) => { const p = failed.get(id); return p === undefined ? undefined : { probe: p }; }, started: () => true };
   const manager = createRuntimeManager({
-    clock: realClock,
+    clock,
     runtime: fake, images: fake, logger, podLogsRoot: path.join(root, `logs-${++n}`),
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: () => Promise.resolve('/test'),
@@ -52,7 +53,7 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   };
   const created = () => (fake.callsOf('createContainer') as CreateContainerRequest[]).map((c) => c.config.metadata.name);
   const stops = () => fake.callsOf('stopContainer') as StopContainerRequest[];
-  return { fake, manager, sync, events, failed, running, created, stops };
+  return { fake, manager, clock, sync, events, failed, running, created, stops };
 }
 
 function pod(spec: Partial<NonNullable<Pod['spec']>> = {}): NodePod {
@@ -115,6 +116,29 @@ void describe('lifecycle hooks in the runtime manager', () => {
     assert.deepEqual(methods, ['execSync', 'stopContainer']);
     assert.deepEqual(e.events.map((x) => `${x.reason}: ${x.message}`), ['Killing: Stopping container app', 'FailedPreStopHook: PreStopHook failed']);
     assert.equal(e.stops()[0]?.timeout, 30);
+  });
+
+  void it('takes the time a preStop hook took from the grace period StopContainer gets, and cuts it at the grace period', async () => {
+    const e = env();
+    const p = pod({ containers: [{ name: 'app', image: IMAGE, lifecycle: { preStop: { sleep: { seconds: 5 } } } }] });
+    await e.sync(p);
+    const [running] = await e.manager.listPods();
+    assert.ok(running);
+    const killing = e.manager.killPod(running, { pod: p });
+    await e.clock.advance(4999);
+    assert.equal(e.stops().length, 0, 'the hook is still sleeping');
+    await e.clock.advance(1);
+    await killing;
+    assert.equal(e.stops()[0]?.timeout, 25);
+
+    const long = pod({ terminationGracePeriodSeconds: 3, containers: [{ name: 'app', image: IMAGE, lifecycle: { preStop: { sleep: { seconds: 60 } } } }] });
+    await e.sync(long);
+    const held = (await e.manager.listPods()).find((r) => r.uid === long.metadata.uid);
+    assert.ok(held);
+    const cut = e.manager.killPod(held, { pod: long });
+    await e.clock.advance(3000);
+    await cut;
+    assert.equal(e.stops()[1]?.timeout, 2, 'the hook used the whole grace period: StopContainer gets the minimum');
   });
 
   void it('with the sidecar gate, sidecars stop after the regular containers', async () => {

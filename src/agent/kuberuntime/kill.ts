@@ -12,6 +12,7 @@
 import type { Container } from 'kubernetes-types/core/v1.js';
 import { rm, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent } from '../prober/index.js';
@@ -32,6 +33,8 @@ export const MIN_GRACE_PERIOD_SECONDS = 2;
 export interface KillDeps {
   readonly runtime: ManagerRuntime;
   readonly logger: Logger;
+  /** The preStop hook's share of the grace period. */
+  readonly clock: Clock;
   readonly onEvent?: ((e: PodEvent) => void) | undefined;
   /** The pod's IP for httpGet preStop hooks without a host. */
   readonly podIP?: ((pod: NodePod) => Promise<string>) | undefined;
@@ -68,8 +71,10 @@ export function terminationGracePeriod(target: Pick<KillTarget, 'pod' | 'spec' |
 async function preStop(deps: KillDeps, target: KillTarget, pod: NodePod, spec: Container, graceSeconds: number): Promise<number> {
   const handler = spec.lifecycle?.preStop;
   if (handler === undefined || graceSeconds <= 0) return 0;
-  const started = Date.now();
-  const deadline = AbortSignal.timeout(graceSeconds * 1000);
+  const started = deps.clock.now();
+  const expiry = new AbortController();
+  const deadline = expiry.signal;
+  const timer = deps.clock.setTimer(graceSeconds * 1000, () => { expiry.abort(); });
   const run = runHandler(deps, {
     pod, container: spec, containerId: target.id, handler, signal: deadline,
     podIP: () => (deps.podIP === undefined ? Promise.resolve('') : deps.podIP(pod)),
@@ -89,7 +94,8 @@ async function preStop(deps: KillDeps, target: KillTarget, pod: NodePod, spec: C
     }, { once: true });
   });
   await Promise.race([run, expired]);
-  return Math.floor((Date.now() - started) / 1000);
+  timer.cancel();
+  return Math.floor((deps.clock.now() - started) / 1000);
 }
 
 /** Stops one container: Killing event, preStop, then StopContainer with what is left of the grace period. Rejects with the runtime's error. */
@@ -192,7 +198,7 @@ export async function removePodLogs(root: string, uid: string, logger: Logger, k
  * Removes every container, then every sandbox, carrying the pod's UID label, then its log
  * directory. Rejects with KUBERUNTIME_REMOVE_FAILED naming every failure.
  */
-export async function removePod(deps: KillDeps & { readonly podLogsRoot: string }, uid: string): Promise<void> {
+export async function removePod(deps: Pick<KillDeps, 'runtime' | 'logger'> & { readonly podLogsRoot: string }, uid: string): Promise<void> {
   if (uid === '') throw new OrchError(KUBERUNTIME_REMOVE_FAILED, 'invalid', 'removing a pod needs its UID', { subject: 'uid' });
   const selector = { labelSelector: { [POD_UID_LABEL]: uid } };
   const failures: string[] = [];

@@ -15,7 +15,7 @@
  * preStop took is taken from the grace period StopContainer gets.
  */
 import type { Container, LifecycleHandler } from 'kubernetes-types/core/v1.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { httpRequest, httpTarget, PROBE_AGENT_VERSION, type PodEvent } from '../prober/index.js';
@@ -29,6 +29,8 @@ export const HOOK_HTTP_TIMEOUT_MS = 10 * 60_000;
 export interface HookDeps {
   readonly runtime: { execSync(request: ExecSyncRequest): Promise<ExecSyncResponse> };
   readonly logger: Logger;
+  /** The sleep hook's wait. */
+  readonly clock: Clock;
   readonly onEvent?: ((e: PodEvent) => void) | undefined;
 }
 
@@ -80,11 +82,8 @@ export async function runHandler(deps: HookDeps, run: HookRun): Promise<string |
     }
   }
   if (handler.sleep !== undefined) {
-    try {
-      await sleep(Math.max(0, handler.sleep.seconds) * 1000, undefined, run.signal === undefined ? {} : { signal: run.signal });
-    } catch (err) {
-      deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod), err: messageOf(err) });
-    }
+    await deps.clock.sleep(Math.max(0, handler.sleep.seconds) * 1000, run.signal);
+    if (run.signal?.aborted === true) deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod) });
     return undefined;
   }
   return `Cannot run handler: invalid handler: ${JSON.stringify(handler)}`;

@@ -112,10 +112,11 @@ void describe('syncPod', () => {
   });
 
   void it('keeps no status of a pod whose sync left problems: the next change the PLEG sees syncs it', async () => {
-    const cache = createPodStatusCache();
-    const { sync } = env({ statusCache: cache });
+    const clock = new FakeClock(1_700_000_000_000);
+    const cache = createPodStatusCache({ clock });
+    const { sync } = env({ statusCache: cache, clock });
     const p = pod({ hostNetwork: true, containers: [{ name: 'app', image: IMAGE }, { name: 'absent', image: 'absent:1', imagePullPolicy: 'Never' }] });
-    const seenAt = Date.now() - 1;
+    const seenAt = clock.now() - 1;
     const stillNeeded = cache.observe(p.metadata.uid, [], seenAt);
     const missing = await sync(p);
     assert.deepEqual(missing.errors.map((e) => e.reason), ['ErrImageNeverPull']);

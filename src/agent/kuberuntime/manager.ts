@@ -133,6 +133,7 @@ class RuntimeManager implements PodRuntimeManager {
     this.startDeps = {
       runtime: options.runtime,
       logger: options.logger,
+      clock: options.clock,
       onEvent: options.onEvent,
       podIP: (pod) => this.podIP(pod),
       sidecarContainers: options.sidecarContainers ?? false,
