@@ -82,3 +82,13 @@ export const realClock: Clock = Object.freeze({
   setTimer: realSetTimer,
   sleep: (delayMs: number, signal?: AbortSignal) => sleepOn(realClock, delayMs, signal),
 });
+
+/**
+ * Resolves after `delayMs` on `clock`, keeping the process alive meanwhile: for a wait the
+ * process's main flow is blocked on (a start-up retry), which nothing else may be holding open.
+ */
+export function sleepKeepingAlive(clock: Pick<Clock, 'setTimer'>, delayMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    clock.setTimer(delayMs, resolve, { keepAlive: true });
+  });
+}

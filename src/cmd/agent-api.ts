@@ -50,7 +50,7 @@ export interface ApiConnection {
 }
 
 /** A RestClient whose connection can be replaced (a rotated client certificate). */
-function swappableRest(first: RestClient): { rest: RestClient; swap(next: RestClient): void } {
+function swappableRest(first: RestClient, clock: Clock): { rest: RestClient; swap(next: RestClient): void } {
   let inner = first;
   const rest: RestClient = {
     get: (p, o) => inner.get(p, o),
@@ -68,7 +68,7 @@ function swappableRest(first: RestClient): { rest: RestClient; swap(next: RestCl
       const old = inner;
       inner = next;
       // Open watches end on the old connection and are resumed on the new one by their reflectors.
-      setTimeout(() => { old.close(); }, 30_000).unref();
+      clock.setTimer(30_000, () => { old.close(); });
     },
   };
 }
@@ -96,7 +96,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     });
   }
   const connection = await loadOrchconfig(o.orchconfig);
-  const swappable = swappableRest(clientFor(connection));
+  const swappable = swappableRest(clientFor(connection), clock);
   const rest = swappable.rest;
   let rotation: CertificateManager | undefined;
   if (c.rotateCertificates && connection.clientCert !== undefined) {

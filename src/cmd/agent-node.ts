@@ -5,8 +5,7 @@
  * src/cmd knows them all.
  */
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { Clock } from '../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { readNodeCapacity } from '../api/node-capacity.js';
 import { messageOf } from '../api/errors.js';
@@ -26,7 +25,7 @@ import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.
 import type { ApiConnection } from './agent-api.js';
 
 /** Waits until the runtime answers, logging (once per change of reason) while it does not. */
-async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, signal?: AbortSignal): Promise<void> {
+async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, clock: Clock, signal?: AbortSignal): Promise<void> {
   let last = '';
   for (let attempt = 0; ; attempt++) {
     try {
@@ -39,7 +38,7 @@ async function waitForRuntime(cri: CriClient, endpoint: string, log: Logger, sig
       last = reason;
     }
     if (signal?.aborted === true) throw new Error('stopped while waiting for the container runtime');
-    await delay(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
+    await sleepKeepingAlive(clock, Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
   }
 }
 
@@ -94,7 +93,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
   });
   try {
-    await waitForRuntime(cri, c.containerRuntimeEndpoint, log);
+    await waitForRuntime(cri, c.containerRuntimeEndpoint, log, clock);
     if (c.podCIDR !== '' && o.orchconfig === '') {
       // Standalone mode: the pod CIDR comes from the configuration (upstream's --pod-cidr).
       await cri.updateRuntimeConfig({ networkConfig: { podCidr: c.podCIDR } });

@@ -3,6 +3,7 @@
  * resolves the configuration, answers --help, --version and `config print`, runs the startup
  * checks, then builds and starts the agent's modules.
  */
+import { realClock, type Clock } from '../api/clock.js';
 import { isInvalid, messageOf, type OrchError } from '../api/errors.js';
 import {
   ConfigurationError, helpText, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
@@ -41,7 +42,7 @@ function defaultText(spec: FlagSpec): string {
   return typeof value === 'string' ? value : '';
 }
 
-function buildLogRoot(r: ResolvedConfiguration): LogRoot {
+function buildLogRoot(r: ResolvedConfiguration, clock: Clock): LogRoot {
   const l = r.config.logging;
   return new LogRoot({
     format: l.format === 'json' ? 'json' : 'text',
@@ -50,6 +51,7 @@ function buildLogRoot(r: ResolvedConfiguration): LogRoot {
     splitStream: l.options.json.splitStream,
     infoBufferSize: parseByteSize(l.options.json.infoBufferSize),
     flushFrequency: l.flushFrequency,
+    clock,
   });
 }
 
@@ -98,13 +100,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(renderConfiguration(resolved.config, resolved.sources, resolved.options, split.print));
     return 0;
   }
-  const logs = buildLogRoot(resolved);
+  // The agent's one clock, chosen here: the logger, built first, reads it too.
+  const clock = realClock;
+  const logs = buildLogRoot(resolved, clock);
   const log = logs.logger('nodeagent');
   log.info('Starting nodeagent', { version: resolved.version, logging: logs.describe() });
-  return run(resolved, logs, log);
+  return run(resolved, logs, log, clock);
 }
 
-async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger): Promise<number> {
+async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger, clock: Clock): Promise<number> {
   const c = resolved.config;
   const startupLog = log.named('startup');
   let lock: { release(): Promise<void> } | undefined;
@@ -131,8 +135,8 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger):
     return EXIT_INVALID;
   }
   try {
-    if (c.runOnce) return await runOnce(resolved, logs);
-    const agent = await startAgent(resolved, logs);
+    if (c.runOnce) return await runOnce(resolved, logs, clock);
+    const agent = await startAgent(resolved, logs, clock);
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => { resolve('SIGTERM'); });
       process.once('SIGINT', () => { resolve('SIGINT'); });

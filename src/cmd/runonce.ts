@@ -5,9 +5,8 @@
  * containers keep running after the agent exits, as upstream's.
  */
 import { availableParallelism } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
-import { realClock } from '../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../api/clock.js';
 import { messageOf } from '../api/errors.js';
 import { podFullName, type NodePod } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
@@ -33,7 +32,7 @@ function describe(pod: Pod, status: PodStatus | undefined): string {
 }
 
 /** Waits until every configured source delivered its first snapshot; returns the pods. */
-async function firstSnapshot(node: Awaited<ReturnType<typeof buildNode>>, timeoutMs: number): Promise<NodePod[]> {
+async function firstSnapshot(node: Awaited<ReturnType<typeof buildNode>>, clock: Clock, timeoutMs: number): Promise<NodePod[]> {
   const pods = new Map<string, NodePod>();
   const unsubscribe = node.podConfig.subscribe((u) => {
     for (const p of u.pods) {
@@ -42,14 +41,14 @@ async function firstSnapshot(node: Awaited<ReturnType<typeof buildNode>>, timeou
     }
   });
   await node.podConfig.start();
-  const deadline = Date.now() + timeoutMs;
-  while (!node.podConfig.sourcesReady() && Date.now() < deadline) await delay(50);
+  const deadline = clock.now() + timeoutMs;
+  while (!node.podConfig.sourcesReady() && clock.now() < deadline) await sleepKeepingAlive(clock, 50);
   unsubscribe();
   await node.podConfig.stop();
   return [...pods.values()];
 }
 
-export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): Promise<number> {
+export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock): Promise<number> {
   const c = resolved.config;
   const log = logs.logger('runonce');
   if (c.staticPodPath === '' && c.staticPodURL === '') {
@@ -57,9 +56,9 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
     return 1;
   }
   // Every pod of the first snapshot stays wanted: a pod that completed keeps its containers.
-  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock: realClock, desired: { isDesired: () => true } });
+  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock, desired: { isDesired: () => true } });
   try {
-    const pods = await firstSnapshot(node, 30_000);
+    const pods = await firstSnapshot(node, clock, 30_000);
     if (!node.podConfig.sourcesReady()) {
       log.error('The pod sources gave no pods in 30s (a manifest that does not parse?)');
       return 1;
@@ -78,7 +77,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): P
           log.warn('Pod sync failed', { pod: pod.metadata.name, attempt, err: messageOf(err) });
         }
         if (settled(node.status.getPodStatus(uid))) break;
-        await delay(wait);
+        await sleepKeepingAlive(clock, wait);
         wait *= 2;
       }
       const status = node.status.getPodStatus(uid);

@@ -71,7 +71,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const cleanups = new Cleanups();
   const logs: string[] = [];
   const events: PodEvent[] = [];
-  const root = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logs.push(l) } });
+  const root = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logs.push(l) } });
   const ctrd = await startContainerd();
   cleanups.push(async () => {
     await ctrd.stop();

@@ -123,7 +123,7 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
 
   void it('the systemd driver names the same hierarchy as slices', async () => {
     const root = `hc${process.pid.toString(36)}`;
-    const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('cm');
+    const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('cm');
     const cgroups = createPodCgroups({ clock: realClock, cgroupRoot: `${root}.slice`, cgroupsPerQOS: true, cgroupDriver: 'systemd', logger, podPidsLimit: 50 });
     const pod = pods.burstable;
     const uid = pod.metadata.uid;

@@ -117,7 +117,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
   });
 
   void it('seccompDefault: containers without a profile get RuntimeDefault, Unconfined stays unconfined', async () => {
-    const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('seccomp-default');
+    const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('seccomp-default');
     const manager = createRuntimeManager({
       clock: realClock,
       runtime: node.cri, images: node.cri, logger, podLogsRoot: node.ctrd.logDir, seccompDefault: true,

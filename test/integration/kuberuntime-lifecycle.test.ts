@@ -22,7 +22,7 @@ import type { NodePod } from '../../src/api/pod/index.js';
 // Long enough that a loaded machine still syncs within the back-off after seeing the exit.
 const BACKOFF_MS = 1500;
 const logLines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
 /** A loop that stops at once on TERM (busybox sh runs the trap after the current sleep). */
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.1; done';
 

@@ -22,7 +22,7 @@ import type { NodePod } from '../../src/api/pod/index.js';
 const HOST_IP = '127.0.0.1';
 const GiB = 1024 ** 3;
 const logLines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
 
 /** emptyDir volumes as directories under `dir`, hostPath volumes as they are. */
 function hostDirVolumes(dir: string): ContainerVolumes {

@@ -9,7 +9,7 @@ import { createStatusManager } from '../status/index.js';
 import { createMirrorPods, mirrorPodFor } from './mirror.js';
 import { createStatusWriter, statusPatch } from './status-writer.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
 /** The API server with `pods` stored; a test adds failures with its responders. */
 function fakeRest(...pods: Pod[]): FakeRestClient {

@@ -19,7 +19,7 @@ import { FakeClock } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 const lines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
 const IMAGE = 'busybox:1.35';
 
 let root = '';

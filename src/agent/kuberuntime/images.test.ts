@@ -9,7 +9,7 @@ import { ImagePuller, type ImagePullerOptions } from './images.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
 import type { NodePod } from '../../api/pod/index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const sandboxConfig = { metadata: { name: 'p', namespace: 'n', uid: 'u1', attempt: 0 } };
 
 function setup(extra: Partial<ImagePullerOptions> = {}): { fake: FakeRuntime; puller: ImagePuller; clock: FakeClock } {

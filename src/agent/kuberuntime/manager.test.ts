@@ -15,7 +15,7 @@ import type { ManagerImages, RuntimeManagerOptions } from './options.js';
 import type { PodRuntimeManager, PodSyncResult } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const IMAGE = 'busybox:1.35';
 
 let root = '';

@@ -5,7 +5,7 @@ import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { createPodWorkers, type PodSyncer, type PodWorkersOptions, type SyncOutcome } from './index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
 function pod(uid: string, generation = 1): NodePod {
   return { metadata: { uid, name: uid, namespace: 'default', generation } };

@@ -11,7 +11,7 @@ import type { NodePod } from '../../api/pod/index.js';
 /** The delays of the probe timers waiting, soonest first. */
 const waits = (clock: FakeClock): number[] => clock.pending().map((t) => t.dueAt - clock.now());
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('prober-test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('prober-test');
 
 interface Env {
   time: FakeClock;

@@ -18,6 +18,7 @@ import { tlsServerOptions } from './tls.js';
 
 const lines: string[] = [];
 const logs = new LogRoot({
+    clock: new FakeClock(),
   format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9,
   sink: { write: (_stream, line) => { lines.push(line); } },
 });

@@ -17,7 +17,7 @@ import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
 
-const logs = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
+const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
 const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
 
 /** The runtime: pod `web` with its container `main` running, logging to `<dir>/c1.log`. */

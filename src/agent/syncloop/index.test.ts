@@ -8,7 +8,7 @@ import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.
 import { createStatusManager } from '../status/index.js';
 import { createPodManager, createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } from './index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const pod = (uid: string): NodePod => ({ metadata: { uid, name: uid, namespace: 'default' } });
 
 function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[]; periodMs?: number } = {}) {
