@@ -123,7 +123,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     configMap: (ns: string, name: string) => getOrUndefined<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
     secret: (ns: string, name: string) => getOrUndefined<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
   };
-  const reviews = createOrchClient({ connection });
+  const reviews = createOrchClient({ connection, clock });
   return {
     rest,
     recorder,
