@@ -58,6 +58,7 @@ export function transient(err: unknown): boolean {
 export function createOrchClient(options: OrchClientOptions): OrchClient {
   const transport = createTransport({
     connection: options.connection,
+    clock: options.clock,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
   });

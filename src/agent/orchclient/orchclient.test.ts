@@ -147,6 +147,12 @@ void describe('the client', () => {
     assert.deepEqual(clock.delays, [100, 200], 'the pause doubles');
     assert.equal(failures, 3);
     assert.equal(seen.at(-1)?.auth, 'Bearer from-file');
+    await writeFile(join(dir, 'token'), 'rotated\n');
+    await c.postJson('/echo', {});
+    assert.equal(seen.at(-1)?.auth, 'Bearer from-file', 'the token file is read again only after a minute');
+    await clock.advance(60_001);
+    await c.postJson('/echo', {});
+    assert.equal(seen.at(-1)?.auth, 'Bearer rotated');
     await assert.rejects(c.postJson('/denied', {}), (err: unknown) => err instanceof OrchError && err.category === 'forbidden' && /403 no way/.test(err.message));
     const untrusted = createOrchClient({ connection: { server: url, insecureSkipTLSVerify: false }, retries: 0, clock: new FakeClock() });
     await assert.rejects(untrusted.postJson('/echo', {}), (err: unknown) => err instanceof OrchError && err.category === 'unavailable');

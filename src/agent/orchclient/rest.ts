@@ -113,6 +113,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   }
   const transport: Transport = createTransport({
     connection: options.connection,
+    clock: options.clock,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     userAgent: options.userAgent ?? 'nodeagent',
   });
