@@ -35,7 +35,7 @@ export function timerDelay(delayMs: number): number {
 }
 
 /** A sleep made of the clock's timer (both clocks use it, so that a sleep is a pending timer). */
-export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal): Promise<void> {
+export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal, options?: TimerOptions): Promise<void> {
   return new Promise<void>((resolve) => {
     if (signal?.aborted === true) {
       resolve();
@@ -46,7 +46,7 @@ export function sleepOn(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = clock.setTimer(delayMs, done);
+    const timer = clock.setTimer(delayMs, done, options);
     signal?.addEventListener('abort', done, { once: true });
   });
 }
@@ -84,11 +84,10 @@ export const realClock: Clock = Object.freeze({
 });
 
 /**
- * Resolves after `delayMs` on `clock`, keeping the process alive meanwhile: for a wait the
- * process's main flow is blocked on (a start-up retry), which nothing else may be holding open.
+ * A sleep on `clock` (ended at once by `signal`, never rejecting) that keeps the process alive
+ * meanwhile: for a wait that a caller is blocked on (a retry's pause, a start-up wait), which
+ * nothing else may be holding open. A loop's pause between passes uses clock.sleep instead.
  */
-export function sleepKeepingAlive(clock: Pick<Clock, 'setTimer'>, delayMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    clock.setTimer(delayMs, resolve, { keepAlive: true });
-  });
+export function sleepKeepingAlive(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal): Promise<void> {
+  return sleepOn(clock, delayMs, signal, { keepAlive: true });
 }

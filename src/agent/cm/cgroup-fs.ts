@@ -13,7 +13,7 @@ import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync,
 import { access, readdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 
@@ -140,7 +140,7 @@ export async function removeTree(dir: string, settings: RemoveSettings): Promise
         });
       }
       settings.logger.warn('pod cgroup busy; retrying rmdir', { path: dir, attempt });
-      await settings.clock.sleep(settings.retryIntervalMs);
+      await sleepKeepingAlive(settings.clock, settings.retryIntervalMs);
     }
   }
 }

@@ -15,7 +15,7 @@
  * preStop took is taken from the grace period StopContainer gets.
  */
 import type { Container, LifecycleHandler } from 'kubernetes-types/core/v1.js';
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { httpRequest, httpTarget, PROBE_AGENT_VERSION, type PodEvent } from '../prober/index.js';
@@ -82,7 +82,7 @@ export async function runHandler(deps: HookDeps, run: HookRun): Promise<string |
     }
   }
   if (handler.sleep !== undefined) {
-    await deps.clock.sleep(Math.max(0, handler.sleep.seconds) * 1000, run.signal);
+    await sleepKeepingAlive(deps.clock, Math.max(0, handler.sleep.seconds) * 1000, run.signal);
     if (run.signal?.aborted === true) deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod) });
     return undefined;
   }

@@ -7,7 +7,7 @@
  * decoded Status on `status`. Transient failures (network, 429, 5xx) are retried a few times
  * with a growing pause. Not rate limited (reviews are answers to the agent's own callers).
  */
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { OrchConnection } from './kubeconfig.js';
 import { errorFromResponse, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED } from './status.js';
@@ -83,7 +83,7 @@ export function createOrchClient(options: OrchClientOptions): OrchClient {
           }
         } catch (err) {
           if (attempt >= retries || !transient(err) || o.signal?.aborted === true) throw err;
-          await options.clock.sleep(retryDelayMs * 2 ** attempt, o.signal);
+          await sleepKeepingAlive(options.clock, retryDelayMs * 2 ** attempt, o.signal);
           if (abortedBy(o.signal)) throw new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `POST ${path}: aborted while waiting to retry`, { subject: path, cause: o.signal?.reason });
         }
       }

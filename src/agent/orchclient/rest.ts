@@ -24,7 +24,7 @@
  * ORCHCLIENT_TIMEOUT, ORCHCLIENT_ABORTED.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { abortedBy, transient } from './client.js';
@@ -145,7 +145,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
         if (attempt >= attempts || !again || o.signal?.aborted === true) throw err;
         const pause = retryAfterMs(err) ?? retryDelayMs * 2 ** (attempt - 1);
         options.logger?.v(4, 'retrying a request to the API server', { method, path: target, attempt, pauseMs: pause, error: messageOf(err) });
-        await options.clock.sleep(pause, o.signal);
+        await sleepKeepingAlive(options.clock, pause, o.signal);
         if (abortedBy(o.signal)) throw new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `${method} ${target}: aborted while waiting to retry`, { subject: target, cause: o.signal?.reason });
       }
     }

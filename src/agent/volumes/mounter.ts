@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { VOLUME_MOUNT_FAILED } from './types.js';
@@ -59,7 +59,7 @@ export async function unmount(dir: string, options: UnmountOptions): Promise<voi
       }
       if (clock.now() >= deadline) break;
       options.logger.warn('mount point busy; retrying unmount', { path: dir, attempt });
-      await clock.sleep(options.retryIntervalMs);
+      await sleepKeepingAlive(clock, options.retryIntervalMs);
     }
   }
   options.logger.warn('mount point still busy at the deadline; detaching it lazily (umount -l)', { path: dir, timeoutMs: options.timeoutMs });
