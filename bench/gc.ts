@@ -126,7 +126,7 @@ export async function runGcBench(o: GcBenchOptions = {}): Promise<GcBenchResult>
   const cri = connectCri({ runtimeEndpoint: ctrd.endpoint, requestTimeoutMs: 120_000 });
   // Warnings and errors of the modules measured go to stderr; their info lines nowhere.
   const sink = { write: (stream: 'out' | 'err', line: string) => { if (stream === 'err') process.stderr.write(line); } };
-  const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink }).logger('bench');
+  const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink, clock: realClock }).logger('bench');
   try {
     print(`gc bench: containerd ${ctrd.endpoint}; ${RUNNING} running containers, ${images} images, ${dead} dead containers`);
     await containers(cri, ctrd, logRoot, RUNNING, 5, ['sleep', '3600'], 0);

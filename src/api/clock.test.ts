@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { realClock, sleepOn, timerDelay } from './clock.js';
+import { realClock, sleepKeepingAlive, sleepOn, timerDelay } from './clock.js';
 import { FakeClock, FAKE_CLOCK_START } from './fake-clock.js';
 
 void describe('the real clock', () => {
@@ -96,5 +96,17 @@ void describe('the fake clock', () => {
     assert.equal(fired, false, 'a jump fires nothing');
     await clock.advance(0);
     assert.equal(fired, true, 'what is due fires at the next advance');
+  });
+
+  void it('keeps the process alive during sleepKeepingAlive, and resolves when it is due', async () => {
+    const clock = new FakeClock(0);
+    let done = false;
+    const sleeping = sleepKeepingAlive(clock, 500).then(() => { done = true; });
+    assert.deepEqual(clock.pending(), [{ dueAt: 500, delayMs: 500, keepAlive: true }]);
+    await clock.advance(499);
+    assert.equal(done, false);
+    await clock.advance(1);
+    await sleeping;
+    assert.equal(done, true);
   });
 });

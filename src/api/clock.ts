@@ -26,7 +26,7 @@ export interface Clock {
   /** Calls `callback` once after `delayMs` (0 when negative or not a number). */
   setTimer(delayMs: number, callback: () => void, options?: TimerOptions): Timer;
   /** Resolves after `delayMs`, or at once when `signal` is (or becomes) aborted. Never rejects. */
-  sleep(delayMs: number, signal?: AbortSignal, options?: TimerOptions): Promise<void>;
+  sleep(delayMs: number, signal?: AbortSignal): Promise<void>;
 }
 
 /** The delay a timer waits for `delayMs`: NaN and negative delays are 0. */
@@ -80,5 +80,14 @@ function realSetTimer(delayMs: number, callback: () => void, options: TimerOptio
 export const realClock: Clock = Object.freeze({
   now: () => Date.now(),
   setTimer: realSetTimer,
-  sleep: (delayMs: number, signal?: AbortSignal, options?: TimerOptions) => sleepOn(realClock, delayMs, signal, options),
+  sleep: (delayMs: number, signal?: AbortSignal) => sleepOn(realClock, delayMs, signal),
 });
+
+/**
+ * A sleep on `clock` (ended at once by `signal`, never rejecting) that keeps the process alive
+ * meanwhile: for a wait that a caller is blocked on (a retry's pause, a start-up wait), which
+ * nothing else may be holding open. A loop's pause between passes uses clock.sleep instead.
+ */
+export function sleepKeepingAlive(clock: Pick<Clock, 'setTimer'>, delayMs: number, signal?: AbortSignal): Promise<void> {
+  return sleepOn(clock, delayMs, signal, { keepAlive: true });
+}

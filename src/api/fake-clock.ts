@@ -62,8 +62,8 @@ export class FakeClock implements Clock {
     };
   }
 
-  sleep(delayMs: number, signal?: AbortSignal, options?: TimerOptions): Promise<void> {
-    return sleepOn(this, delayMs, signal, options);
+  sleep(delayMs: number, signal?: AbortSignal): Promise<void> {
+    return sleepOn(this, delayMs, signal);
   }
 
   /** The timers not fired yet, the next first (ties in the order they were set). */

@@ -8,10 +8,10 @@
  * the admission checks that read the Node; `start` starts it once the loops run. Without
  * --orchconfig none of this is loaded (standalone mode).
  */
-import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
-import { API_SOURCE, isStaticPod, podSource } from '../api/pod/index.js';
+import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
 } from '../agent/apipods/index.js';
@@ -96,7 +96,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     configMap: (ns: string, name: string) => getIfExists<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
     secret: (ns: string, name: string) => getIfExists<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
   };
-  const reviews = createOrchClient({ connection });
+  const reviews = createOrchClient({ connection, clock });
   return {
     rest,
     recorder,
@@ -158,7 +158,7 @@ export interface ApiModeDeps {
   readonly status: StatusManager;
   readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
-  readonly pushPods: (pods: readonly Pod[]) => void;
+  readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
 }
@@ -169,7 +169,7 @@ export interface ApiMode {
   /** Registers the node and starts its status and lease, the pod watch, the status writer and mirror pods. */
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
-  podFinished(pod: Pod): void;
+  podFinished(pod: NodePod): void;
   stop(): Promise<void>;
 }
 
@@ -215,14 +215,14 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     node: () => nodeStatus.node(), clock: d.clock, logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
-  const source: ApiPodSource = createApiPodSource({ rest: api.rest, nodeName, logger: podLog, push: d.pushPods });
+  const source: ApiPodSource = createApiPodSource({ rest: api.rest, clock: d.clock, nodeName, logger: podLog, push: d.pushPods });
   const writer: StatusWriter = createStatusWriter({
-    rest: api.rest, status: d.status, logger: podLog,
+    rest: api.rest, status: d.status, logger: podLog, clock: d.clock,
     podOf: (uid) => d.pods.pod(uid),
-    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '') : source.byUID(pod.metadata?.uid ?? '')),
+    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata.namespace, pod.metadata.name) : source.byUID(pod.metadata.uid)),
   });
   const mirrors: MirrorPods = createMirrorPods({
-    rest: api.rest, nodeName, logger: podLog,
+    rest: api.rest, nodeName, logger: podLog, clock: d.clock,
     desiredPods: () => d.pods.pods(), mirrors: () => source.mirrors(),
     nodeUID: () => nodeStatus.node()?.metadata?.uid,
     onCreated: (uid) => { writer.requestWrite(uid); },

@@ -88,6 +88,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({
     ...cgroupConfig,
+    clock,
     logger: logs.logger('cm'),
     podPidsLimit: c.podPidsLimit,
     cpuCFSQuota: c.cpuCFSQuota,
@@ -108,10 +109,10 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   // The machine's capacity, read once: what unset limits mean to the downward API and the OOM score.
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
-    rootDir: o.rootDir, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
+    rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
     ...(api === undefined ? {} : { objects: api.objects }),
   });
-  const podCache = createPodStatusCache();
+  const podCache = createPodStatusCache({ clock });
   const runtime = createRuntimeManager({
     clock,
     nodeCapacity: () => capacity,
@@ -147,6 +148,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     volumes,
     status,
     logger: logs.logger('podsync'),
+    clock,
     hostIPs: () => ips,
     qosClass,
     isDesired: (uid) => options.desired.isDesired(uid),
@@ -162,6 +164,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     staticPodURLHeader: c.staticPodURLHeader,
     httpCheckFrequencyMs: durationToMs(c.httpCheckFrequency),
     logger: logs.logger('podsource'),
+    clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
   return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };

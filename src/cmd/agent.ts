@@ -6,7 +6,7 @@
  * does.
  */
 import { availableParallelism } from 'node:os';
-import { realClock } from '../api/clock.js';
+import type { Clock } from '../api/clock.js';
 import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE } from '../api/pod/index.js';
@@ -29,10 +29,11 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
-export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot): Promise<Agent> {
+/** Starts the agent on `clock`, the one clock every module reads (nodeagent.ts passes the host's). */
+export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock): Promise<Agent> {
   const disposers = new Disposers();
   try {
-    await compose(resolved, logs, disposers);
+    await compose(resolved, logs, clock, disposers);
   } catch (err) {
     await disposers.dispose().catch((e: unknown) => {
       logs.logger('agent').error('Stopping what had started failed', { err: String(e) });
@@ -43,9 +44,8 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot)
 }
 
 /** Builds and starts every module, pushing the teardown of each onto `disposers` as it goes. */
-async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers: Disposers): Promise<void> {
+async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock, disposers: Disposers): Promise<void> {
   const c = resolved.config;
-  const clock = realClock;
   const identity = await nodeIdentity(resolved);
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
@@ -120,7 +120,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
   const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
-  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }));
+  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
 
   // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts).
   const nodeEvent = api?.nodeEvent.bind(api);
@@ -146,6 +146,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, disposers
     gates: resolved.gates,
     metrics,
     logger: logs.logger('server'),
+    clock,
   });
   disposers.push(() => servers.close());
 

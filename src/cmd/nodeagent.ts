@@ -3,6 +3,7 @@
  * resolves the configuration, answers --help, --version and `config print`, runs the startup
  * checks, then builds and starts the agent's modules.
  */
+import { realClock, type Clock } from '../api/clock.js';
 import { isInvalid, messageOf, type OrchError } from '../api/errors.js';
 import {
   agentHelpText, ConfigurationError, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
@@ -18,7 +19,7 @@ import { VERSION } from '../version.js';
 /** Exit codes: 0 success, 1 invalid configuration or a failed startup check, 2 usage. */
 const EXIT_INVALID = 1;
 
-function buildLogRoot(r: ResolvedConfiguration): LogRoot {
+function buildLogRoot(r: ResolvedConfiguration, clock: Clock): LogRoot {
   const l = r.config.logging;
   return new LogRoot({
     format: l.format === 'json' ? 'json' : 'text',
@@ -27,6 +28,7 @@ function buildLogRoot(r: ResolvedConfiguration): LogRoot {
     splitStream: l.options.json.splitStream,
     infoBufferSize: parseByteSize(l.options.json.infoBufferSize),
     flushFrequency: l.flushFrequency,
+    clock,
   });
 }
 
@@ -75,13 +77,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(renderConfiguration(resolved.config, resolved.sources, resolved.options, split.print));
     return 0;
   }
-  const logs = buildLogRoot(resolved);
+  // The agent's one clock, chosen here: the logger, built first, reads it too.
+  const clock = realClock;
+  const logs = buildLogRoot(resolved, clock);
   const log = logs.logger('nodeagent');
   log.info('Starting nodeagent', { version: resolved.version, logging: logs.describe() });
-  return run(resolved, logs, log);
+  return run(resolved, logs, log, clock);
 }
 
-async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger): Promise<number> {
+async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger, clock: Clock): Promise<number> {
   const c = resolved.config;
   const startupLog = log.named('startup');
   let lock: { release(): Promise<void> } | undefined;
@@ -108,8 +112,8 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger):
     return EXIT_INVALID;
   }
   try {
-    if (c.runOnce) return await runOnce(resolved, logs);
-    const agent = await startAgent(resolved, logs);
+    if (c.runOnce) return await runOnce(resolved, logs, clock);
+    const agent = await startAgent(resolved, logs, clock);
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => { resolve('SIGTERM'); });
       process.once('SIGINT', () => { resolve('SIGINT'); });

@@ -4,21 +4,20 @@
  * exits 0 when every pod runs or succeeded and 1 otherwise.
  */
 import { availableParallelism } from 'node:os';
-import { realClock } from '../api/clock.js';
+import type { Clock } from '../api/clock.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { runPodsOnce } from '../agent/runonce/index.js';
 import { podCapacity } from '../agent/syncloop/index.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 
-export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot): Promise<number> {
+export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock): Promise<number> {
   const c = resolved.config;
   const log = logs.logger('runonce');
   if (c.staticPodPath === '' && c.staticPodURL === '') {
     log.error('--runonce needs a manifest path (--pod-manifest-path) or a URL (--manifest-url)');
     return 1;
   }
-  const clock = realClock;
   // Every pod of the first snapshot stays wanted: a pod that completed keeps its containers.
   const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock, desired: { isDesired: () => true } });
   try {

@@ -23,7 +23,7 @@ import { waitFor } from '../helpers/wait.js';
 
 type Obj = Record<string, unknown>;
 const TOKEN = 'abcdef.0123456789abcdef';
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('bootstrap-test');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('bootstrap-test');
 const rest = (connection: OrchConnection) => createRestClient({ clock: realClock, connection, qps: 0, burst: 0, contentType: 'application/json' });
 
 void describe('TLS bootstrap of the node agent', () => {

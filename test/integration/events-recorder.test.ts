@@ -15,7 +15,7 @@ import { startApiServer, type ApiServer } from '../helpers/apiserver.js';
 const NODE = 'events-it-node';
 const PATH = '/apis/events.orch.io/v1/namespaces/default/events';
 const logLines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 5, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('events-it');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 5, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('events-it');
 
 void describe('event recorder against orch-apiserver', () => {
   let server: ApiServer;

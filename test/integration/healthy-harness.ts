@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 import { createPodCgroups, qosClass, type PodCgroups } from '../../src/agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, type PodRuntimeManager } from '../../src/agent/kuberuntime/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
@@ -50,19 +51,19 @@ export interface HealthyNode {
   readonly events: PodEvent[];
   readonly logs: string[];
   /** A pod in namespace `healthy` with a fresh UID and a short grace period. */
-  pod(name: string, spec: Partial<NonNullable<Pod['spec']>> & Pick<NonNullable<Pod['spec']>, 'containers'>): Pod;
+  pod(name: string, spec: Partial<NonNullable<Pod['spec']>> & Pick<NonNullable<Pod['spec']>, 'containers'>): NodePod;
   /** Gives the pod to its worker (the sync loop's ADD). */
-  run(pod: Pod): void;
+  run(pod: NodePod): void;
   /** Stops the pod; the source no longer wants it (its worker kills and removes it). */
-  remove(pod: Pod): void;
-  statusOf(pod: Pod): PodStatus | undefined;
+  remove(pod: NodePod): void;
+  statusOf(pod: NodePod): PodStatus | undefined;
   /** Polls the pod's status until `check` returns true. */
-  waitStatus(pod: Pod, what: string, check: (s: PodStatus) => boolean, timeoutMs?: number): Promise<PodStatus>;
+  waitStatus(pod: NodePod, what: string, check: (s: PodStatus) => boolean, timeoutMs?: number): Promise<PodStatus>;
   /** The running container's ID of that name (regular or init). */
-  containerId(pod: Pod, name: string): Promise<string>;
-  exec(pod: Pod, container: string, cmd: readonly string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  containerId(pod: NodePod, name: string): Promise<string>;
+  exec(pod: NodePod, container: string, cmd: readonly string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** Events of the pod, as `Reason: message`. */
-  eventsOf(pod: Pod): string[];
+  eventsOf(pod: NodePod): string[];
   stop(): Promise<void>;
 }
 
@@ -70,7 +71,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const cleanups = new Cleanups();
   const logs: string[] = [];
   const events: PodEvent[] = [];
-  const root = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logs.push(l) } });
+  const root = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logs.push(l) } });
   const ctrd = await startContainerd();
   cleanups.push(async () => {
     await ctrd.stop();
@@ -82,7 +83,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   });
   const rootDir = await mkdtemp(path.join(os.tmpdir(), 'na-healthy-'));
   cleanups.push(() => rm(rootDir, { recursive: true, force: true }));
-  const desired = new Map<string, Pod>();
+  const desired = new Map<string, NodePod>();
   const late: { wake?: (uid: string) => void } = {};
   const wake = (uid: string): void => late.wake?.(uid);
   const onEvent = (e: PodEvent): void => {
@@ -91,16 +92,16 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   const sidecarContainers = options.sidecarContainers ?? false;
 
   const cgroups = createPodCgroups({
-    cgroupRoot: ctrd.cgroupRoot, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: root.logger('cm'),
+    clock: realClock, cgroupRoot: ctrd.cgroupRoot, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: root.logger('cm'),
     ...(options.podPidsLimit === undefined ? {} : { podPidsLimit: options.podPidsLimit }),
   });
-  const volumes = createVolumeManager({ rootDir, logger: root.logger('volumes') });
+  const volumes = createVolumeManager({ rootDir, clock: realClock, logger: root.logger('volumes') });
   const metrics = createProberMetrics();
   const prober = createProberManager({ exec: cri, logger: root.logger('prober'), clock: realClock, metrics, sidecarContainers, onEvent });
   prober.onResult((c) => { wake(c.podUID); });
   // Fed by the PLEG only: the runtime manager reads the runtime every time, so that the tests'
   // reads of it see each change as it happens.
-  const podCache = createPodStatusCache();
+  const podCache = createPodStatusCache({ clock: realClock });
   const backOff = options.backOffMs ?? 200;
   const runtime = createRuntimeManager({
     clock: realClock,
@@ -116,7 +117,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
   });
   const status = createStatusManager();
   const syncer = createPodSyncer({
-    runtime, cgroups, status, logger: root.logger('podsync'), hostIPs: () => [HOST_IP], qosClass,
+    runtime, cgroups, status, clock: realClock, logger: root.logger('podsync'), hostIPs: () => [HOST_IP], qosClass,
     volumes,
     isDesired: (uid) => desired.has(uid), probes: prober, sidecarContainers, onEvent,
   });
@@ -149,27 +150,26 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
     await prober.stop();
   });
 
-  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
   const node: HealthyNode = {
     ctrd, cri, runtime, prober, metrics, status, cgroups, workers, pleg, rootDir, events, logs,
     pod: (name, spec) => ({ metadata: { name, namespace: 'healthy', uid: randomUUID() }, spec: { terminationGracePeriodSeconds: 2, ...spec } }),
     run(pod) {
-      desired.set(uidOf(pod), pod);
+      desired.set(pod.metadata.uid, pod);
       workers.updatePod({ type: 'create', pod });
     },
     remove(pod) {
-      desired.delete(uidOf(pod));
+      desired.delete(pod.metadata.uid);
       workers.updatePod({ type: 'kill', pod });
     },
-    statusOf: (pod) => status.getPodStatus(uidOf(pod)),
+    statusOf: (pod) => status.getPodStatus(pod.metadata.uid),
     waitStatus: (pod, what, check, timeoutMs = 20_000) =>
-      waitFor(`${pod.metadata?.name ?? ''}: ${what}`, () => {
-        const s = status.getPodStatus(uidOf(pod));
+      waitFor(`${pod.metadata.name}: ${what}`, () => {
+        const s = status.getPodStatus(pod.metadata.uid);
         return s !== undefined && check(s) && s;
       }, { timeoutMs }),
     async containerId(pod, name) {
-      return waitFor(`${name} of ${pod.metadata?.name ?? ''} running`, async () => {
-        const s = await runtime.getPodStatus(uidOf(pod), pod.metadata?.name ?? '', 'healthy');
+      return waitFor(`${name} of ${pod.metadata.name} running`, async () => {
+        const s = await runtime.getPodStatus(pod.metadata.uid, pod.metadata.name, 'healthy');
         return s.containers.find((c) => c.name === name && c.state === 'running')?.id;
       });
     },
@@ -178,7 +178,7 @@ export async function startHealthyNode(options: HealthyNodeOptions = {}): Promis
       const r = await cri.execSync({ containerId: id, cmd, timeout: 10 });
       return { exitCode: r.exitCode, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
     },
-    eventsOf: (pod) => events.filter((e) => e.pod.metadata?.uid === uidOf(pod)).map((e) => `${e.reason}: ${e.message}`),
+    eventsOf: (pod) => events.filter((e) => e.pod.metadata.uid === pod.metadata.uid).map((e) => `${e.reason}: ${e.message}`),
     async stop() {
       await cleanups.run().catch((err: unknown) => {
         const causes = err instanceof AggregateError ? err.errors.map((e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : String(e))) : [];

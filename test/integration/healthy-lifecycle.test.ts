@@ -65,7 +65,7 @@ void describe('lifecycle hooks, termination details and deadlines on real contai
     });
     const seen: string[] = [];
     const unsubscribe = node.status.onChange((uid, s) => {
-      const waiting = uid === pod.metadata?.uid ? containerStatus(s, 'app')?.state?.waiting : undefined;
+      const waiting = uid === pod.metadata.uid ? containerStatus(s, 'app')?.state?.waiting : undefined;
       if (waiting !== undefined) seen.push(`${waiting.reason ?? ''}: ${waiting.message ?? ''}`);
     });
     try {
@@ -75,7 +75,7 @@ void describe('lifecycle hooks, termination details and deadlines on real contai
       unsubscribe();
     }
     const shown = seen.find((w) => w.startsWith('PostStartHookError')) ?? '';
-    assert.equal(shown, `PostStartHookError: Exec lifecycle hook ([sh -c echo no way; exit 3]) for Container "app" in Pod "poststart-fails_healthy(${pod.metadata?.uid ?? ''})" failed - error: command 'sh -c echo no way; exit 3' exited with 3: , message: "no way\\n"`);
+    assert.equal(shown, `PostStartHookError: Exec lifecycle hook ([sh -c echo no way; exit 3]) for Container "app" in Pod "poststart-fails_healthy(${pod.metadata.uid})" failed - error: command 'sh -c echo no way; exit 3' exited with 3: , message: "no way\\n"`);
     const events = node.eventsOf(pod);
     const failed = events.findIndex((e) => e.startsWith('FailedPostStartHook: Exec lifecycle hook'));
     assert.ok(failed >= 0 && events.indexOf('Killing: FailedPostStartHook') > failed, events.join('\n'));
@@ -100,7 +100,7 @@ void describe('lifecycle hooks, termination details and deadlines on real contai
     const started = Date.now();
     node.remove(pod);
     const stopped = await waitFor('every container stopped', async () => {
-      const s = await node.runtime.getPodStatus(pod.metadata?.uid ?? '', 'prestop', 'healthy');
+      const s = await node.runtime.getPodStatus(pod.metadata.uid, 'prestop', 'healthy');
       return s.containers.length === 3 && s.containers.every((c) => c.state === 'exited') && s;
     }, { timeoutMs: 20_000 });
     const elapsed = Date.now() - started;
@@ -154,7 +154,7 @@ void describe('lifecycle hooks, termination details and deadlines on real contai
     const killed = await node.waitStatus(pod, 'the container killed', (x) => containerStatus(x, 'app')?.state?.terminated !== undefined);
     assert.deepEqual([killed.phase, killed.reason, conditionOf(killed, 'Ready')], ['Failed', 'DeadlineExceeded', 'False']);
     assert.ok(node.eventsOf(pod).includes('DeadlineExceeded: Pod was active on the node longer than the specified deadline'));
-    const sandbox = await node.runtime.getPodStatus(pod.metadata?.uid ?? '', 'deadline', 'healthy');
+    const sandbox = await node.runtime.getPodStatus(pod.metadata.uid, 'deadline', 'healthy');
     assert.equal(sandbox.sandboxes[0]?.state, 'notready');
     node.remove(pod);
   });

@@ -10,12 +10,14 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import { realClock } from '../../src/api/clock.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { createPodCgroups } from '../../src/agent/cm/index.js';
 import { hasSysResourceCapability } from '../../src/agent/kuberuntime/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHealthyNode, type HealthyNode } from './healthy-harness.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.2; done';
 const MiB = 1024 * 1024;
@@ -35,9 +37,9 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
   let node: HealthyNode;
   let busybox = '';
   const serve = (name: string, resources?: Container['resources']): Container => ({ name, image: busybox, command: ['sh', '-c', SERVE], ...(resources === undefined ? {} : { resources }) });
-  const pods: Record<'guaranteed' | 'burstable' | 'limited' | 'besteffort', Pod> = {} as Record<'guaranteed' | 'burstable' | 'limited' | 'besteffort', Pod>;
+  const pods: Record<'guaranteed' | 'burstable' | 'limited' | 'besteffort', NodePod> = {} as Record<'guaranteed' | 'burstable' | 'limited' | 'besteffort', NodePod>;
   const read = async (controller: string, relative: string, file: string) => (await readFile(path.join(CGROUP, controller, node.ctrd.cgroupRoot, relative, file), 'utf8')).trim();
-  const podDir = (pod: Pod, qos: string) => path.join('orchpods', qos, `pod${pod.metadata?.uid ?? ''}`);
+  const podDir = (pod: NodePod, qos: string) => path.join('orchpods', qos, `pod${pod.metadata.uid}`);
 
   before(async () => {
     node = await startHealthyNode({ podPidsLimit: 100 });
@@ -72,7 +74,7 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
     const e = podDir(pods.besteffort, 'besteffort');
     assert.equal(await read('cpu', e, 'cpu.shares'), '2');
     for (const [pod, dir] of [[pods.guaranteed, g], [pods.burstable, b], [pods.limited, l], [pods.besteffort, e]] as const) {
-      assert.equal(await read('pids', dir, 'pids.max'), '100', `pids.max of ${pod.metadata?.name ?? ''}`);
+      assert.equal(await read('pids', dir, 'pids.max'), '100', `pids.max of ${pod.metadata.name}`);
       for (const controller of ['cpu', 'memory', 'pids', 'cpuset', 'systemd']) {
         assert.ok(await exists(path.join(CGROUP, controller, node.ctrd.cgroupRoot, dir)), `${controller}: ${dir}`);
       }
@@ -82,7 +84,7 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
   });
 
   void it('each container sees its own CPU shares, quota and memory limit', async () => {
-    const cat = async (pod: Pod, container: string, file: string) => (await node.exec(pod, container, ['cat', file])).stdout.trim();
+    const cat = async (pod: NodePod, container: string, file: string) => (await node.exec(pod, container, ['cat', file])).stdout.trim();
     assert.equal(await cat(pods.guaranteed, 'app', '/sys/fs/cgroup/memory/memory.limit_in_bytes'), String(64 * MiB));
     assert.equal(await cat(pods.guaranteed, 'app', '/sys/fs/cgroup/cpu/cpu.cfs_quota_us'), '50000');
     assert.equal(await cat(pods.guaranteed, 'app', '/sys/fs/cgroup/cpu/cpu.shares'), '512');
@@ -93,13 +95,13 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
   });
 
   void it('OOM score adjustments by QoS (static pods too), with one clear warning where the kernel does not allow lowering them', async () => {
-    const adj = async (pod: Pod, container: string) => Number((await node.exec(pod, container, ['cat', '/proc/1/oom_score_adj'])).stdout.trim());
+    const adj = async (pod: NodePod, container: string) => Number((await node.exec(pod, container, ['cat', '/proc/1/oom_score_adj'])).stdout.trim());
     assert.equal(await adj(pods.besteffort, 'app'), 1000);
     const burstable = await adj(pods.burstable, 'a');
     assert.ok(burstable > 900 && burstable < 1000, `burstable: ${burstable}`);
     // A static pod is critical but not node-critical (upstream IsNodeCriticalPod): its QoS decides.
     const fromFile = node.pod('static-besteffort', { containers: [serve('app')] });
-    const staticPod: Pod = { ...fromFile, metadata: { ...fromFile.metadata, annotations: { 'orch.io/config.source': 'file' } } };
+    const staticPod: NodePod = { ...fromFile, metadata: { ...fromFile.metadata, annotations: { 'orch.io/config.source': 'file' } } };
     node.run(staticPod);
     await node.waitStatus(staticPod, 'Running', (s) => s.phase === 'Running');
     assert.equal(await adj(staticPod, 'app'), 1000, 'a best-effort static pod');
@@ -121,10 +123,10 @@ void describe('resources and QoS cgroups on real containers', { timeout: 300_000
 
   void it('the systemd driver names the same hierarchy as slices', async () => {
     const root = `hc${process.pid.toString(36)}`;
-    const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('cm');
-    const cgroups = createPodCgroups({ cgroupRoot: `${root}.slice`, cgroupsPerQOS: true, cgroupDriver: 'systemd', logger, podPidsLimit: 50 });
+    const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('cm');
+    const cgroups = createPodCgroups({ clock: realClock, cgroupRoot: `${root}.slice`, cgroupsPerQOS: true, cgroupDriver: 'systemd', logger, podPidsLimit: 50 });
     const pod = pods.burstable;
-    const uid = pod.metadata?.uid ?? '';
+    const uid = pod.metadata.uid;
     try {
       assert.equal(await cgroups.ensure(pod), `${root}-orchpods-burstable-pod${uid.replace(/-/g, '_')}.slice`);
       const dir = path.join(CGROUP, 'pids', `${root}.slice`, `${root}-orchpods.slice`, `${root}-orchpods-burstable.slice`, `${root}-orchpods-burstable-pod${uid.replace(/-/g, '_')}.slice`);

@@ -10,12 +10,13 @@ import { readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { createRuntimeManager, sysctlAdmission } from '../../src/agent/kuberuntime/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { containerStatus, startHealthyNode, type HealthyNode } from './healthy-harness.js';
 import { realClock } from '../../src/api/clock.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.2; done';
 
@@ -23,11 +24,11 @@ void describe('the security context inside real containers', { timeout: 300_000 
   let node: HealthyNode;
   let busybox = '';
   const serve = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: busybox, command: ['sh', '-c', SERVE], ...extra });
-  const run = async (pod: Pod): Promise<void> => {
+  const run = async (pod: NodePod): Promise<void> => {
     node.run(pod);
     await node.waitStatus(pod, 'every container running', (s) => (s.containerStatuses ?? []).every((c) => c.state?.running !== undefined));
   };
-  const sh = async (pod: Pod, container: string, script: string) => node.exec(pod, container, ['sh', '-c', script]);
+  const sh = async (pod: NodePod, container: string, script: string) => node.exec(pod, container, ['sh', '-c', script]);
 
   before(async () => {
     node = await startHealthyNode();
@@ -56,7 +57,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
     const pod = node.pod('nonroot', { securityContext: { runAsNonRoot: true }, containers: [serve('root'), serve('user', { securityContext: { runAsUser: 1000 } })] });
     node.run(pod);
     const s = await node.waitStatus(pod, 'the root container refused', (x) => containerStatus(x, 'root')?.state?.waiting?.reason === 'CreateContainerConfigError');
-    assert.equal(containerStatus(s, 'root')?.state?.waiting?.message, `container has runAsNonRoot and image will run as root (pod: "nonroot_healthy(${pod.metadata?.uid ?? ''})", container: root)`);
+    assert.equal(containerStatus(s, 'root')?.state?.waiting?.message, `container has runAsNonRoot and image will run as root (pod: "nonroot_healthy(${pod.metadata.uid})", container: root)`);
     await node.waitStatus(pod, 'the user container running', (x) => containerStatus(x, 'user')?.state?.running !== undefined);
     node.remove(pod);
   });
@@ -116,15 +117,15 @@ void describe('the security context inside real containers', { timeout: 300_000 
   });
 
   void it('seccompDefault: containers without a profile get RuntimeDefault, Unconfined stays unconfined', async () => {
-    const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('seccomp-default');
+    const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('seccomp-default');
     const manager = createRuntimeManager({
       clock: realClock,
       runtime: node.cri, images: node.cri, logger, podLogsRoot: node.ctrd.logDir, seccompDefault: true,
       dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['127.0.0.1'], nodeName: 'n',
-      volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${node.ctrd.cgroupRoot}/pod${p.metadata?.uid ?? ''}`),
+      volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: (p) => Promise.resolve(`${node.ctrd.cgroupRoot}/pod${p.metadata.uid}`),
     });
     const pod = node.pod('seccomp-default', { hostNetwork: true, containers: [serve('unset'), serve('unconfined', { securityContext: { seccompProfile: { type: 'Unconfined' } } })] });
-    const uid = pod.metadata?.uid ?? '';
+    const uid = pod.metadata.uid;
     assert.deepEqual((await manager.syncPod(pod, await manager.getPodStatus(uid, 'seccomp-default', 'healthy'))).errors, []);
     const ids = await waitFor('both running', async () => {
       const s = await manager.getPodStatus(uid, 'seccomp-default', 'healthy');
@@ -145,7 +146,7 @@ void describe('the security context inside real containers', { timeout: 300_000 
     const shared = node.pod('sharedns', { shareProcessNamespace: true, containers: [serve('app'), { name: 'marker', image: busybox, command: ['sleep', '1234567'] }] });
     const alone = node.pod('ownns', { containers: [serve('app')] });
     await Promise.all([run(host), run(shared), run(alone)]);
-    const ns = async (pod: Pod, kind: string) => (await sh(pod, 'app', `readlink /proc/self/ns/${kind}`)).stdout.trim();
+    const ns = async (pod: NodePod, kind: string) => (await sh(pod, 'app', `readlink /proc/self/ns/${kind}`)).stdout.trim();
     assert.equal(await ns(host, 'pid'), readlinkSync('/proc/self/ns/pid'));
     assert.equal(await ns(host, 'ipc'), readlinkSync('/proc/self/ns/ipc'));
     assert.notEqual(await ns(alone, 'pid'), readlinkSync('/proc/self/ns/pid'));

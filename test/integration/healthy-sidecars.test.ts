@@ -56,7 +56,7 @@ void describe('sidecar containers on real containers', { timeout: 300_000 }, () 
 
     node.remove(pod);
     const stopped = await waitFor('everything stopped', async () => {
-      const r = await node.runtime.getPodStatus(pod.metadata?.uid ?? '', 'sidecar', 'healthy');
+      const r = await node.runtime.getPodStatus(pod.metadata.uid, 'sidecar', 'healthy');
       const running = r.containers.filter((c) => c.state === 'running');
       return running.length === 0 && r.containers.length > 0 && r;
     }, { timeoutMs: 20_000 });

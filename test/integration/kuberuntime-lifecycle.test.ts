@@ -17,11 +17,12 @@ import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js
 import { Cleanups, processesUnder, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 import { realClock } from '../../src/api/clock.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 // Long enough that a loaded machine still syncs within the back-off after seeing the exit.
 const BACKOFF_MS = 1500;
 const logLines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
 /** A loop that stops at once on TERM (busybox sh runs the trap after the current sleep). */
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.1; done';
 
@@ -31,17 +32,17 @@ function hostDirVolumes(dir: string): ContainerVolumes {
     async mountsFor(pod, container) {
       const mounts = [];
       for (const m of container.volumeMounts ?? []) {
-        const hostPath = path.join(dir, pod.metadata?.uid ?? '', 'volumes', m.name);
+        const hostPath = path.join(dir, pod.metadata.uid, 'volumes', m.name);
         await mkdir(hostPath, { recursive: true, mode: 0o777 });
         mounts.push({ containerPath: m.mountPath, hostPath, readonly: m.readOnly === true });
       }
       return mounts;
     },
-    containerDir: (pod, container) => path.join(dir, pod.metadata?.uid ?? '', 'containers', container.name),
+    containerDir: (pod, container) => path.join(dir, pod.metadata.uid, 'containers', container.name),
   };
 }
 
-function podOf(name: string, spec: Partial<Pod['spec']> & { containers: Container[] }): Pod {
+function podOf(name: string, spec: Partial<Pod['spec']> & { containers: Container[] }): NodePod {
   return { metadata: { name, namespace: 'kr-life', uid: randomUUID() }, spec: { terminationGracePeriodSeconds: 5, hostNetwork: true, ...spec } };
 }
 
@@ -53,18 +54,18 @@ void describe('kuberuntime pod lifecycle against a real containerd', { timeout: 
   let data = '';
   let busybox = '';
 
-  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
-  const status = (pod: Pod): Promise<RuntimePodStatus> => manager.getPodStatus(uidOf(pod), pod.metadata?.name ?? '', 'kr-life');
-  const sync = async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod));
-  const instances = async (pod: Pod, name: string) => (await status(pod)).containers.filter((c) => c.name === name);
-  const running = async (pod: Pod, name: string): Promise<string> =>
+  const uidOf = (pod: NodePod): string => pod.metadata.uid;
+  const status = (pod: NodePod): Promise<RuntimePodStatus> => manager.getPodStatus(uidOf(pod), pod.metadata.name, 'kr-life');
+  const sync = async (pod: NodePod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod));
+  const instances = async (pod: NodePod, name: string) => (await status(pod)).containers.filter((c) => c.name === name);
+  const running = async (pod: NodePod, name: string): Promise<string> =>
     waitFor(`${name} running`, async () => (await instances(pod, name)).find((c) => c.state === 'running')?.id);
-  const exited = async (pod: Pod, name: string, count: number) =>
+  const exited = async (pod: NodePod, name: string, count: number) =>
     waitFor(`${count} exited instance(s) of ${name}`, async () => {
       const done = (await instances(pod, name)).filter((c) => c.state === 'exited');
       return done.length >= count && done;
     });
-  const logDir = (pod: Pod, container: string): string => path.join(ctrd.logDir, `kr-life_${pod.metadata?.name ?? ''}_${uidOf(pod)}`, container);
+  const logDir = (pod: NodePod, container: string): string => path.join(ctrd.logDir, `kr-life_${pod.metadata.name}_${uidOf(pod)}`, container);
 
   before(async () => {
     ctrd = await startContainerd();
@@ -177,7 +178,7 @@ void describe('kuberuntime pod lifecycle against a real containerd', { timeout: 
     await sync(pod);
     const changing = await running(pod, 'changing');
     const stable = await running(pod, 'stable');
-    const updated: Pod = { ...pod, spec: { ...pod.spec, containers: spec('v2') } };
+    const updated: NodePod = { ...pod, spec: { ...pod.spec, containers: spec('v2') } };
     assert.deepEqual((await sync(updated)).errors, []);
     const now = await running(updated, 'changing');
     assert.notEqual(now, changing);

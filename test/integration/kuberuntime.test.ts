@@ -17,17 +17,18 @@ import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js
 import { Cleanups, freePort, processesUnder, readTcp, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 import { realClock } from '../../src/api/clock.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 const HOST_IP = '127.0.0.1';
 const GiB = 1024 ** 3;
 const logLines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
+const logger = new LogRoot({ clock: realClock, format: 'text', verbosity: 4, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => logLines.push(l) } }).logger('kuberuntime-it');
 
 /** emptyDir volumes as directories under `dir`, hostPath volumes as they are. */
 function hostDirVolumes(dir: string): ContainerVolumes {
   return {
     async mountsFor(pod, container) {
-      const uid = pod.metadata?.uid ?? '';
+      const uid = pod.metadata.uid;
       const mounts = [];
       for (const m of container.volumeMounts ?? []) {
         const volume = pod.spec?.volumes?.find((v) => v.name === m.name);
@@ -37,27 +38,27 @@ function hostDirVolumes(dir: string): ContainerVolumes {
       }
       return mounts;
     },
-    containerDir: (pod, container) => path.join(dir, pod.metadata?.uid ?? '', 'containers', container.name),
+    containerDir: (pod, container) => path.join(dir, pod.metadata.uid, 'containers', container.name),
   };
 }
 
-function podOf(name: string, spec: Partial<Pod['spec']> & { containers: Container[] }): Pod {
+function podOf(name: string, spec: Partial<Pod['spec']> & { containers: Container[] }): NodePod {
   return { metadata: { name, namespace: 'kr-it', uid: randomUUID(), labels: { app: name }, annotations: { 'kr-it/note': 'hello' } }, spec: { terminationGracePeriodSeconds: 5, ...spec } };
 }
 
 void describe('kuberuntime against a real containerd', { timeout: 300_000 }, () => {
   const cleanups = new Cleanups();
-  const pods: Pod[] = [];
+  const pods: NodePod[] = [];
   let ctrd: ContainerdInstance;
   let cri: CriClient;
   let manager: PodRuntimeManager;
   let data = '';
   let busybox = '';
 
-  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
-  const status = (pod: Pod): Promise<RuntimePodStatus> => manager.getPodStatus(uidOf(pod), pod.metadata?.name ?? '', 'kr-it');
-  const sync = async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod));
-  const running = async (pod: Pod, name: string): Promise<string> =>
+  const uidOf = (pod: NodePod): string => pod.metadata.uid;
+  const status = (pod: NodePod): Promise<RuntimePodStatus> => manager.getPodStatus(uidOf(pod), pod.metadata.name, 'kr-it');
+  const sync = async (pod: NodePod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod));
+  const running = async (pod: NodePod, name: string): Promise<string> =>
     waitFor(`${name} running`, async () => (await status(pod)).containers.find((c) => c.name === name && c.state === 'running')?.id);
   const exec = async (id: string, cmd: string[]): Promise<string> => (await cri.execSync({ containerId: id, cmd, timeout: 10 })).stdout.toString();
   /** What does not change once a container started (its state may, for a short-lived one). */
@@ -66,7 +67,7 @@ void describe('kuberuntime against a real containerd', { timeout: 300_000 }, () 
     sandboxes: s.sandboxes,
     containers: s.containers.map(({ id, name, createdAt, startedAt, image, imageRef, restartCount, hash, init }) => ({ id, name, createdAt, startedAt, image, imageRef, restartCount, hash, init })),
   };
-  const start = async (pod: Pod): Promise<void> => {
+  const start = async (pod: NodePod): Promise<void> => {
     pods.push(pod);
     const result = await sync(pod);
     assert.deepEqual(result.errors, []);
@@ -241,7 +242,7 @@ void describe('kuberuntime against a real containerd', { timeout: 300_000 }, () 
   });
 
   void it('removePod removes the containers, the sandbox and the log directory of that pod only', async () => {
-    const pod = pods.find((p) => p.metadata?.name === 'graceful');
+    const pod = pods.find((p) => p.metadata.name === 'graceful');
     assert.ok(pod);
     await manager.removePod(uidOf(pod));
     const s = await status(pod);

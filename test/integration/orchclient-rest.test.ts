@@ -176,7 +176,7 @@ void describe('the REST client against orch-apiserver', () => {
     const events: string[] = [];
     const rlog = recordingLogger();
     const reflector = createReflector<ConfigMap>({
-      rest: counted, path, logger: rlog.logger, minWatchTimeoutSeconds: 1, backoff: { initialMs: 100, maxMs: 500 },
+      rest: counted, clock: realClock, path, logger: rlog.logger, minWatchTimeoutSeconds: 1, backoff: { initialMs: 100, maxMs: 500 },
       onList: (items) => { lists.push(items.map((c) => c.metadata.name)); },
       onEvent: (e) => { events.push(`${e.type} ${e.object.metadata.name}`); },
     });
@@ -229,7 +229,7 @@ void describe('the reflector when the server compacted its history', () => {
     const lists: string[][] = [];
     const rlog = recordingLogger();
     const reflector = createReflector<ConfigMap>({
-      rest: viaProxy, path, logger: rlog.logger, backoff: { initialMs: 100, maxMs: 500 },
+      rest: viaProxy, clock: realClock, path, logger: rlog.logger, backoff: { initialMs: 100, maxMs: 500 },
       onList: (items) => { lists.push(items.map((c) => c.metadata.name).sort()); },
       onEvent: () => undefined,
     });

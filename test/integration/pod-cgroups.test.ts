@@ -4,6 +4,7 @@
  * root and mounted cgroups; fails (never skips) without them.
  */
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
@@ -55,7 +56,7 @@ void describe('pod cgroups in the real hierarchies', () => {
 
   void it('creates the pod cgroup in every hierarchy, waits out a busy cgroup, and removes it', async () => {
     const logger = new FakeLogger();
-    const cgroups = createPodCgroups({ cgroupRoot: `/${testRoot}`, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger, retryIntervalMs: 20 });
+    const cgroups = createPodCgroups({ clock: realClock, cgroupRoot: `/${testRoot}`, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger, retryIntervalMs: 20 });
     const parent = await cgroups.ensure(podWith(UID, [BURSTABLE]));
     assert.equal(parent, `/${testRoot}/orchpods/burstable/pod${UID}`);
     for (const h of hierarchies) assert.ok(await exists(join(h.path, parent, h.version === 1 ? 'tasks' : 'cgroup.procs')), `${h.path}${parent}`);
@@ -72,7 +73,7 @@ void describe('pod cgroups in the real hierarchies', () => {
     child = sleeper;
     assert.ok(sleeper.pid !== undefined, 'sleep did not start');
     await writeFile(join(pids.path, parent, 'cgroup.procs'), String(sleeper.pid));
-    const quick = createPodCgroups({ cgroupRoot: `/${testRoot}`, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger, removeTimeoutMs: 100, retryIntervalMs: 20 });
+    const quick = createPodCgroups({ clock: realClock, cgroupRoot: `/${testRoot}`, cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger, removeTimeoutMs: 100, retryIntervalMs: 20 });
     await assert.rejects(quick.remove(UID), (err: unknown) => err instanceof OrchError && err.code === CM_CGROUP_BUSY);
 
     const removal = cgroups.remove(UID);

@@ -9,6 +9,7 @@ import { chmod, lstat, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node
 import os from 'node:os';
 import path, { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../src/api/fake-clock.js';
 
 import { ensureVolumeRootOwnership, setVolumeOwnership } from '../../src/agent/podsync/fs-group.js';
 import { writeAtomically, type FileProjection } from '../../src/agent/volumes/atomic-writer.js';
@@ -29,14 +30,13 @@ function payloadOf(entries: Record<string, string | FileProjection>): Map<string
 }
 
 void describe('atomic writer with an fsGroup', () => {
-  let clock = Date.UTC(2024, 4, 1, 12, 0, 0);
-  const now = (): number => (clock += 1000);
+  const clock = new FakeClock(Date.UTC(2024, 4, 1, 12, 0, 0));
 
   void it('fsGroup: group ownership, g+r on files, setgid and g+rx on directories', async () => {
     const dir = join(tmp, 'atomic');
     await mkdir(dir);
     const gid = 4321;
-    await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), now, fsGroup: gid, subject: 'v' });
+    await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), clock, fsGroup: gid, subject: 'v' });
     const key = await stat(join(dir, 'key'));
     assert.equal(key.gid, gid);
     assert.equal(key.mode & 0o777, 0o440);
@@ -45,7 +45,7 @@ void describe('atomic writer with an fsGroup', () => {
     assert.equal(sub.mode & 0o2000, 0o2000);
     assert.equal((await stat(join(dir, 'd/e'))).gid, gid);
     // Unchanged with the same fsGroup.
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), now, fsGroup: gid, subject: 'v' }), false);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ key: file('k', 0o400), 'd/e': 'E' }), clock, fsGroup: gid, subject: 'v' }), false);
   });
 });
 

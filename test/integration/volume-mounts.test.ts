@@ -3,12 +3,13 @@
  * cleanup after a simulated crash, and bind mounts that must never lose their source's data.
  */
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Pod, Volume } from 'kubernetes-types/core/v1.js';
+import type { Volume } from 'kubernetes-types/core/v1.js';
 
 import { waitFor } from '../helpers/wait.js';
 import { createVolumeManager } from '../../src/agent/volumes/manager.js';
@@ -16,10 +17,11 @@ import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js
 import { emptyDirPath, podDir } from '../../src/agent/volumes/paths.js';
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 const execFileAsync = promisify(execFile);
 
-function pod(uid: string, volumes: Volume[]): Pod {
+function pod(uid: string, volumes: Volume[]): NodePod {
   return { metadata: { name: 'p', namespace: 'default', uid }, spec: { containers: [{ name: 'app' }], volumes } };
 }
 
@@ -38,7 +40,7 @@ void describe('volume manager (mounts, as root)', () => {
   });
 
   void it('mounts a tmpfs for medium Memory with the sizeLimit, once, and removes it on cleanup', async () => {
-    const manager = createVolumeManager({ rootDir, logger: new FakeLogger() });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger() });
     const p = pod('m-1', [{ name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }, { name: 'unsized', emptyDir: { medium: 'Memory' } }]);
     const first = await manager.preparePodVolumes(p);
     assert.deepEqual(first.get('mem'), { kind: 'emptyDir', hostPath: emptyDirPath(rootDir, 'm-1', 'mem'), readOnly: false, medium: 'Memory', sizeLimitBytes: 1048576 });
@@ -56,8 +58,8 @@ void describe('volume manager (mounts, as root)', () => {
   });
 
   void it('cleans up after a crash: a new manager finds the mounts in mountinfo', async () => {
-    await createVolumeManager({ rootDir, logger: new FakeLogger() }).preparePodVolumes(pod('m-2', [{ name: 'mem', emptyDir: { medium: 'Memory' } }]));
-    const restarted = createVolumeManager({ rootDir, logger: new FakeLogger() });
+    await createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger() }).preparePodVolumes(pod('m-2', [{ name: 'mem', emptyDir: { medium: 'Memory' } }]));
+    const restarted = createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger() });
     assert.deepEqual(await restarted.listPodDirs(), ['m-2']);
     await restarted.cleanupPodVolumes('m-2');
     assert.deepEqual(await mountsBelow(podDir(rootDir, 'm-2')), []);
@@ -66,7 +68,7 @@ void describe('volume manager (mounts, as root)', () => {
 
   void it('retries a busy unmount until it is free', async () => {
     const logger = new FakeLogger();
-    const manager = createVolumeManager({ rootDir, logger, unmountTimeoutMs: 30_000, retryIntervalMs: 20 });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger, unmountTimeoutMs: 30_000, retryIntervalMs: 20 });
     const volumes = await manager.preparePodVolumes(pod('m-3', [{ name: 'mem', emptyDir: { medium: 'Memory' } }]));
     const handle = await open(join(volumes.get('mem')!.hostPath, 'held'), 'w');
     let closed = false;
@@ -85,7 +87,7 @@ void describe('volume manager (mounts, as root)', () => {
 
   void it('detaches a mount lazily when it stays busy past the deadline', async () => {
     const logger = new FakeLogger();
-    const manager = createVolumeManager({ rootDir, logger, unmountTimeoutMs: 200, retryIntervalMs: 20 });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger, unmountTimeoutMs: 200, retryIntervalMs: 20 });
     const volumes = await manager.preparePodVolumes(pod('m-4', [{ name: 'mem', emptyDir: { medium: 'Memory' } }]));
     const handle = await open(join(volumes.get('mem')!.hostPath, 'held'), 'w');
     try {
@@ -102,7 +104,7 @@ void describe('volume manager (mounts, as root)', () => {
     const source = join(rootDir, 'precious');
     await mkdir(source);
     await writeFile(join(source, 'data.txt'), 'keep me');
-    const manager = createVolumeManager({ rootDir, logger: new FakeLogger() });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger() });
     const volumes = await manager.preparePodVolumes(pod('m-5', [{ name: 'host', hostPath: { path: source, type: 'Directory' } }, { name: 'cache', emptyDir: {} }]));
     const target = join(volumes.get('cache')!.hostPath, 'bound');
     await mkdir(target);

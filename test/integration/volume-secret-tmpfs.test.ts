@@ -4,11 +4,12 @@
  * tests are src/agent/volumes/api-volumes.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
+import { realClock } from '../../src/api/clock.js';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
@@ -16,6 +17,7 @@ import { createVolumeManager } from '../../src/agent/volumes/manager.js';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 import { podDir, volumeDir } from '../../src/agent/volumes/paths.js';
 import type { VolumeObjectSource } from '../../src/agent/volumes/types.js';
+import type { NodePod } from '../../src/api/pod/index.js';
 
 void describe('secret and projected volumes (tmpfs, as root)', () => {
   let rootDir = '';
@@ -35,12 +37,12 @@ void describe('secret and projected volumes (tmpfs, as root)', () => {
   void it('secret: decoded files on a tmpfs mounted once, fsGroup applied, unmounted by cleanup', async () => {
     objects.secrets.set('ns/db', { metadata: { name: 'db' }, data: { password: Buffer.from('s3cret').toString('base64') } });
     objects.configMaps.set('ns/app', { metadata: { name: 'app' }, data: { mode: 'prod' } });
-    const manager = createVolumeManager({ rootDir, logger: new FakeLogger(), objects: source });
+    const manager = createVolumeManager({ rootDir, clock: realClock, logger: new FakeLogger(), objects: source });
     const volumes: Volume[] = [
       { name: 'db', secret: { secretName: 'db', defaultMode: 0o400 } },
       { name: 'all', projected: { sources: [{ secret: { name: 'db' } }, { configMap: { name: 'app' } }] } },
     ];
-    const p: Pod = {
+    const p: NodePod = {
       metadata: { name: 'p', namespace: 'ns', uid: 's-1' },
       spec: {
         containers: [{ name: 'app', volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: `/mnt/${v.name}` })) }],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { apiAdmitHandlers, fitsHostPorts, fitsResources, matchesNodeAffinity, podRequest, toleratesNoExecuteTaints } from './admission.js';
 
 const node: Node = {
@@ -9,7 +10,7 @@ const node: Node = {
   status: { allocatable: { cpu: '2', memory: '1Gi', pods: '110' } },
 };
 
-function pod(name: string, spec: Partial<NonNullable<Pod['spec']>> = {}, requests?: Record<string, string>): Pod {
+function pod(name: string, spec: Partial<NonNullable<Pod['spec']>> = {}, requests?: Record<string, string>): NodePod {
   return {
     metadata: { name, namespace: 'default', uid: name },
     spec: { containers: [{ name: 'c', image: 'busybox', ...(requests === undefined ? {} : { resources: { requests } }) }], ...spec },
@@ -40,7 +41,7 @@ void describe('admission of API pods', () => {
   });
 
   void it('refuses host ports another pod holds, by protocol and IP', () => {
-    const web = (name: string, hostPort: number, extra: Record<string, unknown> = {}): Pod =>
+    const web = (name: string, hostPort: number, extra: Record<string, unknown> = {}): NodePod =>
       pod(name, { containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort, ...extra }] }] });
     const admitted = [web('a', 8080)];
     assert.equal(fitsHostPorts(web('b', 8080), admitted).reason, 'NodePorts');
@@ -52,7 +53,7 @@ void describe('admission of API pods', () => {
   void it('matches nodeSelector and required node affinity against the node labels', () => {
     assert.equal(matchesNodeAffinity(pod('a', { nodeSelector: { disk: 'ssd' } }), node).admit, true);
     assert.equal(matchesNodeAffinity(pod('b', { nodeSelector: { disk: 'hdd' } }), node).reason, 'NodeAffinity');
-    const affinity = (operator: string, values?: string[]): Pod => pod('c', {
+    const affinity = (operator: string, values?: string[]): NodePod => pod('c', {
       affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'rank', operator, ...(values === undefined ? {} : { values }) }] }] } } },
     });
     assert.equal(matchesNodeAffinity(affinity('Gt', ['4']), node).admit, true);

@@ -9,8 +9,9 @@
  * pods are not a pod source).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName } from '../../api/pod/index.js';
+import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
 import type { RestClient } from '../orchclient/rest-types.js';
@@ -19,10 +20,12 @@ export interface MirrorPodsOptions {
   readonly rest: RestClient;
   readonly nodeName: string;
   readonly logger: Logger;
+  /** The periodic check's timer. */
+  readonly clock: Clock;
   /** The pods the agent runs (static ones get mirrors). */
-  readonly desiredPods: () => readonly Pod[];
+  readonly desiredPods: () => readonly NodePod[];
   /** The mirror pods the API server holds for this node (from the pod watch). */
-  readonly mirrors: () => readonly Pod[];
+  readonly mirrors: () => readonly NodePod[];
   /** The Node's UID once registered (the owner reference); mirrors wait for it. */
   readonly nodeUID: () => string | undefined;
   /** A mirror was made for this static pod (its status can be written now). */
@@ -40,20 +43,20 @@ export interface MirrorPods {
   sync(): Promise<void>;
 }
 
-const hashOf = (pod: Pod): string => pod.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] ?? pod.metadata?.uid ?? '';
+const hashOf = (pod: NodePod): string => pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? pod.metadata.uid;
 
 /** The mirror pod object of a static pod. */
-export function mirrorPodFor(pod: Pod, nodeName: string, nodeUID: string): Pod {
+export function mirrorPodFor(pod: NodePod, nodeName: string, nodeUID: string): Pod {
   const annotations: Record<string, string> = {};
-  for (const [k, v] of Object.entries(pod.metadata?.annotations ?? {})) if (k !== CONFIG_SEEN_ANNOTATION) annotations[k] = v;
+  for (const [k, v] of Object.entries(pod.metadata.annotations ?? {})) if (k !== CONFIG_SEEN_ANNOTATION) annotations[k] = v;
   annotations[CONFIG_MIRROR_ANNOTATION] = hashOf(pod);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: pod.metadata?.name ?? '',
-      namespace: pod.metadata?.namespace ?? 'default',
-      ...(pod.metadata?.labels === undefined ? {} : { labels: pod.metadata.labels }),
+      name: pod.metadata.name,
+      namespace: pod.metadata.namespace,
+      ...(pod.metadata.labels === undefined ? {} : { labels: pod.metadata.labels }),
       annotations,
       ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, controller: true }],
     },
@@ -65,15 +68,14 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
   const { rest, logger: log } = options;
   let running: Promise<void> | undefined;
   let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let stopped = false;
 
-  async function remove(mirror: Pod, why: string): Promise<void> {
-    const ns = mirror.metadata?.namespace ?? '';
-    const name = mirror.metadata?.name ?? '';
+  async function remove(mirror: NodePod, why: string): Promise<void> {
+    const { namespace: ns, name } = mirror.metadata;
     try {
       await rest.delete(`/api/v1/namespaces/${ns}/pods/${name}`, {
-        apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata?.uid ?? '' },
+        apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata.uid },
       });
       log.info('Deleted mirror pod', { pod: `${ns}/${name}`, why });
     } catch (err) {
@@ -82,13 +84,12 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
     }
   }
 
-  async function create(pod: Pod, nodeUID: string): Promise<void> {
+  async function create(pod: NodePod, nodeUID: string): Promise<void> {
     const body = mirrorPodFor(pod, options.nodeName, nodeUID);
-    const ns = body.metadata?.namespace ?? '';
     try {
-      await rest.create(`/api/v1/namespaces/${ns}/pods`, body);
+      await rest.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods`, body);
       log.info('Created mirror pod', { pod: podNamespacedName(body) });
-      options.onCreated?.(pod.metadata?.uid ?? '');
+      options.onCreated?.(pod.metadata.uid);
     } catch (err) {
       const s = statusOf(err);
       // AlreadyExists: a pod of that name is there (ours, seen soon through the watch, or a user's).
@@ -98,16 +99,16 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
   }
 
   async function pass(): Promise<void> {
-    const statics = new Map<string, Pod>();
+    const statics = new Map<string, NodePod>();
     for (const pod of options.desiredPods()) if (isStaticPod(pod)) statics.set(podNamespacedName(pod), pod);
-    const mirrors = new Map<string, Pod>();
+    const mirrors = new Map<string, NodePod>();
     for (const m of options.mirrors()) mirrors.set(podNamespacedName(m), m);
     const work: Promise<void>[] = [];
     for (const [key, mirror] of mirrors) {
       const pod = statics.get(key);
       if (pod === undefined) work.push(remove(mirror, 'its static pod is gone'));
-      else if (mirror.metadata?.deletionTimestamp !== undefined) work.push(remove(mirror, 'someone deleted it; it is made again'));
-      else if (mirror.metadata?.annotations?.[CONFIG_MIRROR_ANNOTATION] !== hashOf(pod)) work.push(remove(mirror, 'it does not match its static pod'));
+      else if (mirror.metadata.deletionTimestamp !== undefined) work.push(remove(mirror, 'someone deleted it; it is made again'));
+      else if (mirror.metadata.annotations?.[CONFIG_MIRROR_ANNOTATION] !== hashOf(pod)) work.push(remove(mirror, 'it does not match its static pod'));
     }
     const nodeUID = options.nodeUID();
     if (nodeUID !== undefined) {
@@ -139,14 +140,13 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
     start() {
       const tick = (): void => {
         kick();
-        timer = setTimeout(tick, options.periodMs ?? 10_000);
-        timer.unref();
+        timer = options.clock.setTimer(options.periodMs ?? 10_000, tick);
       };
       tick();
     },
     async stop() {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
     requestSync: kick,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { credentialsFor, imageRegistry, pullCredentials } from './pull-secrets.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -33,9 +34,9 @@ void describe('image pull secrets', () => {
       asked.push(`${ns}/${name}`);
       return Promise.resolve(name === 'reg' ? jsonSecret({ 'r:1': { username: 'u', password: 'p' } }) : undefined);
     });
-    const pod: Pod = { metadata: { namespace: 'shop' }, spec: { containers: [], imagePullSecrets: [{ name: 'missing' }, { name: 'reg' }] } };
+    const pod: NodePod = { metadata: { uid: 'u1', name: 'web', namespace: 'shop' }, spec: { containers: [], imagePullSecrets: [{ name: 'missing' }, { name: 'reg' }] } };
     assert.equal((await fn(pod, 'r:1/app'))?.username, 'u');
     assert.deepEqual(asked, ['shop/missing', 'shop/reg']);
-    assert.equal(await fn({ spec: { containers: [] } }, 'r:1/app'), undefined);
+    assert.equal(await fn({ ...pod, spec: { containers: [] } }, 'r:1/app'), undefined);
   });
 });

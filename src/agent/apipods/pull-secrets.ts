@@ -6,7 +6,8 @@
  * path and a scheme) holding username/password or `auth` (base64 "user:password"). The entry
  * matching the image's registry and the longest path prefix wins; secrets are tried in order.
  */
-import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import type { AuthConfig } from '../runtime/cri/index.js';
 
 interface DockerEntry {
@@ -93,10 +94,10 @@ export function credentialsFor(image: string, secrets: readonly Secret[]): AuthC
  * through `getSecret` (undefined: not found, skipped as upstream does with a log line).
  */
 export function pullCredentials(getSecret: (namespace: string, name: string) => Promise<Secret | undefined>) {
-  return async (pod: Pod, image: string): Promise<AuthConfig | undefined> => {
+  return async (pod: NodePod, image: string): Promise<AuthConfig | undefined> => {
     const refs = pod.spec?.imagePullSecrets ?? [];
     if (refs.length === 0) return undefined;
-    const ns = pod.metadata?.namespace ?? 'default';
+    const ns = pod.metadata.namespace;
     const secrets: Secret[] = [];
     for (const ref of refs) {
       if (ref.name === undefined || ref.name === '') continue;

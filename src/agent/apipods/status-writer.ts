@@ -10,9 +10,10 @@
  * deleting, the final status is written and the pod deleted with grace period 0 and a UID
  * precondition (upstream: the status manager's canBeDeleted path).
  */
-import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import type { PodStatus } from 'kubernetes-types/core/v1.js';
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { API_SOURCE, isStaticPod, podSource } from '../../api/pod/index.js';
+import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
 import type { RestClient } from '../orchclient/rest-types.js';
@@ -22,10 +23,12 @@ export interface StatusWriterOptions {
   readonly rest: RestClient;
   readonly status: StatusManager;
   readonly logger: Logger;
+  /** The retry timer. */
+  readonly clock: Clock;
   /** The pod the agent runs with this UID (any source), if it still does. */
-  readonly podOf: (uid: string) => Pod | undefined;
+  readonly podOf: (uid: string) => NodePod | undefined;
   /** The API object a status goes to: the API pod itself, or the mirror pod of a static pod. */
-  readonly apiObjectOf: (pod: Pod) => Pod | undefined;
+  readonly apiObjectOf: (pod: NodePod) => NodePod | undefined;
   /** How often failed or pending writes are retried (default 10 s, upstream's syncPeriod). */
   readonly resyncMs?: number;
 }
@@ -36,7 +39,7 @@ export interface StatusWriter {
   /** Writes this pod's status again soon (e.g. its mirror pod was just created). */
   requestWrite(uid: string): void;
   /** The pod's worker finished: an API pod being deleted is deleted for good now. */
-  podFinished(pod: Pod): void;
+  podFinished(pod: NodePod): void;
   /** Resolves when nothing is pending (tests). */
   idle(): Promise<void>;
 }
@@ -53,12 +56,12 @@ export function statusPatch(from: PodStatus | undefined, to: PodStatus): Record<
 export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
   const { rest, status, logger: log } = options;
   const dirty = new Set<string>();
-  const deleting = new Map<string, Pod>();
+  const deleting = new Map<string, NodePod>();
   /** What was last written per UID (JSON), to skip writes of equal statuses. */
   const written = new Map<string, string>();
   let running: Promise<void> | undefined;
   let again = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let unsubscribe: (() => void) | undefined;
   let stopped = false;
 
@@ -84,9 +87,7 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     if (!isStaticPod(pod) && podSource(pod) !== API_SOURCE) return true;
     const target = options.apiObjectOf(pod);
     if (target === undefined) return !isStaticPod(pod); // a static pod's mirror comes later: keep it pending
-    const ns = target.metadata?.namespace ?? '';
-    const name = target.metadata?.name ?? '';
-    const targetUID = target.metadata?.uid ?? '';
+    const { namespace: ns, name, uid: targetUID } = target.metadata;
     const json = `${targetUID}:${JSON.stringify(local)}`;
     if (written.get(uid) === json) return true;
     const current = target.status;
@@ -107,13 +108,12 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     }
   }
 
-  async function deleteOne(pod: Pod): Promise<boolean> {
+  async function deleteOne(pod: NodePod): Promise<boolean> {
     const target = options.apiObjectOf(pod) ?? pod;
-    const ns = target.metadata?.namespace ?? '';
-    const name = target.metadata?.name ?? '';
+    const { namespace: ns, name } = target.metadata;
     try {
       await rest.delete(`/api/v1/namespaces/${ns}/pods/${name}`, {
-        apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: target.metadata?.uid ?? '' },
+        apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: target.metadata.uid },
       });
       log.info('Pod deleted from the API server after its containers stopped', { pod: `${ns}/${name}` });
       return true;
@@ -147,15 +147,14 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       });
       const tick = (): void => {
         if (dirty.size > 0 || deleting.size > 0) kick();
-        timer = setTimeout(tick, options.resyncMs ?? 10_000);
-        timer.unref();
+        timer = options.clock.setTimer(options.resyncMs ?? 10_000, tick);
       };
       tick();
     },
     async stop() {
       stopped = true;
       unsubscribe?.();
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
       await running;
     },
     requestWrite(uid) {
@@ -164,8 +163,8 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
       kick();
     },
     podFinished(pod) {
-      const uid = pod.metadata?.uid ?? '';
-      if (pod.metadata?.deletionTimestamp === undefined || podSource(pod) !== API_SOURCE) {
+      const { uid } = pod.metadata;
+      if (pod.metadata.deletionTimestamp === undefined || podSource(pod) !== API_SOURCE) {
         written.delete(uid);
         return;
       }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { TokenReviewStatus } from '../orchclient/index.js';
 import { ANONYMOUS_USER, bearerToken, createAuthenticator, createTokenWebhookAuthenticator, type AuthnOutcome, type RequestAuthenticator } from './index.js';
 
@@ -21,11 +22,11 @@ void describe('bearer tokens', () => {
   });
 
   void it('are reviewed once per cache TTL, accepted or not; failed reviews are not cached; concurrent reviews are shared', async () => {
-    let now = 0;
+    const clock = new FakeClock(0);
     const reviewed: string[] = [];
     let fail = false;
     const authn = createTokenWebhookAuthenticator({
-      cacheTtlMs: 120_000, now: () => now,
+      cacheTtlMs: 120_000, clock,
       review: (token) => {
         reviewed.push(token);
         if (fail) return Promise.reject(new Error('API server down'));
@@ -37,11 +38,11 @@ void describe('bearer tokens', () => {
     assert.deepEqual(a, { kind: 'user', method: 'token', user: { name: 'bob', uid: '7', groups: ['devs'], extra: { k: ['v'] } } });
     assert.deepEqual(b, a);
     assert.deepEqual(await authn.authenticate(request('Bearer bad')), { kind: 'error', reason: 'invalid bearer token: unknown token' });
-    now += 119_000;
+    await clock.advance(119_000);
     await authn.authenticate(request('Bearer good'));
     await authn.authenticate(request('Bearer bad'));
     assert.deepEqual(reviewed, ['good', 'bad']);
-    now += 2_000;
+    await clock.advance(2_000);
     fail = true;
     const failed = await authn.authenticate(request('Bearer good'));
     assert.equal(failed.kind, 'error');

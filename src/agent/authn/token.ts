@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { TokenReviewStatus } from '../orchclient/index.js';
 import type { AuthnOutcome, RequestAuthenticator } from './types.js';
@@ -16,7 +17,8 @@ export interface TokenWebhookOptions {
   review(token: string): Promise<TokenReviewStatus>;
   /** How long an answer is reused (authentication.webhook.cacheTTL), ms. */
   readonly cacheTtlMs: number;
-  readonly now?: () => number;
+  /** The cache's expiry times. */
+  readonly clock: Pick<Clock, 'now'>;
   /** Most answers kept (oldest dropped first); default 4096. */
   readonly maxEntries?: number;
 }
@@ -50,7 +52,7 @@ export interface TokenAuthenticator extends RequestAuthenticator {
 }
 
 export function createTokenWebhookAuthenticator(options: TokenWebhookOptions): TokenAuthenticator {
-  const now = options.now ?? Date.now;
+  const now = (): number => options.clock.now();
   const max = options.maxEntries ?? 4096;
   const cache = new Map<string, { outcome: AuthnOutcome; expires: number }>();
   const inFlight = new Map<string, Promise<AuthnOutcome>>();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { SubjectAccessReviewSpec } from '../orchclient/index.js';
 import { alwaysAllow, createWebhookAuthorizer, forbiddenMessage, nodeRequestAttributes, reviewSpec, subresourceOf, verbOf } from './index.js';
 
@@ -28,11 +29,11 @@ void describe('request attributes', () => {
 
 void describe('webhook authorization', () => {
   void it('caches allowed answers for cacheAuthorizedTTL and denied ones for cacheUnauthorizedTTL, never failures', async () => {
-    let now = 0;
+    const clock = new FakeClock(0);
     const asked: SubjectAccessReviewSpec[] = [];
     let fail = false;
     const authz = createWebhookAuthorizer({
-      authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, now: () => now,
+      authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, clock,
       review: (spec) => {
         asked.push(spec);
         if (fail) return Promise.reject(new Error('down'));
@@ -43,14 +44,14 @@ void describe('webhook authorization', () => {
     const pods = nodeRequestAttributes(bob, 'GET', '/pods', 'n');
     assert.deepEqual(await authz.authorize(stats), { allowed: true, reason: '' });
     assert.deepEqual(await authz.authorize(pods), { allowed: false, reason: 'not you' });
-    now = 29_000;
+    clock.set(29_000);
     await Promise.all([authz.authorize(stats), authz.authorize(pods)]);
     assert.equal(asked.length, 2);
-    now = 31_000;
+    clock.set(31_000);
     await authz.authorize(stats);
     await authz.authorize(pods);
     assert.equal(asked.length, 3, 'the denied answer expired, the allowed one did not');
-    now = 301_000;
+    clock.set(301_000);
     fail = true;
     await assert.rejects(authz.authorize(stats), /down/);
     fail = false;

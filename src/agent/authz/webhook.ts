@@ -4,6 +4,7 @@
  * cacheUnauthorizedTTL (as upstream); a failed review is an error and is not cached.
  * Concurrent identical questions share one review.
  */
+import type { Clock } from '../../api/clock.js';
 import type { SubjectAccessReviewSpec, SubjectAccessReviewStatus } from '../orchclient/index.js';
 import type { NodeRequestAttributes } from './attributes.js';
 import type { Authorizer, Decision } from './types.js';
@@ -13,7 +14,8 @@ export interface WebhookAuthorizerOptions {
   review(spec: SubjectAccessReviewSpec): Promise<SubjectAccessReviewStatus>;
   readonly authorizedTtlMs: number;
   readonly unauthorizedTtlMs: number;
-  readonly now?: () => number;
+  /** The cache's expiry times. */
+  readonly clock: Pick<Clock, 'now'>;
   /** Most answers kept (oldest dropped first); default 8192. */
   readonly maxEntries?: number;
 }
@@ -39,7 +41,7 @@ export interface WebhookAuthorizer extends Authorizer {
 }
 
 export function createWebhookAuthorizer(options: WebhookAuthorizerOptions): WebhookAuthorizer {
-  const now = options.now ?? Date.now;
+  const now = (): number => options.clock.now();
   const max = options.maxEntries ?? 8192;
   const cache = new Map<string, { decision: Decision; expires: number }>();
   const inFlight = new Map<string, Promise<Decision>>();

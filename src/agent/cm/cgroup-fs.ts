@@ -12,8 +12,8 @@
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { access, readdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 
@@ -109,7 +109,8 @@ export function writeControl(path: string, value: string): boolean {
 
 export interface RemoveSettings {
   readonly deadline: number;
-  readonly now: () => number;
+  /** The deadline's clock and the pauses between attempts. */
+  readonly clock: Clock;
   readonly retryIntervalMs: number;
   readonly logger: Logger;
 }
@@ -132,14 +133,14 @@ export async function removeTree(dir: string, settings: RemoveSettings): Promise
       const code = errnoOf(err);
       if (code === 'ENOENT') return;
       if (code !== 'EBUSY') throw failed(`cannot remove cgroup ${dir}`, dir, err);
-      if (settings.now() >= settings.deadline) {
+      if (settings.clock.now() >= settings.deadline) {
         throw new OrchError(CM_CGROUP_BUSY, 'timeout', `cgroup ${dir} is still busy (tasks or child cgroups left) after ${attempt} attempts`, {
           subject: dir,
           cause: err,
         });
       }
       settings.logger.warn('pod cgroup busy; retrying rmdir', { path: dir, attempt });
-      await delay(settings.retryIntervalMs);
+      await sleepKeepingAlive(settings.clock, settings.retryIntervalMs);
     }
   }
 }

@@ -12,7 +12,7 @@
  * come with the QoS manager, a later issue). Without cgroupsPerQOS, pods sit directly under the
  * cgroup root (`/<root>/pod<uid>`; upstream puts the containers in the root itself).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError } from '../../api/errors.js';
 import { qosClass, type QOSClass } from './qos.js';
@@ -108,8 +108,8 @@ export function fsComponents(name: CgroupName, driver: CgroupDriver): string[] {
  * The pod's cgroup parent for CRI's `linux.cgroup_parent`. Throws OrchError `CM_INVALID` for a
  * pod without a hex UID, and `API_INVALID_QUANTITY` for malformed resources (through qosClass).
  */
-export function podCgroupParent(pod: Pod, config: CgroupConfig): string {
-  const name = podCgroupNameFor(pod.metadata?.uid ?? '', qosClass(pod), config);
+export function podCgroupParent(pod: NodePod, config: CgroupConfig): string {
+  const name = podCgroupNameFor(pod.metadata.uid, qosClass(pod), config);
   return driverName(name, config.cgroupDriver);
 }
 

@@ -5,11 +5,12 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 type Resources = Container['resources'];
 
-export function podWith(uid: string, containers: Resources[], initContainers: Resources[] = []): Pod {
+export function podWith(uid: string, containers: Resources[], initContainers: Resources[] = []): NodePod {
   const make = (prefix: string) => (resources: Resources, i: number): Container =>
     resources === undefined ? { name: `${prefix}${i}` } : { name: `${prefix}${i}`, resources };
   return {

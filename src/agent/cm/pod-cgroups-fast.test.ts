@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ void describe('pod cgroups: the cheap common path', () => {
   async function fresh(name: string, ...hierarchies: string[]): Promise<{ cgroups: PodCgroups; roots: string[] }> {
     const roots = hierarchies.map((h) => join(dir, name, h));
     for (const r of roots) await mkdir(r, { recursive: true });
-    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), hierarchies: roots });
+    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), clock: new FakeClock(), hierarchies: roots });
     return { cgroups, roots };
   }
 
@@ -106,7 +107,7 @@ void describe('pod cgroups: the cheap common path', () => {
     assert.equal(await readFile(join(cpu, 'orchpods', 'burstable', 'cpu.shares'), 'utf8'), String(milliCpuToShares(100 * burstable)));
     assert.equal(await readFile(join(cpu, 'orchpods', 'besteffort', 'cpu.shares'), 'utf8'), '2');
     assert.equal((await cgroups.listPodUIDs()).length, pods.length);
-    await Promise.all(pods.map((p) => cgroups.remove(p.metadata?.uid ?? '')));
+    await Promise.all(pods.map((p) => cgroups.remove(p.metadata.uid)));
     assert.deepEqual(await cgroups.listPodUIDs(), []);
     assert.equal(await readFile(join(cpu, 'orchpods', 'burstable', 'cpu.shares'), 'utf8'), String(milliCpuToShares(0)));
   });

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,7 +31,7 @@ void describe('pod cgroups on plain directories', () => {
   async function fresh(name: string, config: Partial<CgroupConfig> = {}): Promise<PodCgroups> {
     roots = [join(dir, name, 'memory'), join(dir, name, 'unified')];
     for (const r of roots) await mkdir(r, { recursive: true });
-    return createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', ...config, logger: new FakeLogger(), hierarchies: roots });
+    return createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', ...config, logger: new FakeLogger(), clock: new FakeClock(), hierarchies: roots });
   }
 
   void it('ensure makes the pod cgroup and its QoS parents in every hierarchy, idempotently', async () => {
@@ -87,7 +88,7 @@ void describe('pod cgroups on plain directories', () => {
     for (const r of [a, b]) await mkdir(r, { recursive: true });
     const mountInfoPath = join(dir, 'mountinfo');
     await writeFile(mountInfoPath, [`30 1 0:40 / ${a} rw - cgroup cgroup rw,cpu`, `31 1 0:41 / ${b} rw - cgroup2 cgroup2 rw`, ''].join('\n'));
-    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), mountInfoPath });
+    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath });
     await cgroups.ensure(podWith(A, [GUARANTEED]));
     for (const r of [a, b]) assert.ok(await exists(join(r, 'orchpods', `pod${A}`)));
   });

@@ -29,8 +29,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
 import type { Logger } from '../logging/index.js';
@@ -56,7 +57,7 @@ export interface PodCgroups {
    * Creates the pod's cgroup, and its QoS parents, in every hierarchy; returns the cgroup parent
    * for CRI (`linux.cgroup_parent`). Idempotent. Throws `CM_INVALID`, `CM_NO_CGROUPS` or `CM_CGROUP_FAILED`.
    */
-  ensure(pod: Pod): Promise<string>;
+  ensure(pod: NodePod): Promise<string>;
   /**
    * Removes the pod's cgroup (whatever QoS class it was made under) in every hierarchy, children
    * first, retrying while busy until the deadline. A missing cgroup is fine (idempotent). Throws
@@ -77,7 +78,8 @@ export interface PodCgroupsOptions extends CgroupConfig, PodResourceSettings {
   readonly removeTimeoutMs?: number;
   /** Pause between attempts (default 100 ms). */
   readonly retryIntervalMs?: number;
-  readonly now?: () => number;
+  /** The removal deadline and the pauses between attempts. */
+  readonly clock: Clock;
 }
 
 const QOS_CLASSES: readonly QOSClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
@@ -94,10 +96,9 @@ function parentOf(relative: string): string {
 
 class FsPodCgroups implements PodCgroups {
   private readonly options: PodCgroupsOptions;
-  private readonly now: () => number;
   private hierarchies: Promise<readonly Hierarchy[]> | undefined;
   /** The pods ensured and not removed, by UID (the QoS cgroups' shares follow them). */
-  private readonly active = new Map<string, Pod>();
+  private readonly active = new Map<string, NodePod>();
   /** What was last written, by relative cgroup path. */
   private readonly written = new Map<string, string>();
   /** The pods whose cgroup is made, by UID: their cgroup path and settings. */
@@ -115,7 +116,6 @@ class FsPodCgroups implements PodCgroups {
 
   constructor(options: PodCgroupsOptions) {
     this.options = options;
-    this.now = options.now ?? Date.now;
   }
 
   private layout(): Promise<readonly Hierarchy[]> {
@@ -132,8 +132,8 @@ class FsPodCgroups implements PodCgroups {
     return pending;
   }
 
-  async ensure(pod: Pod): Promise<string> {
-    const uid = pod.metadata?.uid ?? '';
+  async ensure(pod: NodePod): Promise<string> {
+    const { uid } = pod.metadata;
     const name = podCgroupNameFor(uid, qosClass(pod), this.options);
     const components = fsComponents(name, this.options.cgroupDriver);
     const relative = components.join('/');
@@ -238,8 +238,8 @@ class FsPodCgroups implements PodCgroups {
     this.removals++;
     this.ensured.delete(podUID);
     const settings = {
-      deadline: this.now() + (this.options.removeTimeoutMs ?? 10_000),
-      now: this.now,
+      deadline: this.options.clock.now() + (this.options.removeTimeoutMs ?? 10_000),
+      clock: this.options.clock,
       retryIntervalMs: this.options.retryIntervalMs ?? 100,
       logger: this.options.logger,
     };

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { makeTempDir } from './fixtures.js';
 import { createPodCgroups } from './pod-cgroups.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, sharesToWeight } from './pod-resources.js';
 
-function pod(uid: string, containers: Record<string, Record<string, string>>[], init: Record<string, Record<string, string>>[] = []): Pod {
+function pod(uid: string, containers: Record<string, Record<string, string>>[], init: Record<string, Record<string, string>>[] = []): NodePod {
   return {
     metadata: { uid, name: uid, namespace: 'n' },
     spec: {
@@ -62,7 +63,7 @@ void describe('pod cgroups write the limits', () => {
     }
     await mkdir(join(pidsRoot, podPath), { recursive: true });
     await writeFile(join(pidsRoot, podPath, 'pids.max'), 'max');
-    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), hierarchies: [cpu, pidsRoot], podPidsLimit: 42 });
+    const cgroups = createPodCgroups({ cgroupRoot: '', cgroupsPerQOS: true, cgroupDriver: 'cgroupfs', logger: new FakeLogger(), clock: new FakeClock(), hierarchies: [cpu, pidsRoot], podPidsLimit: 42 });
     await cgroups.ensure(p);
     assert.equal(await readFile(join(cpu, podPath, 'cpu.shares'), 'utf8'), '512');
     assert.equal(await readFile(join(pidsRoot, podPath, 'pids.max'), 'utf8'), '42');

@@ -5,7 +5,7 @@
  * microsecond timestamps, the isomorphism key that folds repeats into a series, and the
  * references to a Pod (optionally one of its containers) and to the Node.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 export const EVENTS_API_VERSION = 'events.orch.io/v1';
 /** Where events about cluster-scoped objects (the Node) are written, as upstream. */
@@ -58,14 +58,14 @@ export type ContainerList = 'containers' | 'initContainers' | 'ephemeralContaine
  * The reference to a pod (kind Pod, apiVersion v1, namespace, name, uid, resourceVersion), or
  * to one of its containers with fieldPath `spec.<list>{<name>}` as upstream's kubelet writes.
  */
-export function podReference(pod: Pick<Pod, 'metadata'>, container?: { readonly name: string; readonly list?: ContainerList }): EventReference {
-  const meta = pod.metadata ?? {};
+export function podReference(pod: Pick<NodePod, 'metadata'>, container?: { readonly name: string; readonly list?: ContainerList }): EventReference {
+  const meta = pod.metadata;
   return {
     kind: 'Pod',
     apiVersion: 'v1',
-    name: meta.name ?? '',
-    ...(meta.namespace !== undefined ? { namespace: meta.namespace } : {}),
-    ...(meta.uid !== undefined ? { uid: meta.uid } : {}),
+    name: meta.name,
+    namespace: meta.namespace,
+    uid: meta.uid,
     ...(meta.resourceVersion !== undefined ? { resourceVersion: meta.resourceVersion } : {}),
     ...(container !== undefined ? { fieldPath: `spec.${container.list ?? 'containers'}{${container.name}}` } : {}),
   };

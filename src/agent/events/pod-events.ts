@@ -4,7 +4,7 @@
  * as upstream's kubelet does: the reference names the container by its field path in the
  * right list, and the action is what the agent did or tried.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { podReference } from './event-object.js';
 import type { EventRecorder } from './recorder.js';
 
@@ -13,7 +13,7 @@ export interface PodEventInput {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
   readonly message: string;
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container?: string;
 }
 

@@ -4,6 +4,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { DEFAULT_MASKED_PATHS, makeContainerConfig, verifyRunAsNonRoot, type ContainerConfigInput } from './container-config.js';
 import { hashContainer } from './hash.js';
 import { makeSandboxConfig, namespaceOptions, parsePodLogsDirectoryName, podHostnameAndDomain, podLogsDirectory, portMappings, sandboxHostname, sysctlName } from './sandbox-config.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const app: Container = {
   name: 'app',
@@ -16,7 +17,7 @@ const app: Container = {
   resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
 };
 
-function pod(extra: Partial<Pod['spec']> = {}, meta: Partial<Pod['metadata']> = {}): Pod {
+function pod(extra: Partial<Pod['spec']> = {}, meta: Partial<Pod['metadata']> = {}): NodePod {
   return {
     metadata: { name: 'web', namespace: 'shop', uid: 'u-1', labels: { app: 'web' }, annotations: { a: 'b' }, ...meta },
     spec: { containers: [app], terminationGracePeriodSeconds: 5, ...extra },
@@ -69,7 +70,7 @@ void describe('sandbox config', () => {
   });
 });
 
-function input(p: Pod, extra: Partial<ContainerConfigInput> = {}): ContainerConfigInput {
+function input(p: NodePod, extra: Partial<ContainerConfigInput> = {}): ContainerConfigInput {
   return {
     pod: p, container: app, init: false, imageRef: 'sha256:abc', restartCount: 3, podIPs: ['10.88.0.9'], hostIPs: ['192.168.0.2'], nodeName: 'n1',
     capacity: { cpuMilli: 2000, memoryBytes: 2 ** 32 }, resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
@@ -136,7 +137,7 @@ void describe('container config', () => {
 
   void it('verifyRunAsNonRoot as upstream', () => {
     const nonRoot = (sc: Container['securityContext']): Container => ({ ...app, securityContext: { runAsNonRoot: true, ...sc } });
-    const check = (c: Container, image: { uid?: number; username: string }, p: Pod = pod()) => () => {
+    const check = (c: Container, image: { uid?: number; username: string }, p: NodePod = pod()) => () => {
       verifyRunAsNonRoot(p, c, image);
     };
     assert.doesNotThrow(check(app, { uid: 0, username: '' }));

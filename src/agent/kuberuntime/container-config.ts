@@ -8,6 +8,7 @@
  * security context. Also the runAsNonRoot check upstream makes before creating. Pure.
  */
 import type { Container, Pod, SecurityContext } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation } from '../runtime/cri/index.js';
 import { expandCommand, makeEnvironment, type NodeCapacity } from './env.js';
@@ -25,7 +26,7 @@ import {
 import type { ContainerMount } from './options.js';
 import { containerResources, type ResourceSettings } from './resources.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';
-import { namespaceOptions, podGracePeriodSeconds, podIdentity, podLabels, podSupplementalGroups } from './sandbox-config.js';
+import { namespaceOptions, podGracePeriodSeconds, podLabels, podSupplementalGroups } from './sandbox-config.js';
 
 /** The container runs as root although runAsNonRoot is set, or that cannot be verified (CreateContainerConfigError). */
 export const KUBERUNTIME_RUN_AS_NON_ROOT = 'KUBERUNTIME_RUN_AS_NON_ROOT';
@@ -38,7 +39,7 @@ export const DEFAULT_MASKED_PATHS: readonly string[] = [
 export const DEFAULT_READONLY_PATHS: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
 export interface ContainerConfigInput {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container: Container;
   readonly init: boolean;
   /** The image ID or digest the image service resolved. */
@@ -62,8 +63,8 @@ export function containerLogPath(name: string, restartCount: number): string {
 }
 
 /** `name_namespace(uid)` (upstream: format.Pod). */
-export function formatPod(pod: Pod): string {
-  const id = podIdentity(pod);
+export function formatPod(pod: NodePod): string {
+  const id = pod.metadata;
   return `${id.name}_${id.namespace}(${id.uid})`;
 }
 
@@ -126,7 +127,7 @@ export function needsImageUser(pod: Pod, container: Container): boolean {
  * upstream verifyRunAsNonRoot: throws KUBERUNTIME_RUN_AS_NON_ROOT when runAsNonRoot is set and
  * the container would run as root, or the image's user is a name that cannot be checked.
  */
-export function verifyRunAsNonRoot(pod: Pod, container: Container, image: { readonly uid?: number; readonly username: string }): void {
+export function verifyRunAsNonRoot(pod: NodePod, container: Container, image: { readonly uid?: number; readonly username: string }): void {
   const sc = effectiveSecurityContext(pod, container);
   if (sc.runAsNonRoot !== true) return;
   const where = `(pod: "${formatPod(pod)}", container: ${container.name})`;
@@ -160,7 +161,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     ...(container.workingDir === undefined || container.workingDir === '' ? {} : { workingDir: container.workingDir }),
     envs: env.map((e) => ({ key: e.name, value: e.value })),
     mounts,
-    labels: { ...podLabels(podIdentity(pod)), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.init ? 'init' : 'regular' },
+    labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.init ? 'init' : 'regular' },
     annotations: {
       [CONTAINER_HASH_ANNOTATION]: hashContainer(container),
       [CONTAINER_RESTART_COUNT_ANNOTATION]: String(input.restartCount),

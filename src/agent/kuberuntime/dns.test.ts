@@ -3,13 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Pod, PodSpec } from 'kubernetes-types/core/v1.js';
+import type { PodSpec } from 'kubernetes-types/core/v1.js';
 import { fitSearches, parseResolvConf, podDnsConfig, podDnsType, readHostDns, type DnsSettings, type HostDns } from './dns.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const HOST: HostDns = { servers: ['192.168.1.1', '192.168.1.2'], searches: ['corp.example', 'example'], options: ['ndots:1', 'timeout:2'] };
 const CLUSTER: DnsSettings = { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '/etc/resolv.conf' };
 
-function pod(spec: Partial<PodSpec> = {}): Pod {
+function pod(spec: Partial<PodSpec> = {}): NodePod {
   return { metadata: { name: 'p', namespace: 'shop', uid: 'u' }, spec: { containers: [{ name: 'c' }], ...spec } };
 }
 

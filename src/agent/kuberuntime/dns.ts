@@ -18,6 +18,7 @@
  * for an IPv6 node) and search "." as upstream.
  */
 import type { Pod, PodDNSConfigOption } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { readFileSync } from 'node:fs';
 import type { DnsConfig } from '../runtime/cri/index.js';
 
@@ -134,7 +135,7 @@ export interface PodDnsResult {
  * The pod's DNS configuration. `host` is the node's resolv.conf (undefined when resolvConf is
  * ''); `nodeIPs` choose 127.0.0.1 or ::1 when there is none.
  */
-export function podDnsConfig(pod: Pod, settings: DnsSettings, host: HostDns | undefined, nodeIPs: readonly string[]): PodDnsResult {
+export function podDnsConfig(pod: NodePod, settings: DnsSettings, host: HostDns | undefined, nodeIPs: readonly string[]): PodDnsResult {
   const warnings: string[] = [];
   let type = podDnsType(pod);
   if (type === 'cluster' && settings.clusterDNS.length === 0) {
@@ -152,8 +153,7 @@ export function podDnsConfig(pod: Pod, settings: DnsSettings, host: HostDns | un
     servers = [...settings.clusterDNS];
     const domain = settings.clusterDomain;
     if (domain !== '') {
-      const namespace = pod.metadata?.namespace ?? 'default';
-      searches = unique([`${namespace}.svc.${domain}`, `svc.${domain}`, domain, ...searches]);
+      searches = unique([`${pod.metadata.namespace}.svc.${domain}`, `svc.${domain}`, domain, ...searches]);
     }
     options = [...CLUSTER_OPTIONS];
   } else if (host === undefined) {

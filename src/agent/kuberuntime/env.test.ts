@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { isOrchError } from '../../api/errors.js';
 import { expand, expandCommand, makeEnvironment, mappingFor, type EnvContext } from './env.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const vars = mappingFor(new Map([['VAR_A', 'A'], ['VAR_B', 'B'], ['VAR_C', 'C'], ['VAR_EMPTY', '']]));
 
-function pod(container: Container, extra: Partial<Pod> = {}): Pod {
+function pod(container: Container, extra: Partial<NodePod> = {}): NodePod {
   return {
     metadata: { name: 'web', namespace: 'shop', uid: 'u-1', labels: { app: 'web', tier: 'front' }, annotations: { note: 'a "quoted" one' } },
     spec: { nodeName: 'node-a', serviceAccountName: 'sa', containers: [container] },
@@ -14,11 +15,11 @@ function pod(container: Container, extra: Partial<Pod> = {}): Pod {
   };
 }
 
-function ctx(container: Container, p: Pod = pod(container)): EnvContext {
+function ctx(container: Container, p: NodePod = pod(container)): EnvContext {
   return { pod: p, container, podIPs: ['10.88.0.5', 'fd00::5'], hostIPs: ['192.168.1.10'], nodeName: 'fallback-node', capacity: { cpuMilli: 2000, memoryBytes: 4 * 1024 ** 3 } };
 }
 
-function env(container: Container, p?: Pod): Record<string, string> {
+function env(container: Container, p?: NodePod): Record<string, string> {
   return Object.fromEntries(makeEnvironment(ctx(container, p)).map((e) => [e.name, e.value]));
 }
 

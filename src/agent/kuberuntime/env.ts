@@ -8,11 +8,12 @@
  *
  * Pure: the pod IPs, host IPs and node capacity are passed in.
  */
-import type { Container, EnvVar, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
+import type { Container, EnvVar, ObjectFieldSelector, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import type { NodeCapacity } from '../../api/node-capacity.js';
 import { metadataFieldValue } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../api/quantity.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** A container's environment could not be built (reported as CreateContainerConfigError). */
 export const KUBERUNTIME_ENV_INVALID = 'KUBERUNTIME_ENV_INVALID';
@@ -21,7 +22,7 @@ export const KUBERUNTIME_ENV_INVALID = 'KUBERUNTIME_ENV_INVALID';
 export type { NodeCapacity };
 
 export interface EnvContext {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container: Container;
   /** The pod's IPs, primary first (the node's IPs for a host-network pod). */
   readonly podIPs: readonly string[];
@@ -104,7 +105,7 @@ export function fieldRefValue(ref: ObjectFieldSelector, ctx: EnvContext, subject
     case 'status.podIPs':
       return ctx.podIPs.join(',');
   }
-  const value = metadataFieldValue(pod.metadata ?? {}, ref.fieldPath);
+  const value = metadataFieldValue(pod.metadata, ref.fieldPath);
   if (value !== undefined) return value;
   throw invalid(`unsupported fieldPath: ${ref.fieldPath}`, subject);
 }

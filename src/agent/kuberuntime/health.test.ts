@@ -15,10 +15,11 @@ import type { RuntimeManagerOptions } from './options.js';
 import { seccompProfile } from './seccomp.js';
 import { sysctlAdmission } from './sysctls.js';
 import type { PodSyncResult, RuntimeContainerStatus, RuntimePodStatus } from './types.js';
-import { realClock } from '../../api/clock.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const lines: string[] = [];
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_s, l) => lines.push(l) } }).logger('test');
 const IMAGE = 'busybox:1.35';
 
 let root = '';
@@ -29,21 +30,22 @@ after(() => rm(root, { recursive: true, force: true }));
 
 let n = 0;
 function env(extra: Partial<RuntimeManagerOptions> = {}) {
-  const fake = new FakeRuntime();
+  const clock = new FakeClock();
+  const fake = new FakeRuntime(() => clock.now());
   fake.images.set(IMAGE, 'sha256:busybox');
   const events: PodEvent[] = [];
   const ROUTINE = new Set(['Pulled', 'Pulling', 'Created', 'Started']);
   const failed = new Map<string, 'liveness' | 'startup'>();
   const probes: ContainerProbeResults = { failedProbe: (id) => { const p = failed.get(id); return p === undefined ? undefined : { probe: p }; }, started: () => true };
   const manager = createRuntimeManager({
-    clock: realClock,
+    clock,
     runtime: fake, images: fake, logger, podLogsRoot: path.join(root, `logs-${++n}`),
     dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: () => Promise.resolve('/test'),
     // Routine start events (Pulled, Created, Started) are tested in images/start tests; kept out here.
     probeResults: probes, onEvent: (e) => { if (!ROUTINE.has(e.reason)) events.push(e); }, canLowerOomScore: () => false, ...extra,
   });
-  const sync = async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await manager.getPodStatus(pod.metadata?.uid ?? '', pod.metadata?.name ?? '', 'shop'));
+  const sync = async (pod: NodePod): Promise<PodSyncResult> => manager.syncPod(pod, await manager.getPodStatus(pod.metadata.uid, pod.metadata.name, 'shop'));
   const running = (name: string): string => {
     const c = [...fake.containers.values()].find((x) => x.config.metadata.name === name && x.state === 'CONTAINER_RUNNING');
     assert.ok(c, `${name} running`);
@@ -51,10 +53,10 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   };
   const created = () => (fake.callsOf('createContainer') as CreateContainerRequest[]).map((c) => c.config.metadata.name);
   const stops = () => fake.callsOf('stopContainer') as StopContainerRequest[];
-  return { fake, manager, sync, events, failed, running, created, stops };
+  return { fake, manager, clock, sync, events, failed, running, created, stops };
 }
 
-function pod(spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
+function pod(spec: Partial<NonNullable<Pod['spec']>> = {}): NodePod {
   return { metadata: { name: 'web', namespace: 'shop', uid: `u-${++n}` }, spec: { containers: [{ name: 'app', image: IMAGE }], terminationGracePeriodSeconds: 30, ...spec } };
 }
 
@@ -114,6 +116,29 @@ void describe('lifecycle hooks in the runtime manager', () => {
     assert.deepEqual(methods, ['execSync', 'stopContainer']);
     assert.deepEqual(e.events.map((x) => `${x.reason}: ${x.message}`), ['Killing: Stopping container app', 'FailedPreStopHook: PreStopHook failed']);
     assert.equal(e.stops()[0]?.timeout, 30);
+  });
+
+  void it('takes the time a preStop hook took from the grace period StopContainer gets, and cuts it at the grace period', async () => {
+    const e = env();
+    const p = pod({ containers: [{ name: 'app', image: IMAGE, lifecycle: { preStop: { sleep: { seconds: 5 } } } }] });
+    await e.sync(p);
+    const [running] = await e.manager.listPods();
+    assert.ok(running);
+    const killing = e.manager.killPod(running, { pod: p });
+    await e.clock.advance(4999);
+    assert.equal(e.stops().length, 0, 'the hook is still sleeping');
+    await e.clock.advance(1);
+    await killing;
+    assert.equal(e.stops()[0]?.timeout, 25);
+
+    const long = pod({ terminationGracePeriodSeconds: 3, containers: [{ name: 'app', image: IMAGE, lifecycle: { preStop: { sleep: { seconds: 60 } } } }] });
+    await e.sync(long);
+    const held = (await e.manager.listPods()).find((r) => r.uid === long.metadata.uid);
+    assert.ok(held);
+    const cut = e.manager.killPod(held, { pod: long });
+    await e.clock.advance(3000);
+    await cut;
+    assert.equal(e.stops()[1]?.timeout, 2, 'the hook used the whole grace period: StopContainer gets the minimum');
   });
 
   void it('with the sidecar gate, sidecars stop after the regular containers', async () => {

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import { FakeClock } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { ImagePuller, type ImagePullerOptions } from './images.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
+import type { NodePod } from '../../api/pod/index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const sandboxConfig = { metadata: { name: 'p', namespace: 'n', uid: 'u1', attempt: 0 } };
 
 function setup(extra: Partial<ImagePullerOptions> = {}): { fake: FakeRuntime; puller: ImagePuller; clock: FakeClock } {
@@ -20,7 +21,7 @@ function setup(extra: Partial<ImagePullerOptions> = {}): { fake: FakeRuntime; pu
   return { fake, puller, clock };
 }
 
-function pod(uid = 'u1'): Pod {
+function pod(uid = 'u1'): NodePod {
   return { metadata: { name: 'p', namespace: 'n', uid }, spec: { containers: [] } };
 }
 

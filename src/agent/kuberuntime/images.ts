@@ -15,7 +15,7 @@
  * reference is InvalidImageName. Pulls go through the slots (serialized by default) and the
  * QPS bucket; the same image pulled for two pods at once is pulled once.
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent } from '../prober/index.js';
@@ -29,6 +29,7 @@ import { applyDefaultImageTag, defaultPullPolicy } from './image-reference.js';
 import type { ManagerImages } from './options.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
 import type { ContainerWaitingReason } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 export type ImageFailureReason = Extract<ContainerWaitingReason, 'ErrImagePull' | 'ImagePullBackOff' | 'ErrImageNeverPull' | 'InvalidImageName' | 'ImageInspectError'>;
 
@@ -83,7 +84,7 @@ export class ImagePuller {
    * Resolves to the image reference to create the container with, or to the reason it cannot
    * be had. Rejects only when the image service is unreachable.
    */
-  async ensureImage(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig, hooks: PullHooks = {}): Promise<EnsureImageResult> {
+  async ensureImage(pod: NodePod, container: Container, sandboxConfig: PodSandboxConfig, hooks: PullHooks = {}): Promise<EnsureImageResult> {
     const emit = (type: 'Normal' | 'Warning', reason: string, message: string): void => {
       hooks.emit?.({ type, reason, message, pod, container: container.name });
     };
@@ -112,7 +113,7 @@ export class ImagePuller {
       emit('Warning', 'ErrImageNeverPull', message);
       return { ok: false, reason: 'ErrImageNeverPull', message };
     }
-    const key = `${pod.metadata?.uid ?? ''}_${specImage}`;
+    const key = `${pod.metadata.uid}_${specImage}`;
     const left = this.backOff.remainingSinceUpdate(key);
     if (left > 0) {
       const message = `Back-off pulling image ${JSON.stringify(specImage)}`;
@@ -129,7 +130,7 @@ export class ImagePuller {
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.clock.now());
-      this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata?.name, err: messageOf(err) });
+      this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata.name, err: messageOf(err) });
       const message = `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`;
       emit('Warning', 'Failed', message);
       return { ok: false, reason: 'ErrImagePull', message, retryAfterMs: this.backOff.get(key) };

@@ -9,9 +9,10 @@
  * gets at least 2 s. With the SidecarContainers gate the pod's regular containers stop first,
  * then its restartable init containers.
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { rm, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent } from '../prober/index.js';
@@ -21,6 +22,7 @@ import { emitEvent, runHandler } from './lifecycle.js';
 import type { ManagerRuntime } from './options.js';
 import { podGracePeriodSeconds, podLogsDirectory } from './sandbox-config.js';
 import type { RunningPod } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** Stopping a pod or removing its objects failed; the message names each failure. */
 export const KUBERUNTIME_KILL_FAILED = 'KUBERUNTIME_KILL_FAILED';
@@ -31,9 +33,11 @@ export const MIN_GRACE_PERIOD_SECONDS = 2;
 export interface KillDeps {
   readonly runtime: ManagerRuntime;
   readonly logger: Logger;
+  /** The preStop hook's share of the grace period. */
+  readonly clock: Clock;
   readonly onEvent?: ((e: PodEvent) => void) | undefined;
   /** The pod's IP for httpGet preStop hooks without a host. */
-  readonly podIP?: ((pod: Pod) => Promise<string>) | undefined;
+  readonly podIP?: ((pod: NodePod) => Promise<string>) | undefined;
   /** Stop restartable init containers after the others (the SidecarContainers gate). */
   readonly sidecarContainers?: boolean | undefined;
 }
@@ -42,7 +46,7 @@ export interface KillDeps {
 export interface KillTarget {
   readonly id: string;
   readonly name: string;
-  readonly pod?: Pod | undefined;
+  readonly pod?: NodePod | undefined;
   /** The container's spec (its preStop hook and probes); absent for orphans. */
   readonly spec?: Container | undefined;
   /** The Killing event's message ('' : `Stopping container <name>`). */
@@ -58,17 +62,19 @@ export interface KillTarget {
 export function terminationGracePeriod(target: Pick<KillTarget, 'pod' | 'spec' | 'probe' | 'annotatedGrace'>): number {
   const { pod, spec } = target;
   if (pod === undefined) return target.annotatedGrace ?? MIN_GRACE_PERIOD_SECONDS;
-  if (pod.metadata?.deletionGracePeriodSeconds !== undefined) return pod.metadata.deletionGracePeriodSeconds;
+  if (pod.metadata.deletionGracePeriodSeconds !== undefined) return pod.metadata.deletionGracePeriodSeconds;
   const probe = target.probe === 'liveness' ? spec?.livenessProbe : target.probe === 'startup' ? spec?.startupProbe : undefined;
   return probe?.terminationGracePeriodSeconds ?? podGracePeriodSeconds(pod);
 }
 
 /** Runs the preStop hook within `graceSeconds`; resolves to the whole seconds it took (upstream: executePreStopHook). */
-async function preStop(deps: KillDeps, target: KillTarget, pod: Pod, spec: Container, graceSeconds: number): Promise<number> {
+async function preStop(deps: KillDeps, target: KillTarget, pod: NodePod, spec: Container, graceSeconds: number): Promise<number> {
   const handler = spec.lifecycle?.preStop;
   if (handler === undefined || graceSeconds <= 0) return 0;
-  const started = Date.now();
-  const deadline = AbortSignal.timeout(graceSeconds * 1000);
+  const started = deps.clock.now();
+  const expiry = new AbortController();
+  const deadline = expiry.signal;
+  const timer = deps.clock.setTimer(graceSeconds * 1000, () => { expiry.abort(); });
   const run = runHandler(deps, {
     pod, container: spec, containerId: target.id, handler, signal: deadline,
     podIP: () => (deps.podIP === undefined ? Promise.resolve('') : deps.podIP(pod)),
@@ -88,7 +94,8 @@ async function preStop(deps: KillDeps, target: KillTarget, pod: Pod, spec: Conta
     }, { once: true });
   });
   await Promise.race([run, expired]);
-  return Math.floor((Date.now() - started) / 1000);
+  timer.cancel();
+  return Math.floor((deps.clock.now() - started) / 1000);
 }
 
 /** Stops one container: Killing event, preStop, then StopContainer with what is left of the grace period. Rejects with the runtime's error. */
@@ -116,7 +123,7 @@ async function annotatedGracePeriods(runtime: ManagerRuntime, uid: string): Prom
 }
 
 /** The spec of a container of the pod by name (regular or init), and whether it is a sidecar. */
-function specOf(pod: Pod | undefined, name: string): { spec?: Container; sidecar: boolean } {
+function specOf(pod: NodePod | undefined, name: string): { spec?: Container; sidecar: boolean } {
   const regular = pod?.spec?.containers.find((c) => c.name === name);
   if (regular !== undefined) return { spec: regular, sidecar: false };
   const init = pod?.spec?.initContainers?.find((c) => c.name === name);
@@ -129,7 +136,7 @@ function specOf(pod: Pod | undefined, name: string): { spec?: Container; sidecar
  * KUBERUNTIME_KILL_FAILED naming every failure (after trying them all), or with the runtime's
  * own error when it is unreachable.
  */
-export async function killPod(deps: KillDeps, running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
+export async function killPod(deps: KillDeps, running: RunningPod, options: { readonly pod?: NodePod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
   const live = running.containers.filter((c) => c.state !== 'exited');
   const annotated = options.pod === undefined && options.gracePeriodSeconds === undefined && live.length > 0 ? await annotatedGracePeriods(deps.runtime, running.uid) : new Map<string, number>();
   const targets = live.map((c) => {
@@ -191,7 +198,7 @@ export async function removePodLogs(root: string, uid: string, logger: Logger, k
  * Removes every container, then every sandbox, carrying the pod's UID label, then its log
  * directory. Rejects with KUBERUNTIME_REMOVE_FAILED naming every failure.
  */
-export async function removePod(deps: KillDeps & { readonly podLogsRoot: string }, uid: string): Promise<void> {
+export async function removePod(deps: Pick<KillDeps, 'runtime' | 'logger'> & { readonly podLogsRoot: string }, uid: string): Promise<void> {
   if (uid === '') throw new OrchError(KUBERUNTIME_REMOVE_FAILED, 'invalid', 'removing a pod needs its UID', { subject: 'uid' });
   const selector = { labelSelector: { [POD_UID_LABEL]: uid } };
   const failures: string[] = [];

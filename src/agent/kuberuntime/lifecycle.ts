@@ -14,13 +14,14 @@
  * PostStartHookError; a failed preStop is an event only, and the stop goes on. The time a
  * preStop took is taken from the grace period StopContainer gets.
  */
-import type { Container, LifecycleHandler, Pod } from 'kubernetes-types/core/v1.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Container, LifecycleHandler } from 'kubernetes-types/core/v1.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { httpRequest, httpTarget, PROBE_AGENT_VERSION, type PodEvent } from '../prober/index.js';
 import type { ExecSyncRequest, ExecSyncResponse } from '../runtime/cri/index.js';
 import { formatPod } from './container-config.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** An HTTP hook without a deadline of its own (postStart) gives up after this long. */
 export const HOOK_HTTP_TIMEOUT_MS = 10 * 60_000;
@@ -28,11 +29,13 @@ export const HOOK_HTTP_TIMEOUT_MS = 10 * 60_000;
 export interface HookDeps {
   readonly runtime: { execSync(request: ExecSyncRequest): Promise<ExecSyncResponse> };
   readonly logger: Logger;
+  /** The sleep hook's wait. */
+  readonly clock: Clock;
   readonly onEvent?: ((e: PodEvent) => void) | undefined;
 }
 
 export interface HookRun {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container: Container;
   readonly containerId: string;
   readonly handler: LifecycleHandler;
@@ -79,11 +82,8 @@ export async function runHandler(deps: HookDeps, run: HookRun): Promise<string |
     }
   }
   if (handler.sleep !== undefined) {
-    try {
-      await sleep(Math.max(0, handler.sleep.seconds) * 1000, undefined, run.signal === undefined ? {} : { signal: run.signal });
-    } catch (err) {
-      deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod), err: messageOf(err) });
-    }
+    await sleepKeepingAlive(deps.clock, Math.max(0, handler.sleep.seconds) * 1000, run.signal);
+    if (run.signal?.aborted === true) deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod) });
     return undefined;
   }
   return `Cannot run handler: invalid handler: ${JSON.stringify(handler)}`;

@@ -13,8 +13,9 @@ import { createRuntimeManager } from './manager.js';
 import { createPodStatusCache } from './status-cache.js';
 import type { ManagerImages, RuntimeManagerOptions } from './options.js';
 import type { PodRuntimeManager, PodSyncResult } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const IMAGE = 'busybox:1.35';
 
 let root = '';
@@ -28,7 +29,7 @@ interface Env {
   manager: PodRuntimeManager;
   clock: FakeClock;
   logs: string;
-  readonly sync: (pod: Pod) => Promise<PodSyncResult>;
+  readonly sync: (pod: NodePod) => Promise<PodSyncResult>;
 }
 
 let n = 0;
@@ -41,16 +42,16 @@ function env(extra: Partial<RuntimeManagerOptions> = {}): Env {
     runtime: fake, images: fake, logger, clock, podLogsRoot: logs,
     dns: { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '' },
     hostIPs: () => ['192.168.0.2'], nodeName: 'node-1', nodeCapacity: () => ({ cpuMilli: 2000, memoryBytes: 2 ** 32 }),
-    volumes: { mountsFor: () => Promise.resolve([]), containerDir: (pod, c) => path.join(root, `pods-${n}`, pod.metadata?.uid ?? '', c.name) },
-    cgroupParent: (pod) => Promise.resolve(`/test/pod${pod.metadata?.uid ?? ''}`),
+    volumes: { mountsFor: () => Promise.resolve([]), containerDir: (pod, c) => path.join(root, `pods-${n}`, pod.metadata.uid, c.name) },
+    cgroupParent: (pod) => Promise.resolve(`/test/pod${pod.metadata.uid}`),
     containerBackOff: { initialMs: 10_000, maxMs: 300_000 },
     ...extra,
   });
-  const sync = async (pod: Pod) => manager.syncPod(pod, await manager.getPodStatus(pod.metadata?.uid ?? '', pod.metadata?.name ?? '', pod.metadata?.namespace ?? ''));
+  const sync = async (pod: NodePod) => manager.syncPod(pod, await manager.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace));
   return { fake, manager, clock, logs, sync };
 }
 
-function pod(spec: Partial<Pod['spec']> = {}, uid = `uid-${++n}`): Pod {
+function pod(spec: Partial<Pod['spec']> = {}, uid = `uid-${++n}`): NodePod {
   return { metadata: { name: 'web', namespace: 'shop', uid }, spec: { containers: [{ name: 'app', image: IMAGE }], terminationGracePeriodSeconds: 7, ...spec } };
 }
 
@@ -80,13 +81,13 @@ void describe('syncPod', () => {
     // read for its IPs, serves again), and the same as a read gives.
     const lastStart = fake.calls.map((c) => c.method).lastIndexOf('startContainer');
     assert.deepEqual(fake.calls.slice(lastStart + 1).map((c) => c.method), ['containerStatus', 'containerStatus']);
-    const read = await manager.getPodStatus(p.metadata?.uid ?? '', 'web', 'shop');
+    const read = await manager.getPodStatus(p.metadata.uid, 'web', 'shop');
     assert.deepEqual({ ...first.status, timestamp: 0 }, { ...read, timestamp: 0 });
     assert.deepEqual(read.containers.map((c) => [c.name, c.state]), [['side', 'running'], ['app', 'running']]);
     const [run] = fake.callsOf('runPodSandbox') as RunPodSandboxRequest[];
-    assert.equal(run?.config.linux?.cgroupParent, `/test/pod${p.metadata?.uid ?? ''}`);
+    assert.equal(run?.config.linux?.cgroupParent, `/test/pod${p.metadata.uid}`);
     assert.deepEqual(run.config.dnsConfig?.servers, ['10.96.0.10']);
-    const logDir = path.join(logs, `shop_web_${p.metadata?.uid ?? ''}`);
+    const logDir = path.join(logs, `shop_web_${p.metadata.uid}`);
     assert.equal(((await stat(logDir)).mode & 0o777).toString(8), '755');
     assert.deepEqual(created(fake).map((c) => c.config.metadata), [{ name: 'app', attempt: 0 }, { name: 'side', attempt: 0 }]);
     assert.deepEqual(created(fake)[0]?.config.envs, [{ key: 'IP', value: '10.88.0.2' }]);
@@ -104,18 +105,19 @@ void describe('syncPod', () => {
     const first = await sync(host);
     const lastStart = fake.calls.map((c) => c.method).lastIndexOf('startContainer');
     assert.deepEqual(fake.calls.slice(lastStart + 1).map((c) => c.method), ['podSandboxStatus', 'containerStatus']);
-    assert.deepEqual({ ...first.status, timestamp: 0 }, { ...(await manager.getPodStatus(host.metadata?.uid ?? '', 'web', 'shop')), timestamp: 0 });
+    assert.deepEqual({ ...first.status, timestamp: 0 }, { ...(await manager.getPodStatus(host.metadata.uid, 'web', 'shop')), timestamp: 0 });
     fake.exit(running(fake, 'app'), 1);
     const restarted = await sync(host);
     assert.equal(restarted.status, undefined, 'a pod that held a container is read again by the caller');
   });
 
   void it('keeps no status of a pod whose sync left problems: the next change the PLEG sees syncs it', async () => {
-    const cache = createPodStatusCache();
-    const { sync } = env({ statusCache: cache });
+    const clock = new FakeClock(1_700_000_000_000);
+    const cache = createPodStatusCache({ clock });
+    const { sync } = env({ statusCache: cache, clock });
     const p = pod({ hostNetwork: true, containers: [{ name: 'app', image: IMAGE }, { name: 'absent', image: 'absent:1', imagePullPolicy: 'Never' }] });
-    const seenAt = Date.now() - 1;
-    const stillNeeded = cache.observe(p.metadata?.uid ?? '', [], seenAt);
+    const seenAt = clock.now() - 1;
+    const stillNeeded = cache.observe(p.metadata.uid, [], seenAt);
     const missing = await sync(p);
     assert.deepEqual(missing.errors.map((e) => e.reason), ['ErrImageNeverPull']);
     assert.deepEqual(missing.status?.containers.map((c) => [c.name, c.state]), [['app', 'running']], 'read past the cache, for the caller');
@@ -125,7 +127,7 @@ void describe('syncPod', () => {
   void it('restarts an exited container at once, then backs off (CrashLoopBackOff, doubling), with the time left', async () => {
     const { fake, sync, clock } = env();
     const p = pod();
-    const uid = p.metadata?.uid ?? '';
+    const uid = p.metadata.uid;
     await sync(p);
     fake.exit(running(fake, 'app'), 1);
     assert.deepEqual(await sync(p), { errors: [] }, 'the first restart is immediate');
@@ -179,7 +181,7 @@ void describe('syncPod', () => {
     await sync(p);
     const old = running(fake, 'app');
     const side = running(fake, 'side');
-    const changed: Pod = { ...p, spec: { ...p.spec, containers: [{ name: 'app', image: IMAGE, args: ['new'] }, { name: 'side', image: IMAGE }] } };
+    const changed: NodePod = { ...p, spec: { ...p.spec, containers: [{ name: 'app', image: IMAGE, args: ['new'] }, { name: 'side', image: IMAGE }] } };
     assert.deepEqual(await sync(changed), { errors: [] });
     assert.deepEqual(fake.callsOf('stopContainer'), [{ containerId: old, timeout: 7 }]);
     assert.deepEqual(created(fake).at(-1)?.config.metadata, { name: 'app', attempt: 1 });
@@ -277,7 +279,7 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     const { fake, sync, manager } = env();
     const p = pod({ containers: [{ name: 'a', image: IMAGE }, { name: 'b', image: IMAGE }] });
     await sync(p);
-    const uid = p.metadata?.uid ?? '';
+    const uid = p.metadata.uid;
     const [pod1] = await manager.listPods();
     assert.ok(pod1);
     await manager.killPod(pod1, { pod: p, gracePeriodSeconds: 1 });
@@ -299,23 +301,23 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     await sync(p);
     await sync(other);
     await fake.runPodSandbox({ config: { metadata: { name: 'foreign', namespace: 'x', uid: 'f', attempt: 0 }, labels: { foo: 'bar' } } });
-    await manager.removePod(p.metadata?.uid ?? '');
+    await manager.removePod(p.metadata.uid);
     const left = [...fake.sandboxes.values()].map((s) => s.config.metadata.name);
     assert.deepEqual(left.sort(), ['foreign', 'web']);
-    assert.deepEqual(await readdir(logs), [`shop_web_${other.metadata?.uid ?? ''}`]);
-    assert.deepEqual((await manager.listPods()).map((x) => x.uid), [other.metadata?.uid], 'unlabelled objects are not listed');
-    await manager.removePod(p.metadata?.uid ?? '');
+    assert.deepEqual(await readdir(logs), [`shop_web_${other.metadata.uid}`]);
+    assert.deepEqual((await manager.listPods()).map((x) => x.uid), [other.metadata.uid], 'unlabelled objects are not listed');
+    await manager.removePod(p.metadata.uid);
     await assert.rejects(manager.removePod(''), { code: 'KUBERUNTIME_REMOVE_FAILED' });
     // A pod whose sandboxes are gone already (an earlier pass removed them): its log directory is found by the scan.
     await mkdir(path.join(logs, 'shop_gone_u-gone'));
     await manager.removePod('u-gone');
-    assert.deepEqual(await readdir(logs), [`shop_web_${other.metadata?.uid ?? ''}`]);
+    assert.deepEqual(await readdir(logs), [`shop_web_${other.metadata.uid}`]);
   });
 
   void it('getPodStatus reads sandboxes and containers newest first, with restart count, hash, init flag and IPs', async () => {
     const { fake, sync, manager, clock } = env();
     const p = pod({ initContainers: [{ name: 'i', image: IMAGE }] });
-    const uid = p.metadata?.uid ?? '';
+    const uid = p.metadata.uid;
     assert.deepEqual(await manager.getPodStatus(uid, 'web', 'shop'), { uid, name: 'web', namespace: 'shop', ips: [], sandboxes: [], containers: [], timestamp: clock.now() });
     await sync(p);
     clock.set(clock.now() + 10);
@@ -340,7 +342,7 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     assert.ok(mount);
     await writeFile(mount.hostPath, 'goodbye');
     fake.exit(id, 2);
-    const s = await manager.getPodStatus(p.metadata?.uid ?? '', 'web', 'shop');
+    const s = await manager.getPodStatus(p.metadata.uid, 'web', 'shop');
     assert.equal(s.containers[0]?.message, 'goodbye');
   });
 });

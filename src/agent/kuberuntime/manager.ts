@@ -20,7 +20,7 @@
  * Back-offs live here (restart: per pod, container and spec hash; image pulls: per pod and
  * image) and tell the worker when to sync again.
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
@@ -42,6 +42,7 @@ import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } 
 import { SyncRun, type AppliedActions } from './sync-run.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** CAP_SYS_RESOURCE in this process's effective set: needed to lower an OOM score adjustment. */
 export function hasSysResourceCapability(statusFile = '/proc/self/status'): boolean {
@@ -98,6 +99,7 @@ class RuntimeManager implements PodRuntimeManager {
     this.startDeps = {
       runtime: options.runtime,
       logger: options.logger,
+      clock: options.clock,
       onEvent: options.onEvent,
       podIP: (pod) => this.podIP(pod),
       sidecarContainers: options.sidecarContainers ?? false,
@@ -118,7 +120,7 @@ class RuntimeManager implements PodRuntimeManager {
     };
   }
 
-  async syncPod(pod: Pod, status: RuntimePodStatus): Promise<PodSyncResult> {
+  async syncPod(pod: NodePod, status: RuntimePodStatus): Promise<PodSyncResult> {
     const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
@@ -127,7 +129,7 @@ class RuntimeManager implements PodRuntimeManager {
     }
     // What the runtime holds for the pod changes under this sync: a kept status is stale.
     const cache = this.options.statusCache;
-    const uid = pod.metadata?.uid ?? '';
+    const { uid } = pod.metadata;
     cache?.invalidate(uid);
     let result: AppliedActions;
     try {
@@ -151,7 +153,7 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** Carries out the actions, step by step in upstream's order (the file's header lists them). */
-  private async applyActions(pod: Pod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
+  private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
     const run = new SyncRun(pod, status, actions, this.options.logger);
     this.logActions(pod, actions);
     if (!(await this.killPodOrContainers(run))) return run.result();
@@ -270,12 +272,12 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
-  private logActions(pod: Pod, actions: PodActions): void {
+  private logActions(pod: NodePod, actions: PodActions): void {
     const logger = this.options.logger;
     if (logger.enabled(4)) logger.v(4, 'computed pod actions', { pod: formatPod(pod), actions: describe(actions) });
   }
 
-  async killPod(running: RunningPod, options: { readonly pod?: Pod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
+  async killPod(running: RunningPod, options: { readonly pod?: NodePod; readonly gracePeriodSeconds?: number } = {}): Promise<void> {
     this.options.statusCache?.invalidate(running.uid);
     try {
       await killPod(this.startDeps, running, options);
@@ -285,10 +287,10 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** The pod's first IP (the node's on the host network), for httpGet hooks without a host. */
-  private async podIP(pod: Pod): Promise<string> {
+  private async podIP(pod: NodePod): Promise<string> {
     if (pod.spec?.hostNetwork === true) return (await this.options.hostIPs())[0] ?? '';
-    const id = { uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default' };
-    return (await this.getPodStatus(id.uid, id.name, id.namespace)).ips[0] ?? '';
+    const { uid, name, namespace } = pod.metadata;
+    return (await this.getPodStatus(uid, name, namespace)).ips[0] ?? '';
   }
 
   /** Warns once when a container asks for a lower OOM score than the runtime may give it. */

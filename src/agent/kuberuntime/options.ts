@@ -3,7 +3,7 @@
  * from other modules (volumes, pod cgroups, node identity), the agent's settings that shape
  * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
@@ -12,6 +12,7 @@ import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
 import type { PodStatusCache } from './status-cache.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** A mount of a container (the volume manager's Mount has this shape). */
 export interface ContainerMount {
@@ -29,13 +30,13 @@ export interface ContainerVolumes {
    * with the sandbox's IPs, ...), with the pod's volumes already prepared. Throws when they
    * cannot be made; the container then fails with CreateContainerConfigError.
    */
-  mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<readonly ContainerMount[]>;
+  mountsFor(pod: NodePod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<readonly ContainerMount[]>;
   /**
    * A directory of this container on the host (upstream: `<root>/pods/<uid>/containers/<name>`)
    * where the agent creates each instance's termination-message file. Without it no
    * termination-message file is mounted.
    */
-  containerDir?(pod: Pod, container: Container): string;
+  containerDir?(pod: NodePod, container: Container): string;
 }
 
 /** The runtime calls the manager makes (ExecSync: exec lifecycle hooks). */
@@ -64,7 +65,7 @@ export interface RuntimeManagerOptions {
   readonly nodeCapacity?: () => NodeCapacity;
   readonly volumes: ContainerVolumes;
   /** The pod's cgroup (cgroupfs path), created by the caller; always passed to RunPodSandbox. */
-  readonly cgroupParent: (pod: Pod) => Promise<string>;
+  readonly cgroupParent: (pod: NodePod) => Promise<string>;
   /** One image pull at a time (default true, as upstream). */
   readonly serializeImagePulls?: boolean;
   /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
@@ -100,7 +101,7 @@ export interface RuntimeManagerOptions {
    */
   readonly canLowerOomScore?: () => boolean;
   /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
-  readonly pullCredentials?: (pod: Pod, image: string) => Promise<AuthConfig | undefined>;
+  readonly pullCredentials?: (pod: NodePod, image: string) => Promise<AuthConfig | undefined>;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
 }

@@ -3,7 +3,7 @@
  * until it answers Version, retrying with a doubling pause (200 ms up to 5 s) and logging once
  * per change of reason, as upstream's kubelet waits for its runtime.
  */
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { RuntimeInfoService } from '../runtime/cri/index.js';
@@ -33,6 +33,6 @@ export async function waitForRuntime(runtime: Pick<RuntimeInfoService, 'version'
     }
     if (signal?.aborted === true) throw new Error('stopped while waiting for the container runtime');
     // Kept alive: nothing else holds the process while the agent waits for its runtime.
-    await clock.sleep(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)), signal, { keepAlive: true });
+    await sleepKeepingAlive(clock, Math.min(5000, 200 * 2 ** Math.min(attempt, 5)), signal);
   }
 }

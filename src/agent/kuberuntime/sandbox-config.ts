@@ -9,6 +9,7 @@ import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import path from 'node:path';
 import { OrchError } from '../../api/errors.js';
 import { validateDNS1123Label } from '../../api/labels.js';
+import type { NodePod, PodIdentity } from '../../api/pod/index.js';
 import type { DnsConfig, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../runtime/cri/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL } from './labels.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, seccompProfile, type SeccompSettings } from './seccomp.js';
@@ -19,16 +20,6 @@ const HOSTNAME_MAX_LENGTH = 63;
 const FQDN_MAX_LENGTH = 64;
 /** upstream's default when the spec leaves it unset (the API defaults it to 30). */
 export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
-
-export interface PodIdentity {
-  readonly uid: string;
-  readonly name: string;
-  readonly namespace: string;
-}
-
-export function podIdentity(pod: Pod): PodIdentity {
-  return { uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default' };
-}
 
 /** `<root>/<namespace>_<name>_<uid>` (upstream: BuildPodLogsDirectory). */
 export function podLogsDirectory(root: string, id: PodIdentity): string {
@@ -64,8 +55,8 @@ function invalid(message: string, subject: string): OrchError {
  * the pod's name, cut to 63 characters; the domain `<subdomain>.<namespace>.svc.<clusterDomain>`
  * when a subdomain is set. Throws KUBERUNTIME_SANDBOX_CONFIG_INVALID for invalid names.
  */
-export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; domain: string } {
-  const id = podIdentity(pod);
+export function podHostnameAndDomain(pod: NodePod, clusterDomain: string): { hostname: string; domain: string } {
+  const id = pod.metadata;
   let hostname = id.name;
   const specHostname = pod.spec?.hostname ?? '';
   if (specHostname !== '') {
@@ -88,7 +79,7 @@ export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostnam
 }
 
 /** The hostname the sandbox gets: empty on the host network, the FQDN with setHostnameAsFQDN. */
-export function sandboxHostname(pod: Pod, clusterDomain: string): string {
+export function sandboxHostname(pod: NodePod, clusterDomain: string): string {
   if (pod.spec?.hostNetwork === true) return '';
   const { hostname, domain } = podHostnameAndDomain(pod, clusterDomain);
   if (pod.spec?.setHostnameAsFQDN !== true || domain === '') return hostname;
@@ -150,7 +141,7 @@ function hasPrivilegedContainer(pod: Pod): boolean {
 }
 
 export interface SandboxConfigInput {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly attempt: number;
   readonly podLogsRoot: string;
   readonly cgroupParent: string;
@@ -163,7 +154,7 @@ export interface SandboxConfigInput {
 /** The whole sandbox configuration. Throws KUBERUNTIME_SANDBOX_CONFIG_INVALID for an unusable hostname. */
 export function makeSandboxConfig(input: SandboxConfigInput): PodSandboxConfig {
   const { pod } = input;
-  const id = podIdentity(pod);
+  const id = pod.metadata;
   const security = pod.spec?.securityContext;
   const sysctls = Object.fromEntries((security?.sysctls ?? []).map((s) => [sysctlName(s.name), s.value]));
   return {
@@ -172,8 +163,8 @@ export function makeSandboxConfig(input: SandboxConfigInput): PodSandboxConfig {
     logDirectory: podLogsDirectory(input.podLogsRoot, id),
     dnsConfig: input.dns,
     portMappings: portMappings(pod),
-    labels: { ...(pod.metadata?.labels ?? {}), ...podLabels(id) },
-    annotations: { ...(pod.metadata?.annotations ?? {}), [POD_TERMINATION_GRACE_PERIOD_ANNOTATION]: String(podGracePeriodSeconds(pod)) },
+    labels: { ...(id.labels ?? {}), ...podLabels(id) },
+    annotations: { ...(id.annotations ?? {}), [POD_TERMINATION_GRACE_PERIOD_ANNOTATION]: String(podGracePeriodSeconds(pod)) },
     linux: {
       cgroupParent: input.cgroupParent,
       sysctls,

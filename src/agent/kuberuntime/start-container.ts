@@ -17,7 +17,7 @@
  * A container that fails to start is left as the runtime put it (exited, StartError), as
  * upstream does: its status carries the runtime's message, and the restart back-off counts it.
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -38,6 +38,7 @@ import type { ContainerVolumes, ManagerRuntime } from './options.js';
 import type { ResourceSettings } from './resources.js';
 import type { SeccompSettings } from './seccomp.js';
 import type { RuntimePodStatus, SyncError } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 export interface StartDeps extends KillDeps {
   readonly runtime: ManagerRuntime;
@@ -52,11 +53,11 @@ export interface StartDeps extends KillDeps {
   /** Told the OOM score adjustment of each container created (warns once when it cannot apply). */
   readonly checkOomScore: (adjust: number) => void;
   /** Registry credentials for a pod's pull of an image (its imagePullSecrets); absent: anonymous pulls. */
-  readonly pullCredentials?: ((pod: Pod, image: string) => Promise<AuthConfig | undefined>) | undefined;
+  readonly pullCredentials?: ((pod: NodePod, image: string) => Promise<AuthConfig | undefined>) | undefined;
 }
 
 export interface StartContext {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly status: RuntimePodStatus;
   readonly sandboxId: string;
   readonly sandboxConfig: PodSandboxConfig;
@@ -77,8 +78,8 @@ export interface StartResult {
 }
 
 /** The restart back-off key: pod UID, container name and spec hash (`<uid>_` first, to forget a pod's keys). */
-export function backOffKey(pod: Pod, container: Container): string {
-  return `${pod.metadata?.uid ?? ''}_${container.name}_${hashContainer(container)}`;
+export function backOffKey(pod: NodePod, container: Container): string {
+  return `${pod.metadata.uid}_${container.name}_${hashContainer(container)}`;
 }
 
 /** upstream calcRestartCountByLogDir: one more than the highest `<n>.log` in the container's log directory, 0 when there is none. */
@@ -101,7 +102,7 @@ export function restartCountFromLogs(dir: string): number {
  * The CrashLoopBackOff check (upstream doBackOff): in back-off when the newest exited
  * instance finished less than the key's delay ago; otherwise the delay grows for next time.
  */
-export function checkBackOff(backOff: BackOff, pod: Pod, container: Container, status: RuntimePodStatus): StartResult | undefined {
+export function checkBackOff(backOff: BackOff, pod: NodePod, container: Container, status: RuntimePodStatus): StartResult | undefined {
   const exited = status.containers.find((c) => c.name === container.name && c.state === 'exited');
   if (exited === undefined) return undefined;
   const key = backOffKey(pod, container);
@@ -121,7 +122,7 @@ export function checkBackOff(backOff: BackOff, pod: Pod, container: Container, s
  * Synchronous calls: three local system calls on the start path, which an asynchronous round
  * trip through libuv's thread pool would make wait behind the agent's other file work.
  */
-function terminationMessageFile(deps: StartDeps, pod: Pod, container: Container): string | undefined {
+function terminationMessageFile(deps: StartDeps, pod: NodePod, container: Container): string | undefined {
   const dir = deps.volumes.containerDir?.(pod, container);
   if (dir === undefined || container.terminationMessagePath === '') return undefined;
   mkdirSync(dir, { recursive: true, mode: 0o750 });
@@ -177,7 +178,7 @@ async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' |
   }
 }
 
-function configFailure(deps: StartDeps, pod: Pod, name: string, err: unknown): StartResult {
+function configFailure(deps: StartDeps, pod: NodePod, name: string, err: unknown): StartResult {
   emitEvent(deps, { type: 'Warning', reason: 'Failed', message: `Error: ${messageOf(err)}`, pod, container: name });
   return { error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } };
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import { createPodStatusCache, type ObservedObject } from './status-cache.js';
 import type { RuntimeContainerStatus, RuntimeContainerState, RuntimePodStatus, RuntimeSandboxStatus } from './types.js';
 
@@ -12,40 +13,40 @@ const status = (n: number): RuntimePodStatus => ({ uid: 'u', name: 'p', namespac
 
 void describe('pod status cache', () => {
   void it('reuses a status only once a later relist vouched for it, until the pod is invalidated', async () => {
-    let t = 1000;
-    const cache = createPodStatusCache({ now: () => t });
+    const clock = new FakeClock(1000);
+    const cache = createPodStatusCache({ clock });
     let reads = 0;
     const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
     assert.equal((await cache.read('u', reader)).timestamp, 1);
     assert.equal((await cache.read('u', reader)).timestamp, 2, 'no relist since the read: read again');
-    t = 1001;
+    clock.set(1001);
     cache.relisted(1001);
     assert.equal((await cache.read('u', reader)).timestamp, 2, 'a relist began after the read: kept');
     cache.invalidate('u');
     assert.equal((await cache.read('u', reader)).timestamp, 3, 'invalidated: read again');
-    t = 1002;
+    clock.set(1002);
     cache.relisted(1002);
     assert.equal((await cache.read('u', reader)).timestamp, 3);
-    t = 1002 + 5001;
+    clock.set(1002 + 5001);
     assert.equal((await cache.read('u', reader)).timestamp, 4, 'the PLEG stalled: read again');
   });
 
   void it('does not keep a read that an invalidation overtook', async () => {
-    let t = 1000;
-    const cache = createPodStatusCache({ now: () => t });
+    const clock = new FakeClock(1000);
+    const cache = createPodStatusCache({ clock });
     let release: () => void = () => undefined;
     const slow = cache.read('u', () => new Promise((resolve) => { release = () => { resolve(status(1)); }; }));
     cache.invalidate('u');
     release();
     assert.equal((await slow).timestamp, 1);
-    t = 1001;
+    clock.set(1001);
     cache.relisted(1001);
     assert.equal((await cache.read('u', () => Promise.resolve(status(2)))).timestamp, 2);
   });
 
   void it('answers `absent` without a read only for a pod the last fresh relist did not see and nothing touched since', async () => {
-    let t = 1000;
-    const cache = createPodStatusCache({ now: () => t });
+    const clock = new FakeClock(1000);
+    const cache = createPodStatusCache({ clock });
     let reads = 0;
     const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
     const absent = (): RuntimePodStatus => status(-1);
@@ -54,24 +55,24 @@ void describe('pod status cache', () => {
     assert.equal((await cache.read('new', reader, absent)).timestamp, -1, 'unseen and untouched: absent');
     assert.equal((await cache.read('new', reader)).timestamp, 2, 'no absent given: read');
     assert.equal((await cache.read('other', reader, absent)).timestamp, 3, 'seen by the relist: read');
-    t = 1005;
+    clock.set(1005);
     cache.invalidate('new');
     assert.equal((await cache.read('new', reader, absent)).timestamp, 4, 'touched after the relist began: read');
     cache.relisted(1004, new Set(['other']));
     assert.equal((await cache.read('new', reader, absent)).timestamp, 5, 'a relist that began before the touch vouches for nothing');
     cache.invalidate('new');
-    t = 1010;
+    clock.set(1010);
     cache.relisted(1010, new Set(['other']));
     assert.equal((await cache.read('gone', reader, absent)).timestamp, -1);
     assert.equal((await cache.read('new', reader, absent)).timestamp, -1, 'a later relist found nothing of it: absent again');
-    t = 1010 + 5001;
+    clock.set(1010 + 5001);
     assert.equal((await cache.read('new', reader, absent)).timestamp, 6, 'the PLEG stalled: read');
     cache.relisted(6011);
     assert.equal((await cache.read('x', reader, absent)).timestamp, 7, 'a relist that did not report what it saw: read');
   });
 
   void it('asks no sync for a change the kept status shows exactly, every sandbox ready and every container running', async () => {
-    const cache = createPodStatusCache({ now: () => 1000 });
+    const cache = createPodStatusCache({ clock: new FakeClock(1000) });
     const kept: RuntimePodStatus = { ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] };
     const running = [obs('c1', 'CONTAINER_RUNNING'), obs('s1', 'SANDBOX_READY')];
     assert.notEqual(cache.observe('u', running, 1000), undefined, 'nothing kept: sync');
@@ -89,7 +90,7 @@ void describe('pod status cache', () => {
 
   void it('forgets the kept status of a changed pod', async () => {
     let reads = 0;
-    const cache = createPodStatusCache({ now: () => 1000 });
+    const cache = createPodStatusCache({ clock: new FakeClock(1000) });
     const reader = (): Promise<RuntimePodStatus> => Promise.resolve(status(++reads));
     await cache.read('u', reader);
     cache.relisted(1000);
@@ -100,13 +101,13 @@ void describe('pod status cache', () => {
   });
 
   void it('drops the sync of a change seen before a status read since shows everything ready and running', async () => {
-    let t = 1000;
-    const cache = createPodStatusCache({ now: () => t });
+    const clock = new FakeClock(1000);
+    const cache = createPodStatusCache({ clock });
     const sandboxOnly = [obs('s1', 'SANDBOX_READY')];
     const stillNeeded = cache.observe('u', sandboxOnly, 1000);
     assert.ok(stillNeeded !== undefined);
     assert.equal(stillNeeded(), true, 'nothing read since');
-    t = 1100;
+    clock.set(1100);
     await cache.read('u', () => Promise.resolve({ ...status(1), sandboxes: [sandbox('s1')], containers: [container('c1', 'running')] }));
     assert.equal(stillNeeded(), false, 'the sandbox seen before its container started');
     const created = cache.observe('v', [obs('c1', 'CONTAINER_CREATED'), obs('s1', 'SANDBOX_READY')], 1000);

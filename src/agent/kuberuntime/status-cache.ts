@@ -15,6 +15,7 @@
  * the runtime under the same conditions — the relist is recent and nothing touched the pod since
  * it began — so its first sync starts without listing the runtime for it.
  */
+import type { Clock } from '../../api/clock.js';
 import type { ContainerState, PodSandboxState } from '../runtime/cri/index.js';
 import type { RuntimePodStatus } from './types.js';
 
@@ -66,13 +67,14 @@ export interface PodStatusObserver {
 export interface PodStatusCache extends PodStatusReads, PodStatusObserver {}
 
 export interface PodStatusCacheOptions {
-  readonly now?: () => number;
+  /** When statuses were read and pods invalidated, and how old the last relist is. */
+  readonly clock: Pick<Clock, 'now'>;
   /** A relist older than this vouches for nothing (default 5 s: five relist periods). */
   readonly maxRelistAgeMs?: number;
 }
 
-export function createPodStatusCache(options: PodStatusCacheOptions = {}): PodStatusCache {
-  const now = options.now ?? Date.now;
+export function createPodStatusCache(options: PodStatusCacheOptions): PodStatusCache {
+  const now = (): number => options.clock.now();
   const maxAge = options.maxRelistAgeMs ?? 5000;
   /** Counts invalidations and reads, to tell whether one came after the other. */
   let generation = 0;

@@ -3,7 +3,7 @@
  * status and the actions computed for it, and what the sync's steps gather on the way (the
  * errors, the back-offs' times left, the sandbox and containers it made).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import type { PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
@@ -24,7 +24,7 @@ export class SyncRun {
   private readonly retries: number[] = [];
 
   constructor(
-    readonly pod: Pod,
+    readonly pod: NodePod,
     readonly status: RuntimePodStatus,
     readonly actions: PodActions,
     private readonly logger: Logger,

@@ -3,7 +3,7 @@
  * result of one sync pass, and the interface the pod workers and the PLEG use. This is the
  * seam between the pod lifecycle (podworkers, status) and the CRI (runtime/cri).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /**
  * Why a container is waiting, or why a sync failed: the reasons users see in the pod status
@@ -133,13 +133,13 @@ export interface PodRuntimeManager {
    * restart policy and the back-off. Idempotent: a pass with nothing to do does nothing.
    * Rejects only when the runtime is unreachable; everything else is in the result.
    */
-  syncPod(pod: Pod, status: RuntimePodStatus): Promise<PodSyncResult>;
+  syncPod(pod: NodePod, status: RuntimePodStatus): Promise<PodSyncResult>;
   /**
    * Stops every container of the pod with the grace period (the pod's
    * terminationGracePeriodSeconds, or `gracePeriodSeconds` when given: TERM, then KILL), then
    * stops the sandbox. `pod` is undefined for orphans. Idempotent.
    */
-  killPod(running: RunningPod, options?: { readonly pod?: Pod; readonly gracePeriodSeconds?: number }): Promise<void>;
+  killPod(running: RunningPod, options?: { readonly pod?: NodePod; readonly gracePeriodSeconds?: number }): Promise<void>;
   /** Removes the stopped containers and sandboxes of a pod. Idempotent. */
   removePod(uid: string): Promise<void>;
   /** What the runtime holds for the pod; an empty status when it holds nothing. */

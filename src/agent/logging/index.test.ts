@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import { LogRoot, type LoggingOptions } from './index.js';
 
 function capture(options: Partial<LoggingOptions> = {}): { root: LogRoot; out: string[]; err: string[] } {
@@ -7,7 +8,7 @@ function capture(options: Partial<LoggingOptions> = {}): { root: LogRoot; out: s
   const err: string[] = [];
   const root = new LogRoot({
     format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9,
-    now: () => new Date(Date.UTC(2026, 10, 22, 3, 4, 5, 123)),
+    clock: new FakeClock(Date.UTC(2026, 10, 22, 3, 4, 5, 123)),
     sink: { write: (stream, line) => (stream === 'out' ? out : err).push(line) },
     ...options,
   });
@@ -43,5 +44,20 @@ void describe('logger', () => {
     assert.deepEqual(JSON.parse(err[0] ?? ''), { ts: Date.UTC(2026, 10, 22, 3, 4, 5, 123) / 1000, caller: 'x', msg: 'bad', severity: 'error', err: 'boom' });
     root.close();
     assert.deepEqual(JSON.parse(out[0] ?? ''), { ts: Date.UTC(2026, 10, 22, 3, 4, 5, 123) / 1000, caller: 'x', msg: 'one', v: 0, n: 1 });
+  });
+
+  void it('flushes buffered info lines every flushFrequency, until closed', async () => {
+    const clock = new FakeClock();
+    const { root, out } = capture({ format: 'json', splitStream: true, infoBufferSize: 1000, flushFrequency: 5e9, clock });
+    root.logger('x').info('one');
+    await clock.advance(4999);
+    assert.equal(out.length, 0, 'still buffered');
+    await clock.advance(1);
+    assert.equal(out.length, 1, 'flushed after 5 s');
+    root.logger('x').info('two');
+    await clock.advance(5000);
+    assert.equal(out.length, 2);
+    root.close();
+    assert.deepEqual(clock.pending(), [], 'no timer left');
   });
 });

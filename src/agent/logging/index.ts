@@ -8,6 +8,7 @@
  *
  * Text lines look like upstream's: `I1122 03:04:05.123456   4242 podworkers] message key="value"`.
  */
+import type { Clock, Timer } from '../../api/clock.js';
 import { formatDuration } from '../../api/duration.js';
 
 export type Severity = 'info' | 'warning' | 'error';
@@ -38,7 +39,8 @@ export interface LoggingOptions {
   /** Nanoseconds between flushes of buffered info lines. */
   readonly flushFrequency: number;
   readonly sink?: LogSink;
-  readonly now?: () => Date;
+  /** The lines' timestamps and the flush timer. */
+  readonly clock: Clock;
 }
 
 const processSink: LogSink = {
@@ -69,22 +71,24 @@ export class LogRoot {
   private verbosity: number;
   private readonly vmodule: readonly { re: RegExp; level: number }[];
   private readonly sink: LogSink;
-  private readonly now: () => Date;
   private buffered: string[] = [];
   private bufferedBytes = 0;
-  private readonly timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
+  private closed = false;
 
   constructor(private readonly options: LoggingOptions) {
     this.verbosity = options.verbosity;
     this.vmodule = options.vmodule.map((m) => ({ re: globToRegExp(m.filePattern), level: m.verbosity }));
     this.sink = options.sink ?? processSink;
-    this.now = options.now ?? (() => new Date());
-    if (options.splitStream && options.infoBufferSize > 0) {
-      this.timer = setInterval(() => {
-        this.flush();
-      }, Math.max(1, options.flushFrequency / 1e6));
-      this.timer.unref();
-    }
+    if (options.splitStream && options.infoBufferSize > 0) this.flushEvery(Math.max(1, options.flushFrequency / 1e6));
+  }
+
+  private flushEvery(ms: number): void {
+    this.timer = this.options.clock.setTimer(ms, () => {
+      if (this.closed) return;
+      this.flushEvery(ms);
+      this.flush();
+    });
   }
 
   /** Changes the global verbosity (the /debug/flags/v handler). */
@@ -112,12 +116,13 @@ export class LogRoot {
 
   /** Flushes and stops the flush timer. */
   close(): void {
+    this.closed = true;
     this.flush();
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer?.cancel();
   }
 
   emit(module: string, severity: Severity, level: number, msg: string, fields: Readonly<Record<string, unknown>> | undefined): void {
-    const now = this.now();
+    const now = new Date(this.options.clock.now());
     const line = this.options.format === 'json' ? this.json(now, module, severity, level, msg, fields) : this.text(now, module, severity, msg, fields);
     const toErr = this.options.splitStream ? severity === 'error' : true;
     if (!toErr && this.options.infoBufferSize > 0) {

@@ -7,10 +7,10 @@
  * decoded Status on `status`. Transient failures (network, 429, 5xx) are retried a few times
  * with a growing pause. Not rate limited (reviews are answers to the agent's own callers).
  */
-import { setTimeout as delay } from 'node:timers/promises';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { OrchConnection } from './kubeconfig.js';
-import { errorFromResponse, ORCHCLIENT_REQUEST_FAILED } from './status.js';
+import { errorFromResponse, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED } from './status.js';
 import { createTransport } from './transport.js';
 
 export { ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
@@ -41,6 +41,13 @@ export interface OrchClientOptions {
   /** First pause between attempts, doubled each time (default 200 ms). */
   readonly retryDelayMs?: number;
   readonly userAgent?: string;
+  /** The pauses between attempts. */
+  readonly clock: Clock;
+}
+
+/** True once `signal` fired (read anew after a wait: a check before it does not say). */
+export function abortedBy(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 /** Failures worth another attempt: the server was unreachable, overloaded or too slow. */
@@ -51,6 +58,7 @@ export function transient(err: unknown): boolean {
 export function createOrchClient(options: OrchClientOptions): OrchClient {
   const transport = createTransport({
     connection: options.connection,
+    clock: options.clock,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
   });
@@ -75,7 +83,8 @@ export function createOrchClient(options: OrchClientOptions): OrchClient {
           }
         } catch (err) {
           if (attempt >= retries || !transient(err) || o.signal?.aborted === true) throw err;
-          await delay(retryDelayMs * 2 ** attempt, undefined, o.signal === undefined ? {} : { signal: o.signal });
+          await sleepKeepingAlive(options.clock, retryDelayMs * 2 ** attempt, o.signal);
+          if (abortedBy(o.signal)) throw new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `POST ${path}: aborted while waiting to retry`, { subject: path, cause: o.signal?.reason });
         }
       }
     },

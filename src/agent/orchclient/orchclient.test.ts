@@ -13,6 +13,8 @@ import {
   createOrchClient, createSubjectAccessReview, createTokenReview, loadOrchconfig, resolveOrchconfig, ORCHCLIENT_CONFIG_INVALID,
 } from './index.js';
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 let ca: IssuedCertificate;
 let serving: IssuedCertificate;
@@ -116,7 +118,7 @@ void describe('the client', () => {
   after(() => { server.close(); server.closeAllConnections(); });
 
   void it('posts JSON with the client certificate and the bearer token, and decodes the answer', async () => {
-    const c = createOrchClient({ connection: { server: url, ca: Buffer.from(ca.certPem), insecureSkipTLSVerify: false, clientCert: Buffer.from(client.certPem), clientKey: Buffer.from(client.keyPem), token: 'tkn' } });
+    const c = createOrchClient({ connection: { server: url, ca: Buffer.from(ca.certPem), insecureSkipTLSVerify: false, clientCert: Buffer.from(client.certPem), clientKey: Buffer.from(client.keyPem), token: 'tkn' }, clock: new FakeClock() });
     assert.deepEqual(await c.postJson('/echo', { a: 1 }), { echo: { a: 1 } });
     assert.deepEqual(seen.at(-1), { path: '/echo', auth: 'Bearer tkn', cn: 'node', body: { a: 1 } });
     const tr = await createTokenReview(c, 'secret');
@@ -130,12 +132,29 @@ void describe('the client', () => {
 
   void it('retries transient failures, maps statuses to categories, and reads a token file', async () => {
     await writeFile(join(dir, 'token'), 'from-file\n');
-    const c = createOrchClient({ connection: { server: url, ca: Buffer.from(ca.certPem), insecureSkipTLSVerify: false, tokenFile: join(dir, 'token') }, retryDelayMs: 1 });
-    assert.deepEqual(await c.postJson('/flaky', {}), { echo: {} });
+    const clock = new FakeClock();
+    const c = createOrchClient({ connection: { server: url, ca: Buffer.from(ca.certPem), insecureSkipTLSVerify: false, tokenFile: join(dir, 'token') }, retryDelayMs: 100, clock });
+    let answer: unknown;
+    const flaky = c.postJson('/flaky', {}).then((a) => { answer = a; });
+    // Each retry waits on the clock: moved on once the failed attempt's pause is pending.
+    await waitFor('the answer after two retries', async () => {
+      const next = clock.untilNext();
+      if (next !== undefined) await clock.advance(next);
+      return answer !== undefined;
+    }, { timeoutMs: 5000, intervalMs: 5 });
+    await flaky;
+    assert.deepEqual(answer, { echo: {} });
+    assert.deepEqual(clock.delays, [100, 200], 'the pause doubles');
     assert.equal(failures, 3);
     assert.equal(seen.at(-1)?.auth, 'Bearer from-file');
+    await writeFile(join(dir, 'token'), 'rotated\n');
+    await c.postJson('/echo', {});
+    assert.equal(seen.at(-1)?.auth, 'Bearer from-file', 'the token file is read again only after a minute');
+    await clock.advance(60_001);
+    await c.postJson('/echo', {});
+    assert.equal(seen.at(-1)?.auth, 'Bearer rotated');
     await assert.rejects(c.postJson('/denied', {}), (err: unknown) => err instanceof OrchError && err.category === 'forbidden' && /403 no way/.test(err.message));
-    const untrusted = createOrchClient({ connection: { server: url, insecureSkipTLSVerify: false }, retries: 0 });
+    const untrusted = createOrchClient({ connection: { server: url, insecureSkipTLSVerify: false }, retries: 0, clock: new FakeClock() });
     await assert.rejects(untrusted.postJson('/echo', {}), (err: unknown) => err instanceof OrchError && err.category === 'unavailable');
     c.close();
     untrusted.close();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OrchError } from '../../api/errors.js';
+import { FakeClock, settle } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { createReflector, type ReflectorOptions } from './reflector.js';
 import type { ObjectList, RestCallOptions } from './rest-types.js';
@@ -29,12 +30,17 @@ class FakeRest extends FakeRestClient {
 /** Each line as the tests read it: `<level> <message>`. */
 const texts = (logger: FakeLogger): string[] => logger.lines.map((l) => `${l.level} ${l.msg}`);
 
-/** Polls (without timers of any length) until `cond` holds; fails after 2 s. */
-async function until(what: string, cond: () => boolean): Promise<void> {
+/**
+ * Polls until `cond` holds, moving `clock` to its next timer (a back-off pause) whenever the
+ * reflector has nothing else to do; fails after 2 s.
+ */
+async function until(what: string, cond: () => boolean, clock?: FakeClock): Promise<void> {
   const deadline = Date.now() + 2000;
   while (!cond()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
+    await settle(1);
+    const next = clock?.untilNext();
+    if (!cond() && next !== undefined) await clock?.advance(next);
   }
 }
 
@@ -43,29 +49,27 @@ const listOf = (rv: string, ...items: Obj[]): ObjectList<Obj> => ({ metadata: { 
 const unavailable = (): OrchError => new OrchError('ORCHCLIENT_UNAVAILABLE', 'unavailable', 'connect ECONNREFUSED');
 
 function setup(extra: Partial<ReflectorOptions<Obj>> = {}): {
-  rest: FakeRest; lists: [string[], string][]; events: string[]; sleeps: number[]; logger: FakeLogger; reflector: ReturnType<typeof createReflector<Obj>>;
+  rest: FakeRest; lists: [string[], string][]; events: string[]; clock: FakeClock; logger: FakeLogger; reflector: ReturnType<typeof createReflector<Obj>>;
 } {
   const rest = new FakeRest();
   const lists: [string[], string][] = [];
   const events: string[] = [];
-  const sleeps: number[] = [];
+  const clock = new FakeClock();
   const logger = new FakeLogger();
-  let t = 0;
   const reflector = createReflector<Obj>({
     rest, path: '/api/v1/pods', query: { fieldSelector: 'spec.nodeName=n1' }, logger,
     onList: (items, rv) => { lists.push([items.map((i) => i.metadata.name ?? ''), rv]); },
     onEvent: (e) => { events.push(`${e.type} ${e.object.metadata.name ?? ''}`); },
-    now: () => t,
-    sleep: (ms) => { sleeps.push(Math.round(ms)); t += ms; return Promise.resolve(); },
+    clock,
     random: () => 0,
     ...extra,
   });
-  return { rest, lists, events, sleeps, logger, reflector };
+  return { rest, lists, events, clock, logger, reflector };
 }
 
 void describe('the reflector', () => {
   void it('lists, then watches from the list\'s resourceVersion; resumes from the last one seen', async () => {
-    const { rest, lists, events, sleeps, reflector } = setup();
+    const { rest, lists, events, clock, reflector } = setup();
     rest.listAnswers.push(listOf('10', obj('a', '7')));
     reflector.start();
     await until('the first watch', () => rest.watches.length === 1);
@@ -86,13 +90,13 @@ void describe('the reflector', () => {
     w1.finish({ reason: 'closed' });
     await until('the second watch', () => rest.watches.length === 2);
     assert.equal(rest.watches[1]?.query.resourceVersion, '15');
-    assert.deepEqual(sleeps, []);
+    assert.deepEqual(clock.delays, []);
     rest.watches[1].emit({ type: 'MODIFIED', object: obj('b', '16') });
     // A disconnect: reopened from the last version after a pause, without listing again.
     rest.watches[1].finish({ reason: 'error', error: unavailable() });
-    await until('the third watch', () => rest.watches.length === 3);
+    await until('the third watch', () => rest.watches.length === 3, clock);
     assert.equal(rest.watches[2]?.query.resourceVersion, '16');
-    assert.deepEqual(sleeps, [800]);
+    assert.deepEqual(clock.delays, [800]);
     assert.equal(lists.length, 1);
     assert.deepEqual(events, ['ADDED b', 'MODIFIED b']);
     await reflector.stop();
@@ -119,38 +123,42 @@ void describe('the reflector', () => {
   });
 
   void it('backs off exponentially while the server is down, logs the outage once, and resets after success', async () => {
-    const { rest, lists, sleeps, logger, reflector } = setup({ backoff: { initialMs: 800, maxMs: 30_000, jitter: 0.5 }, random: () => 1 });
+    const { rest, lists, clock, logger, reflector } = setup({ backoff: { initialMs: 800, maxMs: 30_000, jitter: 0.5 }, random: () => 1 });
     for (let i = 0; i < 8; i++) rest.listAnswers.push(unavailable());
     rest.listAnswers.push(listOf('10'));
+    const started = clock.now();
     reflector.start();
-    await until('the first watch', () => rest.watches.length === 1);
+    await until('the first watch', () => rest.watches.length === 1, clock);
     assert.equal(reflector.hasSynced(), true);
-    assert.deepEqual(sleeps, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000].map((ms) => ms * 1.5));
+    const pauses = [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000].map((ms) => ms * 1.5);
+    assert.deepEqual(clock.delays, pauses);
+    assert.equal(clock.now() - started, pauses.reduce((a, b) => a + b), 'the list came after the last pause, not before');
     assert.deepEqual(texts(logger).filter((l) => !/^\d/.test(l)), ['warn /api/v1/pods: list failed; retrying with back-off', 'info /api/v1/pods: list and watch work again']);
     assert.deepEqual(lists, [[[], '10']]);
-    sleeps.length = 0;
+    clock.delays.length = 0;
     rest.watches[0]!.finish({ reason: 'error', error: unavailable() });
-    await until('the second watch', () => rest.watches.length === 2);
+    await until('the second watch', () => rest.watches.length === 2, clock);
     rest.watches[1]!.finish({ reason: 'error', error: unavailable() });
-    await until('the third watch', () => rest.watches.length === 3);
-    assert.deepEqual(sleeps, [1200, 2400], 'a successful list reset the back-off');
+    await until('the third watch', () => rest.watches.length === 3, clock);
+    assert.deepEqual(clock.delays, [1200, 2400], 'a successful list reset the back-off');
     assert.equal(logger.at('warn').length, 2, 'one warning per outage');
     await reflector.stop();
   });
 
   void it('treats a watch that ends at once without events as a failure, not a tight loop', async () => {
-    let t = 0;
-    const { rest, sleeps, reflector } = setup({ now: () => t, sleep: (ms) => { sleeps.push(ms); t += ms; return Promise.resolve(); } });
+    const { rest, clock, reflector } = setup();
     rest.listAnswers.push(listOf('10'));
     reflector.start();
     await until('the first watch', () => rest.watches.length === 1);
     rest.watches[0]!.finish({ reason: 'closed' });
-    await until('the second watch', () => rest.watches.length === 2);
-    assert.deepEqual(sleeps, [800]);
-    t += 5000;
+    await until('the back-off', () => clock.pending().length === 1);
+    assert.equal(rest.watches.length, 1, 'not reopened before the pause');
+    await until('the second watch', () => rest.watches.length === 2, clock);
+    assert.deepEqual(clock.delays, [800]);
+    await clock.advance(5000);
     rest.watches[1]!.finish({ reason: 'closed' });
     await until('the third watch', () => rest.watches.length === 3);
-    assert.deepEqual(sleeps, [800], 'a watch that lasted is reopened at once');
+    assert.deepEqual(clock.delays, [800], 'a watch that lasted is reopened at once');
     await reflector.stop();
   });
 
@@ -180,13 +188,14 @@ void describe('the reflector', () => {
 
   void it('survives its consumers\' exceptions and stops cleanly during a pause', async () => {
     let failList = true;
-    const { rest, events, logger, reflector } = setup({
+    const { rest, events, logger, clock, reflector } = setup({
       onList: () => { if (failList) { failList = false; throw new Error('store broken'); } },
       onEvent: (e) => { if (e.object.metadata.name === 'bad') throw new Error('handler broken'); events.push(e.object.metadata.name ?? ''); },
     });
     rest.listAnswers.push(listOf('1'), listOf('2'));
     reflector.start();
-    await until('the first watch', () => rest.watches.length === 1);
+    await until('the first watch', () => rest.watches.length === 1, clock);
+    assert.deepEqual(clock.delays, [800], 'the failed list was retried after a pause');
     assert.equal(rest.watches[0]?.query.resourceVersion, '2');
     rest.watches[0].emit({ type: 'ADDED', object: obj('bad', '3') });
     rest.watches[0].emit({ type: 'ADDED', object: obj('good', '4') });
@@ -196,11 +205,13 @@ void describe('the reflector', () => {
     await reflector.stop();
     await reflector.stop();
 
-    // Stopped while pausing between failed lists: stop() resolves, nothing throws.
-    const never = setup({ sleep: (_ms, signal) => new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(new Error('aborted')); }); }) });
+    // Stopped while pausing between failed lists: stop() cuts the pause short, nothing throws.
+    const never = setup();
     never.reflector.start();
-    await until('the first list', () => never.rest.listQueries.length === 1);
+    await until('the pause after the first list', () => never.clock.pending().length === 1);
     await never.reflector.stop();
+    assert.deepEqual(never.clock.pending(), []);
     assert.equal(never.reflector.hasSynced(), false);
+    assert.equal(never.rest.listQueries.length, 1);
   });
 });

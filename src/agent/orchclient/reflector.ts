@@ -12,10 +12,10 @@
  * random; reset by a successful list or a watch that delivered something. The reflector never
  * throws into its caller; it logs each change of state once (failing, recovered, re-listing)
  * and every retry only at verbosity 4. An exception from onList counts as a failed list (logged
- * and retried); one from onEvent is logged and the event is skipped. Clock, sleep and random
- * are injected.
+ * and retried); one from onEvent is logged and the event is skipped. The clock (back-off
+ * pauses, how long a watch lasted) and random are injected.
  */
-import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
@@ -53,9 +53,8 @@ export interface ReflectorOptions<T> {
   readonly shortWatchMs?: number;
   /** Calls pass exempt to the RestClient (outside orchAPIQPS). Default false. */
   readonly exempt?: boolean;
-  readonly now?: () => number;
-  /** Waits `ms`; rejects when `signal` fires. */
-  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The back-off pauses (cut short by stop()) and the watch's duration. */
+  readonly clock: Clock;
   readonly random?: () => number;
 }
 
@@ -82,8 +81,7 @@ type WatchOutcome = 'reopen' | 'relist' | 'backoff' | 'stopped';
 export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
   const log = options.logger ?? silent;
   const name = options.name ?? options.path;
-  const now = options.now ?? ((): number => performance.now());
-  const sleep = options.sleep ?? ((ms: number, signal: AbortSignal) => delay(ms, undefined, { signal }));
+  const { clock } = options;
   const random = options.random ?? Math.random;
   const initialMs = options.backoff?.initialMs ?? 800;
   const maxMs = options.backoff?.maxMs ?? 30_000;
@@ -121,7 +119,7 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
     if (stopper.signal.aborted) return;
     const base = Math.min(maxMs, initialMs * factor ** step);
     step++;
-    await sleep(base * (1 + jitter * random()), stopper.signal);
+    await clock.sleep(base * (1 + jitter * random()), stopper.signal);
   }
 
   async function list(): Promise<boolean> {
@@ -185,7 +183,7 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
   async function watchOnce(): Promise<WatchOutcome> {
     const seen: { expired: boolean; error?: unknown } = { expired: false };
     let delivered = 0;
-    const started = now();
+    const started = clock.now();
     const timeoutSeconds = Math.floor(minWatchTimeout * (1 + random()));
     const query: RestCallOptions['query'] = {
       ...(options.query ?? {}), resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
@@ -207,7 +205,7 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
       failed('watch', end.error ?? seen.error);
       return 'backoff';
     }
-    if (delivered === 0 && now() - started < shortWatchMs) {
+    if (delivered === 0 && clock.now() - started < shortWatchMs) {
       failed('watch', new Error('the watch ended at once without any event'));
       return 'backoff';
     }
@@ -238,12 +236,9 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
         }
       } catch (err) {
         if (stopped()) break;
-        // Only pause() rejects (when stopped); anything else is a bug worth a line, not a crash.
+        // Nothing in the loop rejects by design: a failure here is a bug worth a line, not a crash.
         log.error(`${name}: unexpected failure of the list-and-watch loop`, { error: messageOf(err) });
-        await pause().catch((pauseErr: unknown) => {
-          // It rejects only when stop() aborted it: the loop condition ends the loop.
-          log.v(4, `${name}: back-off interrupted`, { error: messageOf(pauseErr) });
-        });
+        await pause();
       }
     }
   }

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { realClock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 import { FakeLogger } from '../logging/testing.js';
 import type { RateLimiter } from './rate-limit.js';
 import { createRestClient, withQuery } from './rest.js';
@@ -150,6 +152,34 @@ void describe('the REST client', () => {
     assert.throws(() => createRestClient({ clock: realClock, connection: connection(), qps: -1, burst: 1 }), /qps -1/);
     rest.close();
     down.close();
+  });
+
+  void it('pauses between retries on its clock, doubling, and gives up with ORCHCLIENT_ABORTED when aborted meanwhile', async () => {
+    const clock = new FakeClock();
+    const rest = createRestClient({ clock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 300 });
+    flaky = 0;
+    let answer: unknown;
+    const got = rest.get('/flaky').then((a) => { answer = a; });
+    await waitFor('the first pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    assert.equal(flaky, 1);
+    await clock.advance(299);
+    assert.equal(flaky, 1, 'not sent again before the pause ended');
+    await clock.advance(1);
+    await waitFor('the second pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    assert.equal(flaky, 2);
+    await clock.advance(600);
+    await got;
+    assert.deepEqual(answer, { echo: { method: 'GET', body: null } });
+    assert.deepEqual(clock.delays, [300, 600]);
+
+    flaky = 0;
+    const stop = new AbortController();
+    const aborted = rest.get('/flaky', { signal: stop.signal });
+    await waitFor('a pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    stop.abort();
+    await assert.rejects(aborted, (err: unknown) => err instanceof OrchError && err.code === 'ORCHCLIENT_ABORTED');
+    assert.equal(flaky, 1, 'not sent again');
+    rest.close();
   });
 
   void it('watches: events across chunk boundaries in order, ERROR events passed on, the end reported', async () => {

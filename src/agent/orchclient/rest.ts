@@ -24,15 +24,14 @@
  * ORCHCLIENT_TIMEOUT, ORCHCLIENT_ABORTED.
  */
 import type { IncomingMessage } from 'node:http';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { Clock } from '../../api/clock.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import { transient } from './client.js';
+import { abortedBy, transient } from './client.js';
 import type { OrchConnection } from './kubeconfig.js';
 import { createRateLimiter, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter } from './rate-limit.js';
 import type { ObjectList, PatchType, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
-import { errorFromResponse, OrchApiError, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_UNAVAILABLE } from './status.js';
+import { errorFromResponse, OrchApiError, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_UNAVAILABLE } from './status.js';
 import { createTransport, type Transport } from './transport.js';
 import { createWatchDecoder } from './watch-decoder.js';
 
@@ -117,6 +116,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   }
   const transport: Transport = createTransport({
     connection: options.connection,
+    clock: options.clock,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     userAgent: options.userAgent ?? 'nodeagent',
   });
@@ -148,7 +148,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
         if (attempt >= attempts || !again || o.signal?.aborted === true) throw err;
         const pause = retryAfterMs(err) ?? retryDelayMs * 2 ** (attempt - 1);
         options.logger?.v(4, 'retrying a request to the API server', { method, path: target, attempt, pauseMs: pause, error: messageOf(err) });
-        await delay(pause, undefined, o.signal === undefined ? {} : { signal: o.signal });
+        await sleepKeepingAlive(options.clock, pause, o.signal);
+        if (abortedBy(o.signal)) throw new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `${method} ${target}: aborted while waiting to retry`, { subject: target, cause: o.signal?.reason });
       }
     }
   }

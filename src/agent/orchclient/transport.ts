@@ -11,6 +11,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readFile } from 'node:fs/promises';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { OrchConnection } from './kubeconfig.js';
 import { ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
@@ -22,6 +23,8 @@ export interface TransportOptions {
   /** Per attempt, default 10 s. */
   readonly timeoutMs?: number;
   readonly userAgent?: string;
+  /** When a token file read is old enough to be read again. */
+  readonly clock: Pick<Clock, 'now'>;
 }
 
 export interface Exchange {
@@ -73,9 +76,9 @@ export function createTransport(options: TransportOptions): Transport {
   async function authorization(): Promise<string | undefined> {
     if (c.token !== undefined) return `Bearer ${c.token}`;
     if (c.tokenFile !== undefined) {
-      if (token === undefined || Date.now() - token.read > TOKEN_FILE_TTL_MS) {
+      if (token === undefined || options.clock.now() - token.read > TOKEN_FILE_TTL_MS) {
         try {
-          token = { value: (await readFile(c.tokenFile, 'utf8')).trim(), read: Date.now() };
+          token = { value: (await readFile(c.tokenFile, 'utf8')).trim(), read: options.clock.now() };
         } catch (err) {
           throw new OrchError(ORCHCLIENT_REQUEST_FAILED, 'unauthorized', `cannot read the token file ${c.tokenFile}: ${messageOf(err)}`, { subject: c.tokenFile, cause: err });
         }

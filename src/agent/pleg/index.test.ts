@@ -8,7 +8,7 @@ import type { PodSandboxConfig } from '../runtime/cri/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createPleg } from './index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
 /** A pod status cache that records what the PLEG tells it and explains nothing. */
 class RecordingCache implements PodStatusObserver {

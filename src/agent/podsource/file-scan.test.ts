@@ -3,7 +3,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { createManifestCache, scanManifestPath, type ScanContext, type ScanResult } from './file-scan.js';
 import { makeTempDir, podYAML, type TempDir } from './fixtures.js';
@@ -21,9 +21,11 @@ afterEach(async () => {
 class CountingContext implements ScanContext {
   parses = 0;
   readonly cache = createManifestCache();
-  readonly now = (): Date => {
-    this.parses++;
-    return new Date('2026-01-02T03:04:05.678Z');
+  readonly clock = {
+    now: (): number => {
+      this.parses++;
+      return Date.parse('2026-01-02T03:04:05.678Z');
+    },
   };
   constructor(
     readonly nodeName = 'node1',
@@ -32,17 +34,17 @@ class CountingContext implements ScanContext {
   ) {}
 }
 
-function podsOf(result: ScanResult): readonly Pod[] {
+function podsOf(result: ScanResult): readonly NodePod[] {
   assert.ok(result.kind === 'dir' || result.kind === 'file', `unexpected scan result ${result.kind}`);
   return result.pods;
 }
 
 function namesOf(result: ScanResult): string[] {
-  return podsOf(result).map((p) => p.metadata?.name ?? '');
+  return podsOf(result).map((p) => p.metadata.name);
 }
 
 function imageOf(result: ScanResult, name: string): string | undefined {
-  return podsOf(result).find((p) => p.metadata?.name === name)?.spec?.containers[0]?.image;
+  return podsOf(result).find((p) => p.metadata.name === name)?.spec?.containers[0]?.image;
 }
 
 void describe('scanManifestPath remembers manifests', () => {

@@ -21,19 +21,22 @@ import type { Stats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
-
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
-import { podFullName } from '../../api/pod/index.js';
+import { podFullName, type NodePod } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import { compareCodeUnits, compareKeys } from '../../api/order.js';
 
 export interface ScanContext {
   readonly nodeName: string;
-  readonly now: () => Date;
-  /** The wall clock (ms) that file times are compared with, to not remember files changed just now (default Date.now). */
+  /** The time of the first-seen annotation of the pods read. */
+  readonly clock: Pick<Clock, 'now'>;
+  /**
+   * The host's clock (ms) that file times are compared with, to not remember files changed just
+   * now (default Date.now): the kernel stamps the files from it, so no other clock will do.
+   */
   readonly fileClockMs?: () => number;
   /** The remembered outcomes of this source's manifests (createManifestCache); none: every file is read. */
   readonly cache?: ManifestCache;
@@ -50,10 +53,10 @@ export type ScanResult =
   | { readonly kind: 'missing' }
   /** The path could not be read for another reason (permissions, I/O); the message says why. */
   | { readonly kind: 'error'; readonly message: string }
-  | { readonly kind: 'file' | 'dir'; readonly pods: readonly Pod[]; readonly rejected: readonly RejectedManifest[] };
+  | { readonly kind: 'file' | 'dir'; readonly pods: readonly NodePod[]; readonly rejected: readonly RejectedManifest[] };
 
 /** A manifest's pod, or the problems that reject it. Shared: never handed out as is (see the header). */
-export type ManifestOutcome = { readonly pod: Pod } | { readonly problems: readonly string[] };
+export type ManifestOutcome = { readonly pod: NodePod } | { readonly problems: readonly string[] };
 
 /** The outcomes of the manifests of a directory, by file path (`join(dir, name)`). */
 export type DirectoryEntries = Map<string, ManifestOutcome>;
@@ -157,7 +160,7 @@ async function readManifest(file: string, context: ScanContext): Promise<Manifes
   if (!decoded.ok) return { problems: decoded.problems };
   const [pod] = decoded.pods;
   if (pod === undefined) return { problems: [`${file}: holds no pod`] };
-  const prepared = prepareStaticPod(pod, { nodeName: context.nodeName, origin: { kind: 'file', path: file }, now: context.now });
+  const prepared = prepareStaticPod(pod, { nodeName: context.nodeName, origin: { kind: 'file', path: file }, clock: context.clock });
   return prepared.ok ? { pod: prepared.pod } : { problems: prepared.problems.map((p) => `${file}: ${p}`) };
 }
 
@@ -230,8 +233,8 @@ export async function lookAtPath(path: string, context: ScanContext): Promise<Pa
  * whose full name (name_namespace, after the node suffix) is taken by a file earlier in name
  * order is rejected, naming both files.
  */
-export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>): { pods: Pod[]; rejected: RejectedManifest[] } {
-  const pods: Pod[] = [];
+export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>): { pods: NodePod[]; rejected: RejectedManifest[] } {
+  const pods: NodePod[] = [];
   const rejected: RejectedManifest[] = [];
   const owners = new Map<string, string>();
   for (const [file, outcome] of [...entries].sort(compareKeys)) {
@@ -245,7 +248,7 @@ export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>)
       const meta = outcome.pod.metadata;
       rejected.push({
         file,
-        problems: [`${file}: pod ${JSON.stringify(meta?.name ?? '')} in namespace ${JSON.stringify(meta?.namespace ?? '')} is already defined by ${owner}; this one is ignored`],
+        problems: [`${file}: pod ${JSON.stringify(meta.name)} in namespace ${JSON.stringify(meta.namespace)} is already defined by ${owner}; this one is ignored`],
       });
       continue;
     }

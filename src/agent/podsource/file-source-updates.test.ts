@@ -4,12 +4,13 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { waitFor } from '../../../test/helpers/wait.js';
 import { FileSource } from './file-source.js';
 import { FakeLogger } from '../logging/testing.js';
-import { perTestDir, podYAML } from './fixtures.js';
+import { advanceUntil, perTestDir, podYAML } from './fixtures.js';
 
 const HOUR_MS = 3_600_000;
 const DEADLINE = { timeoutMs: 5000, intervalMs: 10 };
@@ -20,17 +21,20 @@ const dir = perTestDir();
 const cleanups = dir.cleanups;
 
 interface Started {
-  readonly snapshots: (readonly Pod[])[];
+  readonly snapshots: (readonly NodePod[])[];
   /** Each full scan: whether it handled a snapshot. */
   readonly scans: boolean[];
   readonly logger: FakeLogger;
+  /** The re-list timer's clock. */
+  readonly clock: FakeClock;
 }
 
 /** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
 async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
-  const snapshots: (readonly Pod[])[] = [];
+  const snapshots: (readonly NodePod[])[] = [];
   const scans: boolean[] = [];
   const logger = new FakeLogger();
+  const clock = new FakeClock();
   const source = new FileSource({
     path: dir.path,
     nodeName: 'node1',
@@ -38,6 +42,7 @@ async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
     onSnapshot: (pods) => snapshots.push(pods),
     onFullScan: (handled) => scans.push(handled),
     logger,
+    clock,
     watch: (path, onEvent) =>
       watch(path, { persistent: false }, (_event, name) => {
         if (name === null || !name.startsWith(UNSEEN)) onEvent(name);
@@ -45,7 +50,7 @@ async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
   });
   cleanups.push(() => source.stop());
   await source.start();
-  return { snapshots, scans, logger };
+  return { snapshots, scans, logger, clock };
 }
 
 /** Writes `.<name>.tmp`, then renames it to `<name>`, as manifest writers should. */
@@ -55,16 +60,16 @@ async function put(name: string, text: string): Promise<void> {
   await rename(tmp, join(dir.path, name));
 }
 
-function latest(started: Started): readonly Pod[] {
+function latest(started: Started): readonly NodePod[] {
   return started.snapshots.at(-1) ?? [];
 }
 
-function namesOf(pods: readonly Pod[]): string[] {
-  return pods.map((p) => p.metadata?.name ?? '').sort();
+function namesOf(pods: readonly NodePod[]): string[] {
+  return pods.map((p) => p.metadata.name).sort();
 }
 
-function imageOf(pods: readonly Pod[], name: string): string | undefined {
-  return pods.find((p) => p.metadata?.name === name)?.spec?.containers[0]?.image;
+function imageOf(pods: readonly NodePod[], name: string): string | undefined {
+  return pods.find((p) => p.metadata.name === name)?.spec?.containers[0]?.image;
 }
 
 /** True when no snapshot so far came from a full scan (which would have found the UNSEEN file). */
@@ -88,7 +93,7 @@ void describe('file source: a notified file is read again alone', () => {
     const initial = await putMany(20);
     const started = await start();
     assert.deepEqual(namesOf(latest(started)), initial);
-    const before = new Map(latest(started).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const before = new Map(latest(started).map((p) => [p.metadata.name, p.metadata.uid]));
     const from = started.snapshots.length;
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
 
@@ -105,8 +110,8 @@ void describe('file source: a notified file is read again alone', () => {
     const after = latest(started);
     assert.deepEqual(namesOf(after), [...initial.filter((n) => n !== 'p007-node1'), 'new-node1'].sort());
     for (const pod of after) {
-      const name = pod.metadata?.name;
-      if (name !== 'p005-node1' && name !== 'new-node1') assert.equal(pod.metadata?.uid, before.get(name), `${name} changed`);
+      const name = pod.metadata.name;
+      if (name !== 'p005-node1' && name !== 'new-node1') assert.equal(pod.metadata.uid, before.get(name), `${name} changed`);
     }
     assert.ok(noFullScanSince(started, from), 'a full scan ran');
   });
@@ -164,7 +169,7 @@ void describe('file source: a notified file is read again alone', () => {
   });
 
   void it('delivers many files named at once in chunks of 8, 16, 32…, each snapshot holding every file', async () => {
-    const snapshots: (readonly Pod[])[] = [];
+    const snapshots: (readonly NodePod[])[] = [];
     let notify: ((name: string | null) => void) | undefined;
     const source = new FileSource({
       path: dir.path,
@@ -172,6 +177,7 @@ void describe('file source: a notified file is read again alone', () => {
       checkIntervalMs: HOUR_MS,
       onSnapshot: (pods) => snapshots.push(pods),
       logger: new FakeLogger(),
+      clock: new FakeClock(),
       // Only the notifications the test makes itself.
       watch: (path, onEvent) => {
         if (path === dir.path) notify = onEvent;
@@ -211,19 +217,26 @@ void describe('file source: a notified file is read again alone', () => {
 
   void it('still finds a file whose notification was missed, at the periodic re-list', async () => {
     const started = await start(100);
+    const scans = started.scans.length;
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
-    await waitFor(`${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`), DEADLINE);
+    await started.clock.advance(99);
+    assert.equal(started.scans.length, scans, 'no re-list before its period');
+    const fired = await advanceUntil(started.clock, `${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`));
+    assert.deepEqual(fired, [100]);
   });
 
   void it('delivers nothing at a periodic re-list that finds every file as it was, and the change when one is not', async () => {
     const started = await start(20);
     await putMany(5);
     await waitFor('5 pods', () => latest(started).length === 5, DEADLINE);
-    // Files read within RACY_WINDOW_MS of their change are read again: after that, scans find them as they were.
-    await waitFor('10 scans in a row that found nothing new', () => started.scans.length >= 10 && started.scans.slice(-10).every((handled) => !handled), DEADLINE);
+    // Files read within RACY_WINDOW_MS (on the host's clock) of their change are read again:
+    // after that, scans find them as they were.
+    const quiet = (): boolean => started.scans.length >= 10 && started.scans.slice(-10).every((handled) => !handled);
+    const fired = await advanceUntil(started.clock, '10 scans in a row that found nothing new', quiet);
+    assert.ok(fired.every((ms) => ms === 20), `re-lists every 20 ms: ${fired.join(', ')}`);
     const delivered = started.snapshots.length;
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
-    await waitFor(`${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`), DEADLINE);
+    await advanceUntil(started.clock, `${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`));
     assert.equal(namesOf(started.snapshots[delivered] ?? []).includes(`${UNSEEN}-node1`), true, 'the first snapshot after the quiet scans holds the new file');
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import { UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
@@ -31,6 +32,7 @@ async function start(path: string, overrides: Partial<PodConfigOptions> = {}): P
     staticPodURLHeader: {},
     httpCheckFrequencyMs: HOUR_MS,
     logger,
+    clock: new FakeClock(),
     ...overrides,
   });
   cleanups.push(() => config.stop());
@@ -48,7 +50,7 @@ async function put(path: string, text: string): Promise<void> {
 }
 
 function uidOf(recorder: UpdateRecorder, name: string): string | undefined {
-  return recorder.byName(name)?.metadata?.uid;
+  return recorder.byName(name)?.metadata.uid;
 }
 
 void describe('file source (directory)', () => {
@@ -60,7 +62,7 @@ void describe('file source (directory)', () => {
     await waitFor('ADD of web-node1', () => recorder.names('ADD').includes('web-node1'), DEADLINE);
     const pod = recorder.byName('web-node1')!;
     assert.equal(pod.spec!.nodeName, 'node1');
-    assert.equal(pod.metadata!.annotations!['orch.io/config.source'], 'file');
+    assert.equal(pod.metadata.annotations!['orch.io/config.source'], 'file');
   });
 
   void it('replaces the pod (REMOVE old UID, ADD new) when a file changes, and removes it when the file goes', async () => {
@@ -73,7 +75,7 @@ void describe('file source (directory)', () => {
       const uid = uidOf(recorder, 'web-node1');
       return uid !== undefined && uid !== first;
     }, DEADLINE);
-    const removed = recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata!.uid));
+    const removed = recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata.uid));
     assert.deepEqual(removed, [first]);
     assert.equal(recorder.byName('web-node1')!.spec!.containers[0]!.image, 'busybox:1.37');
     await rm(join(dir.path, 'web.yaml'));

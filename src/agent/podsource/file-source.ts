@@ -26,8 +26,9 @@ import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve, sep } from 'node:path';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
+import { realClock, type Clock, type Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { RACY_WINDOW_MS, createManifestCache, lookAtPath, resultOf, type ManifestOutcome, type RejectedManifest, type ScanContext, type ScanResult } from './file-scan.js';
 import { ManifestDirectory } from './manifest-dir.js';
@@ -49,7 +50,8 @@ export interface FileSourceOptions {
   readonly checkIntervalMs: number;
   readonly onSnapshot: SnapshotSink;
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
+  /** The re-list timer and the first-seen annotation. */
+  readonly clock: Clock;
   /** How directories are watched (default fs.watch); tests pass one that drops notifications. */
   readonly watch?: WatchDirectory;
   /** Called after each full scan: whether it handled a snapshot (false: the same files as the last one). */
@@ -90,8 +92,8 @@ export class FileSource implements PodSource {
   private readonly namesHeld = new Set<string>();
   private logged = new Map<string, string>();
   private immediate: NodeJS.Immediate | undefined;
-  private holdTimer: NodeJS.Timeout | undefined;
-  private relistTimer: NodeJS.Timeout | undefined;
+  private holdTimer: Timer | undefined;
+  private relistTimer: Timer | undefined;
   private running: Promise<void> | undefined;
   private started = false;
   private stopped = false;
@@ -106,7 +108,7 @@ export class FileSource implements PodSource {
 
   constructor(private readonly options: FileSourceOptions) {
     this.path = resolve(options.path);
-    this.context = { nodeName: options.nodeName, now: options.now ?? (() => new Date()), cache: this.manifests };
+    this.context = { nodeName: options.nodeName, clock: options.clock, cache: this.manifests };
   }
 
   async start(): Promise<void> {
@@ -115,17 +117,24 @@ export class FileSource implements PodSource {
     this.fullScanWanted = true;
     await this.run();
     if (this.stopped || this.options.checkIntervalMs <= 0) return;
-    this.relistTimer = setInterval(() => {
+    this.relistEvery(this.options.checkIntervalMs);
+  }
+
+  /** A full scan every `ms`, whether the last one is done or not (it then runs once more after it). */
+  private relistEvery(ms: number): void {
+    this.relistTimer = this.options.clock.setTimer(ms, () => {
+      if (this.stopped) return;
+      this.relistEvery(ms);
       this.fullScanWanted = true;
       void this.run();
-    }, this.options.checkIntervalMs);
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearImmediate(this.immediate);
-    clearTimeout(this.holdTimer);
-    clearInterval(this.relistTimer);
+    this.holdTimer?.cancel();
+    this.relistTimer?.cancel();
     for (const w of this.watches.values()) w.watcher.close();
     this.watches.clear();
     await this.running;
@@ -228,13 +237,15 @@ export class FileSource implements PodSource {
   private hold(names: readonly string[]): void {
     if (names.length === 0) return;
     for (const name of names) this.namesHeld.add(name);
-    // Once the window has passed, a rejection is no longer taken for a write under way.
-    this.holdTimer ??= setTimeout(() => {
+    // Once the window has passed, a rejection is no longer taken for a write under way. The
+    // window is measured against the files' change times, which the kernel takes from the
+    // host's clock: the wait is on that clock too, whatever clock the source was given.
+    this.holdTimer ??= realClock.setTimer(RACY_WINDOW_MS, () => {
       this.holdTimer = undefined;
       for (const name of this.namesHeld) this.namesWanted.add(name);
       this.namesHeld.clear();
       void this.run();
-    }, RACY_WINDOW_MS);
+    });
   }
 
   private handle(result: ScanResult): void {
@@ -263,7 +274,7 @@ export class FileSource implements PodSource {
     }
   }
 
-  private deliver(pods: readonly Pod[]): void {
+  private deliver(pods: readonly NodePod[]): void {
     try {
       this.options.onSnapshot(pods);
     } catch (err) {

@@ -7,19 +7,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import type { PodOperation, PodUpdate } from './types.js';
 
 /** Keeps every update and the pods each source has, as a listener would. */
 export class UpdateRecorder {
   readonly updates: PodUpdate[] = [];
-  readonly current = new Map<string, Pod>();
+  readonly current = new Map<string, NodePod>();
 
   readonly listener = (update: PodUpdate): void => {
     this.updates.push(update);
     for (const pod of update.pods) {
-      const uid = pod.metadata?.uid ?? '';
+      const { uid } = pod.metadata;
       if (update.op === 'REMOVE') this.current.delete(uid);
       else this.current.set(uid, pod);
     }
@@ -27,16 +29,16 @@ export class UpdateRecorder {
 
   /** Names of the pods in updates of `op` (in order). */
   names(op: PodOperation): string[] {
-    return this.updates.filter((u) => u.op === op).flatMap((u) => u.pods.map((p) => p.metadata?.name ?? ''));
+    return this.updates.filter((u) => u.op === op).flatMap((u) => u.pods.map((p) => p.metadata.name));
   }
 
   /** The current pod named `name`, if any. */
-  byName(name: string): Pod | undefined {
-    return [...this.current.values()].find((p) => p.metadata?.name === name);
+  byName(name: string): NodePod | undefined {
+    return [...this.current.values()].find((p) => p.metadata.name === name);
   }
 
   currentNames(): string[] {
-    return [...this.current.values()].map((p) => p.metadata?.name ?? '').sort();
+    return [...this.current.values()].map((p) => p.metadata.name).sort();
   }
 }
 
@@ -92,7 +94,7 @@ export function podYAML(name: string, options: { image?: string; namespace?: str
 }
 
 /** A pod object with one container, for the merger's tests. */
-export function podObject(name: string, uid: string, extra: Partial<Pod> = {}): Pod {
+export function podObject(name: string, uid: string, extra: Partial<NodePod> = {}): NodePod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -102,4 +104,24 @@ export function podObject(name: string, uid: string, extra: Partial<Pod> = {}): 
   };
 }
 
-export const FIXED_NOW = (): Date => new Date('2026-01-02T03:04:05.678Z');
+/**
+ * Waits (polling, with a deadline) until `cond` holds, moving `clock` on to its next timer (a
+ * re-list, a poll) whenever one is pending, while the source's real I/O (files, sockets) goes
+ * on. Resolves to the delays of the timers it fired.
+ */
+export async function advanceUntil(clock: FakeClock, what: string, cond: () => boolean, timeoutMs = 5000): Promise<number[]> {
+  const fired: number[] = [];
+  await waitFor(what, async () => {
+    if (cond()) return true;
+    const next = clock.pending()[0];
+    if (next !== undefined) {
+      fired.push(next.delayMs);
+      await clock.advance(next.dueAt - clock.now());
+    }
+    return cond();
+  }, { timeoutMs, intervalMs: 5 });
+  return fired;
+}
+
+/** A clock standing at 2026-01-02T03:04:05.678Z. */
+export const fixedClock = (): FakeClock => new FakeClock(Date.parse('2026-01-02T03:04:05.678Z'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
 import { createManifestCache, lookAtPath, scanManifestPath, type ScanContext } from './file-scan.js';
-import { FIXED_NOW, makeTempDir, podYAML, type TempDir } from './fixtures.js';
+import { fixedClock, makeTempDir, podYAML, type TempDir } from './fixtures.js';
 import { ManifestDirectory } from './manifest-dir.js';
 
 let dir: TempDir;
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 /** A context whose file clock the test sets: `at`, else `ahead` ms after now (far: no file counts as just changed). */
 function contextAt(clock: { ahead: number; at?: number }): ScanContext {
-  return { nodeName: 'node1', now: FIXED_NOW, cache: createManifestCache(), fileClockMs: () => clock.at ?? Date.now() + clock.ahead };
+  return { nodeName: 'node1', clock: fixedClock(), cache: createManifestCache(), fileClockMs: () => clock.at ?? Date.now() + clock.ahead };
 }
 
 /** 10 ms after the file's last change: within RACY_WINDOW_MS however slow the machine is. */
@@ -34,7 +34,7 @@ async function open(context: ScanContext): Promise<ManifestDirectory> {
 }
 
 function names(directory: ManifestDirectory): string[] {
-  return directory.snapshot().pods.map((p) => p.metadata?.name ?? '');
+  return directory.snapshot().pods.map((p) => p.metadata.name);
 }
 
 void describe('ManifestDirectory', () => {

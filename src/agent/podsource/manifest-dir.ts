@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { assembleDirectory, lookAtFiles, type DirectoryEntries, type ManifestOutcome, type RejectedManifest, type ScanContext } from './file-scan.js';
 
@@ -47,7 +47,7 @@ export class ManifestDirectory {
   }
 
   /** The pods (copies, to be changed at will) and the rejected manifests, as a full look would give them. */
-  snapshot(): { pods: Pod[]; rejected: RejectedManifest[] } {
+  snapshot(): { pods: NodePod[]; rejected: RejectedManifest[] } {
     return assembleDirectory(this.entries);
   }
 }

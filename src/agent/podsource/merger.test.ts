@@ -4,19 +4,19 @@ import { describe, it } from 'node:test';
 import { isInvalid } from '../../api/errors.js';
 import { CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
-import { FIXED_NOW, UpdateRecorder, podObject } from './fixtures.js';
+import { UpdateRecorder, fixedClock, podObject } from './fixtures.js';
 import { PodMerger } from './merger.js';
 
 function setup(sources: string[] = ['file', 'api']): { merger: PodMerger; recorder: UpdateRecorder; logger: FakeLogger } {
   const logger = new FakeLogger();
-  const merger = new PodMerger({ sources, logger, now: FIXED_NOW });
+  const merger = new PodMerger({ sources, logger, clock: fixedClock() });
   const recorder = new UpdateRecorder();
   merger.subscribe(recorder.listener);
   return { merger, recorder, logger };
 }
 
 function ops(recorder: UpdateRecorder): string[] {
-  return recorder.updates.map((u) => `${u.op}:${u.source}:${u.pods.map((p) => p.metadata!.uid).join(',')}`);
+  return recorder.updates.map((u) => `${u.op}:${u.source}:${u.pods.map((p) => p.metadata.uid).join(',')}`);
 }
 
 void describe('PodMerger', () => {
@@ -25,8 +25,8 @@ void describe('PodMerger', () => {
     merger.pushSnapshot('api', [podObject('a', 'u1'), podObject('b', 'u2')]);
     assert.deepEqual(ops(recorder), ['ADD:api:u1,u2']);
     const pod = recorder.updates[0]!.pods[0]!;
-    assert.equal(pod.metadata!.annotations![CONFIG_SOURCE_ANNOTATION], 'api');
-    assert.equal(pod.metadata!.annotations![CONFIG_SEEN_ANNOTATION], '2026-01-02T03:04:05.678Z');
+    assert.equal(pod.metadata.annotations![CONFIG_SOURCE_ANNOTATION], 'api');
+    assert.equal(pod.metadata.annotations![CONFIG_SEEN_ANNOTATION], '2026-01-02T03:04:05.678Z');
   });
 
   void it('emits an empty ADD for a first snapshot without pods, and nothing for an unchanged one', () => {
@@ -58,7 +58,7 @@ void describe('PodMerger', () => {
     const deleted = podObject('a', 'u1', { metadata: { name: 'a', namespace: 'default', uid: 'u1', annotations: { note: 'n' }, deletionTimestamp: '2026-01-01T00:00:00Z' } });
     merger.pushSnapshot('api', [deleted]);
     assert.deepEqual(ops(recorder), ['ADD:api:u1', 'UPDATE:api:u1', 'UPDATE:api:u1', 'UPDATE:api:u1', 'UPDATE:api:u1']);
-    for (const u of recorder.updates) assert.equal(u.pods[0]!.metadata!.annotations![CONFIG_SEEN_ANNOTATION], '2026-01-02T03:04:05.678Z');
+    for (const u of recorder.updates) assert.equal(u.pods[0]!.metadata.annotations![CONFIG_SEEN_ANNOTATION], '2026-01-02T03:04:05.678Z');
   });
 
   void it('ignores changes of its own annotations (seen, source, mirror)', () => {
@@ -68,7 +68,7 @@ void describe('PodMerger', () => {
       podObject('a', 'u1', { metadata: { name: 'a', namespace: 'default', uid: 'u1', annotations: { [CONFIG_SEEN_ANNOTATION]: 't2', [CONFIG_MIRROR_ANNOTATION]: 'x' } } }),
     ]);
     assert.deepEqual(ops(recorder), ['ADD:file:u1']);
-    assert.equal(recorder.updates[0]!.pods[0]!.metadata!.annotations![CONFIG_SEEN_ANNOTATION], 't1');
+    assert.equal(recorder.updates[0]!.pods[0]!.metadata.annotations![CONFIG_SEEN_ANNOTATION], 't1');
   });
 
   void it('reconciles when only the status changed', () => {
@@ -94,7 +94,7 @@ void describe('PodMerger', () => {
     assert.equal(merger.sourcesReady(), false);
     merger.pushSnapshot('api', []);
     assert.equal(merger.sourcesReady(), true);
-    assert.equal(new PodMerger({ sources: [], logger: new FakeLogger() }).sourcesReady(), true);
+    assert.equal(new PodMerger({ sources: [], logger: new FakeLogger(), clock: fixedClock() }).sourcesReady(), true);
   });
 
   void it('refuses a source it was not told about', () => {
@@ -104,11 +104,11 @@ void describe('PodMerger', () => {
     }, (err: unknown) => isInvalid(err));
   });
 
-  void it('leaves out pods without a UID and later duplicates of a name or UID, logging them', () => {
+  void it('leaves out later duplicates of a name or UID, logging them', () => {
     const { merger, recorder, logger } = setup();
-    merger.pushSnapshot('api', [podObject('a', 'u1'), podObject('a', 'u2'), podObject('b', 'u1'), podObject('c', '')]);
+    merger.pushSnapshot('api', [podObject('a', 'u1'), podObject('a', 'u2'), podObject('b', 'u1')]);
     assert.deepEqual(ops(recorder), ['ADD:api:u1']);
-    assert.equal(logger.matching('ignored pod').length, 3);
+    assert.equal(logger.matching('ignored pod').length, 2);
   });
 
   void it('replays the current pods to a late subscriber and stops after unsubscribe', () => {

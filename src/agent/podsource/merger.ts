@@ -9,11 +9,10 @@
  * first saw a UID (orch.io/config.seen) across updates; those and orch.io/config.mirror
  * never make an update on their own.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
-
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { memoizeByObject } from '../../api/memo.js';
-import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, podFullName } from '../../api/pod/index.js';
+import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, podFullName, type NodePod } from '../../api/pod/index.js';
 import { canonicalJSON } from './canonical-json.js';
 import { formatRFC3339 } from './static.js';
 import type { PodOperation, PodUpdate, PodUpdateListener, SourceLogger } from './types.js';
@@ -25,7 +24,8 @@ export interface PodMergerOptions {
   /** Every source that will push; sourcesReady() waits for each one's first snapshot. */
   readonly sources: readonly string[];
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
+  /** The first-seen annotation of a pod without one. */
+  readonly clock: Clock;
 }
 
 function withoutLocal(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
@@ -38,8 +38,8 @@ function withoutLocal(annotations: Readonly<Record<string, string>> | undefined)
 const keptKey = memoizeByObject(semanticKey);
 
 /** What makes two versions of a pod differ for the agent (upstream's podsDifferSemantically). */
-function semanticKey(pod: Pod): string {
-  const meta = pod.metadata ?? {};
+function semanticKey(pod: NodePod): string {
+  const meta = pod.metadata;
   return canonicalJSON({
     spec: pod.spec ?? {},
     labels: meta.labels ?? {},
@@ -49,21 +49,19 @@ function semanticKey(pod: Pod): string {
   });
 }
 
-function withAnnotations(pod: Pod, annotations: Record<string, string>): Pod {
-  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata?.annotations, ...annotations } } };
+function withAnnotations(pod: NodePod, annotations: Record<string, string>): NodePod {
+  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, ...annotations } } };
 }
 
 export class PodMerger {
-  private readonly pods = new Map<string, Map<string, Pod>>();
+  private readonly pods = new Map<string, Map<string, NodePod>>();
   private readonly seen = new Set<string>();
   private readonly listeners = new Set<PodUpdateListener>();
   private readonly sources: ReadonlySet<string>;
-  private readonly now: () => Date;
   private closed = false;
 
   constructor(private readonly options: PodMergerOptions) {
     this.sources = new Set(options.sources);
-    this.now = options.now ?? (() => new Date());
   }
 
   /** True once every declared source has pushed at least once (vacuously true with none). */
@@ -95,36 +93,36 @@ export class PodMerger {
 
   /**
    * Replaces `source`'s pods with `pods` (SET semantics) and emits what changed, before
-   * returning. A pod without a UID, or whose UID or full name (name_namespace) an earlier
-   * pod of the snapshot has, is logged and left out. Throws OrchError
+   * returning. A pod whose UID or full name (name_namespace) an earlier pod of the snapshot
+   * has is logged and left out. Throws OrchError
    * `PODSOURCE_UNKNOWN_SOURCE` for a source not declared at construction.
    */
-  pushSnapshot(source: string, pods: readonly Pod[]): void {
+  pushSnapshot(source: string, pods: readonly NodePod[]): void {
     if (!this.sources.has(source)) {
       throw new OrchError(UNKNOWN_SOURCE, 'invalid', `pod source ${JSON.stringify(source)} was not declared to the pod config (declared: ${[...this.sources].join(', ')})`, { subject: source });
     }
     if (this.closed) return;
-    const previous = this.pods.get(source) ?? new Map<string, Pod>();
-    const next = new Map<string, Pod>();
-    const changes: Record<PodOperation, Pod[]> = { ADD: [], UPDATE: [], REMOVE: [], RECONCILE: [] };
+    const previous = this.pods.get(source) ?? new Map<string, NodePod>();
+    const next = new Map<string, NodePod>();
+    const changes: Record<PodOperation, NodePod[]> = { ADD: [], UPDATE: [], REMOVE: [], RECONCILE: [] };
     const names = new Set<string>();
     for (const incoming of this.accepted(source, pods, names)) {
-      const uid = incoming.metadata?.uid ?? '';
+      const { uid } = incoming.metadata;
       const existing = previous.get(uid);
       const stamped = withAnnotations(incoming, { [CONFIG_SOURCE_ANNOTATION]: source });
       if (existing === undefined) {
-        const firstSeen = stamped.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(this.now());
+        const firstSeen = stamped.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(new Date(this.options.clock.now()));
         const added = withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
         next.set(uid, added);
         changes.ADD.push(added);
       } else if (keptKey(existing) !== semanticKey(stamped)) {
-        const firstSeen = existing.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION];
+        const firstSeen = existing.metadata.annotations?.[CONFIG_SEEN_ANNOTATION];
         const updated = firstSeen === undefined ? stamped : withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
         next.set(uid, updated);
         changes.UPDATE.push(updated);
       } else if (canonicalJSON(existing.status ?? {}) !== canonicalJSON(stamped.status ?? {})) {
         const { status: _previousStatus, ...rest } = existing;
-        const reconciled: Pod = stamped.status === undefined ? rest : { ...rest, status: stamped.status };
+        const reconciled: NodePod = stamped.status === undefined ? rest : { ...rest, status: stamped.status };
         next.set(uid, reconciled);
         changes.RECONCILE.push(reconciled);
       } else {
@@ -141,15 +139,14 @@ export class PodMerger {
     if (changes.RECONCILE.length > 0) this.emit({ op: 'RECONCILE', source, pods: changes.RECONCILE });
   }
 
-  /** The pods of a snapshot that have a UID and a full name not taken by an earlier one. */
-  private *accepted(source: string, pods: readonly Pod[], names: Set<string>): Generator<Pod> {
+  /** The pods of a snapshot whose UID and full name no earlier one has. */
+  private *accepted(source: string, pods: readonly NodePod[], names: Set<string>): Generator<NodePod> {
     const uids = new Set<string>();
     for (const pod of pods) {
-      const uid = pod.metadata?.uid ?? '';
+      const { uid } = pod.metadata;
       const name = podFullName(pod);
       let problem: string | undefined;
-      if (uid === '') problem = 'has no UID';
-      else if (uids.has(uid)) problem = `has the UID ${uid} of an earlier pod of the snapshot`;
+      if (uids.has(uid)) problem = `has the UID ${uid} of an earlier pod of the snapshot`;
       else if (names.has(name)) problem = 'has the name (name_namespace) of an earlier pod of the snapshot';
       if (problem !== undefined) {
         this.options.logger.warn(`ignored pod ${name} from source ${source}: it ${problem}`, { source, pod: name });

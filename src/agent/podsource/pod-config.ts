@@ -3,9 +3,8 @@
  * manifest URL, and any source that pushes on its own, such as the API server's) merged
  * into one stream of typed updates.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
-
-import { FILE_SOURCE, HTTP_SOURCE } from '../../api/pod/index.js';
+import type { Clock } from '../../api/clock.js';
+import { FILE_SOURCE, HTTP_SOURCE, type NodePod } from '../../api/pod/index.js';
 import { FileSource } from './file-source.js';
 import { PodMerger } from './merger.js';
 import type { PodSource, PodUpdateListener, SourceLogger } from './types.js';
@@ -25,7 +24,7 @@ export interface PodConfig {
    * `pushSources`. Ignored after stop(). Throws OrchError PODSOURCE_UNKNOWN_SOURCE for an
    * undeclared source.
    */
-  pushSnapshot(source: string, pods: readonly Pod[]): void;
+  pushSnapshot(source: string, pods: readonly NodePod[]): void;
   /** True once every configured source delivered its first snapshot; before that the agent must not remove orphaned pods. */
   sourcesReady(): boolean;
   /** Starts the file and URL sources; resolves after each made its first attempt. Idempotent. */
@@ -44,7 +43,8 @@ export interface PodConfigOptions {
   readonly staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
   readonly httpCheckFrequencyMs: number;
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
+  /** The sources' timers (re-list, poll) and the first-seen annotations. */
+  readonly clock: Clock;
   /** Sources that push through pushSnapshot (e.g. 'api'); sourcesReady() waits for them too. */
   readonly pushSources?: readonly string[];
 }
@@ -57,7 +57,7 @@ class DefaultPodConfig implements PodConfig {
 
   constructor(options: PodConfigOptions) {
     const names = [...(options.pushSources ?? [])];
-    const now = options.now ?? (() => new Date());
+    const { clock } = options;
     if (options.staticPodPath !== '') {
       names.push(FILE_SOURCE);
       this.sources.push(
@@ -69,7 +69,7 @@ class DefaultPodConfig implements PodConfig {
             this.merger.pushSnapshot(FILE_SOURCE, pods);
           },
           logger: options.logger,
-          now,
+          clock,
         }),
       );
     }
@@ -85,18 +85,18 @@ class DefaultPodConfig implements PodConfig {
             this.merger.pushSnapshot(HTTP_SOURCE, pods);
           },
           logger: options.logger,
-          now,
+          clock,
         }),
       );
     }
-    this.merger = new PodMerger({ sources: names, logger: options.logger, now });
+    this.merger = new PodMerger({ sources: names, logger: options.logger, clock });
   }
 
   subscribe(listener: PodUpdateListener): () => void {
     return this.merger.subscribe(listener);
   }
 
-  pushSnapshot(source: string, pods: readonly Pod[]): void {
+  pushSnapshot(source: string, pods: readonly NodePod[]): void {
     this.merger.pushSnapshot(source, pods);
   }
 

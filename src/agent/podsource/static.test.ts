@@ -5,14 +5,15 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../api/pod/index.js';
 import { canonicalJSON } from './canonical-json.js';
-import { FIXED_NOW, podObject } from './fixtures.js';
+import { fixedClock, podObject } from './fixtures.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { formatRFC3339, prepareStaticPod, type StaticOrigin, type StaticPodContext } from './static.js';
 
 const FILE: StaticOrigin = { kind: 'file', path: '/etc/orch/manifests/web.yaml' };
 const HTTP: StaticOrigin = { kind: 'http', url: 'http://127.0.0.1:8080/pods' };
 
 function context(origin: StaticOrigin = FILE, nodeName = 'node1'): StaticPodContext {
-  return { nodeName, origin, now: FIXED_NOW };
+  return { nodeName, origin, clock: fixedClock() };
 }
 
 function manifestPod(): Pod {
@@ -44,7 +45,7 @@ void describe('prepareStaticPod', () => {
   void it('gives the same UID to identical content, whatever the key order', () => {
     const a = prepared(manifestPod());
     const reordered = JSON.parse(JSON.stringify({ spec: manifestPod().spec, metadata: manifestPod().metadata, kind: 'Pod', apiVersion: 'v1' })) as Pod;
-    const b = prepared(reordered, { ...context(), now: () => new Date(0) });
+    const b = prepared(reordered, { ...context(), clock: new FakeClock(0) });
     assert.equal(a.metadata!.uid, b.metadata!.uid);
   });
 

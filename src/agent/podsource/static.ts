@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto';
 
 import type { Pod, Toleration } from 'kubernetes-types/core/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import {
-  CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, FILE_SOURCE, HTTP_SOURCE, applyPodDefaults, validatePod,
+  type NodePod, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, FILE_SOURCE, HTTP_SOURCE, applyPodDefaults, validatePod,
 } from '../../api/pod/index.js';
 import { canonicalJSON } from './canonical-json.js';
 
@@ -21,10 +22,10 @@ export interface StaticPodContext {
   readonly nodeName: string;
   readonly origin: StaticOrigin;
   /** The clock of the first-seen annotation. */
-  readonly now: () => Date;
+  readonly clock: Pick<Clock, 'now'>;
 }
 
-export type StaticPodResult = { readonly ok: true; readonly pod: Pod } | { readonly ok: false; readonly problems: readonly string[] };
+export type StaticPodResult = { readonly ok: true; readonly pod: NodePod } | { readonly ok: false; readonly problems: readonly string[] };
 
 /** The toleration upstream gives file pods, so that node problems do not evict them. */
 const TOLERATE_NO_EXECUTE: Toleration = { operator: 'Exists', effect: 'NoExecute' };
@@ -67,7 +68,7 @@ export function prepareStaticPod(pod: Pod, context: StaticPodContext): StaticPod
     const tolerations = spec.tolerations ?? [];
     spec.tolerations = tolerations.some((t) => sameToleration(t, TOLERATE_NO_EXECUTE)) ? tolerations : [...tolerations, { ...TOLERATE_NO_EXECUTE }];
   }
-  const result: Pod = {
+  const result: NodePod = {
     ...defaulted,
     metadata: {
       ...meta,
@@ -78,7 +79,7 @@ export function prepareStaticPod(pod: Pod, context: StaticPodContext): StaticPod
         ...meta.annotations,
         [CONFIG_HASH_ANNOTATION]: uid,
         [CONFIG_SOURCE_ANNOTATION]: origin.kind === 'file' ? FILE_SOURCE : HTTP_SOURCE,
-        [CONFIG_SEEN_ANNOTATION]: formatRFC3339(context.now()),
+        [CONFIG_SEEN_ANNOTATION]: formatRFC3339(new Date(context.clock.now())),
       },
     },
     spec,

@@ -1,7 +1,7 @@
 /**
  * The types shared by the pod sources and the pod config merger.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import type { Logger } from '../logging/index.js';
 
@@ -24,13 +24,13 @@ export interface PodUpdate {
   /** `file`, `http`, `api`, or another name declared to the merger. */
   readonly source: string;
   /** The pods concerned; listeners must treat them as read-only (they are shared). */
-  readonly pods: readonly Pod[];
+  readonly pods: readonly NodePod[];
 }
 
 export type PodUpdateListener = (update: PodUpdate) => void;
 
 /** Receives a source's full set of pods (SET semantics: a pod left out is gone). */
-export type SnapshotSink = (pods: readonly Pod[]) => void;
+export type SnapshotSink = (pods: readonly NodePod[]) => void;
 
 /** A source that polls or watches on its own: started and stopped by the pod config. */
 export interface PodSource {

@@ -3,12 +3,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
-import { waitFor } from '../../../test/helpers/wait.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
-import { UpdateRecorder, podYAML } from './fixtures.js';
+import { UpdateRecorder, advanceUntil, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig } from './pod-config.js';
 
-const DEADLINE = { timeoutMs: 5000, intervalMs: 20 };
 
 /** A local manifest server: answers every request with `status` and `body`, and counts them. */
 interface ManifestServer {
@@ -56,28 +55,34 @@ afterEach(async () => {
   await server.close();
 });
 
-async function start(headers: Record<string, string[]> = {}): Promise<{ config: PodConfig; recorder: UpdateRecorder; logger: FakeLogger }> {
+/** The poll interval of the tests' pod configs. */
+const POLL_MS = 30;
+
+async function start(headers: Record<string, string[]> = {}): Promise<{ config: PodConfig; recorder: UpdateRecorder; logger: FakeLogger; clock: FakeClock }> {
   const logger = new FakeLogger();
+  const clock = new FakeClock();
   const config = createPodConfig({
     nodeName: 'node1',
     staticPodPath: '',
     fileCheckFrequencyMs: 0,
     staticPodURL: server.url,
     staticPodURLHeader: headers,
-    httpCheckFrequencyMs: 30,
+    httpCheckFrequencyMs: POLL_MS,
     logger,
+    clock,
   });
   cleanups.push(() => config.stop());
   const recorder = new UpdateRecorder();
   config.subscribe(recorder.listener);
   await config.start();
-  return { config, recorder, logger };
+  return { config, recorder, logger, clock };
 }
 
-/** Waits for `count` more requests than now. */
-async function morePolls(count: number): Promise<void> {
+/** Moves the clock on by `count` polls and waits for their requests; each poll comes POLL_MS after the last one ended. */
+async function morePolls(clock: FakeClock, count: number): Promise<void> {
   const target = server.requests + count;
-  await waitFor(`${count} more polls`, () => server.requests >= target, DEADLINE);
+  const fired = await advanceUntil(clock, `${count} more polls`, () => server.requests >= target);
+  assert.deepEqual(fired, Array<number>(count).fill(POLL_MS));
 }
 
 function podList(...names: string[]): string {
@@ -102,44 +107,48 @@ void describe('URL source', () => {
     assert.equal(config.sourcesReady(), true);
     assert.deepEqual(recorder.currentNames(), ['web-node1']);
     const pod = recorder.byName('web-node1')!;
-    assert.equal(pod.metadata!.annotations!['orch.io/config.source'], 'http');
+    assert.equal(pod.metadata.annotations!['orch.io/config.source'], 'http');
     assert.equal(pod.spec!.nodeName, 'node1');
   });
 
   void it('reads a PodList and a List', async () => {
     server.body = podList('a', 'b');
-    const { recorder } = await start();
+    const { recorder, clock } = await start();
     assert.deepEqual(recorder.currentNames(), ['a-node1', 'b-node1']);
     server.body = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c' }, spec: { containers: [{ name: 'm', image: 'x:1' }] } }] });
-    await waitFor('the List read', () => recorder.currentNames().join() === 'c-node1', DEADLINE);
+    await advanceUntil(clock, 'the List read', () => recorder.currentNames().join() === 'c-node1');
   });
 
   void it('turns a change into REMOVE and ADD, and an empty body into no pods', async () => {
     server.body = podList('a', 'b');
-    const { recorder } = await start();
-    const oldB = recorder.byName('b-node1')!.metadata!.uid;
+    const { recorder, clock } = await start();
+    const oldB = recorder.byName('b-node1')!.metadata.uid;
     server.body = podList('a', 'c');
-    await waitFor('b replaced by c', () => recorder.currentNames().join() === 'a-node1,c-node1', DEADLINE);
-    assert.deepEqual(recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata!.uid)), [oldB]);
+    assert.equal(server.requests, 1);
+    assert.deepEqual(clock.pending().map((t) => t.delayMs), [POLL_MS], 'the next poll is due POLL_MS after the first');
+    await clock.advance(POLL_MS - 1);
+    assert.equal(server.requests, 1, 'not polled before the interval passed');
+    await advanceUntil(clock, 'b replaced by c', () => recorder.currentNames().join() === 'a-node1,c-node1');
+    assert.deepEqual(recorder.updates.filter((u) => u.op === 'REMOVE').flatMap((u) => u.pods.map((p) => p.metadata.uid)), [oldB]);
     server.body = '';
-    await waitFor('every pod removed', () => recorder.currentNames().length === 0, DEADLINE);
+    await advanceUntil(clock, 'every pod removed', () => recorder.currentNames().length === 0);
   });
 
   void it('keeps the last pods when the server fails or sends a bad body, logging each failure once', async () => {
     server.body = podList('a');
-    const { recorder, logger } = await start();
+    const { recorder, logger, clock } = await start();
     assert.deepEqual(recorder.currentNames(), ['a-node1']);
     server.status = 500;
-    await morePolls(3);
+    await morePolls(clock, 3);
     assert.equal(logger.matching('HTTP 500').length, 1, logger.texts().join('\n'));
     server.status = 200;
     server.body = 'kind: Pod\napiVersion: v1\nmetadata: [\n';
-    await morePolls(3);
+    await morePolls(clock, 3);
     assert.equal(logger.matching('cannot decode', server.url).length, 1, logger.texts().join('\n'));
     assert.deepEqual(recorder.currentNames(), ['a-node1']);
     assert.deepEqual(recorder.names('REMOVE'), []);
     server.body = podList('a', 'b');
-    await waitFor('b added once the body is good', () => recorder.currentNames().join() === 'a-node1,b-node1', DEADLINE);
+    await advanceUntil(clock, 'b added once the body is good', () => recorder.currentNames().join() === 'a-node1,b-node1');
   });
 
   void it('leaves out an invalid pod of a list, logging it, and keeps the others', async () => {
@@ -160,11 +169,11 @@ void describe('URL source', () => {
 
   void it('is not ready before a first good fetch, and becomes ready after one', async () => {
     server.status = 404;
-    const { config, recorder } = await start();
+    const { config, recorder, clock } = await start();
     assert.equal(config.sourcesReady(), false);
     server.status = 200;
     server.body = podYAML('web');
-    await waitFor('ready', () => config.sourcesReady(), DEADLINE);
+    await advanceUntil(clock, 'ready', () => config.sourcesReady());
     assert.deepEqual(recorder.currentNames(), ['web-node1']);
   });
 });
@@ -176,7 +185,7 @@ void describe('URL source errors', () => {
     await closed.close();
     const logger = new FakeLogger();
     const config = createPodConfig({
-      nodeName: 'node1', staticPodPath: '', fileCheckFrequencyMs: 0, staticPodURL: url, staticPodURLHeader: {}, httpCheckFrequencyMs: 0, logger,
+      nodeName: 'node1', staticPodPath: '', fileCheckFrequencyMs: 0, staticPodURL: url, staticPodURLHeader: {}, httpCheckFrequencyMs: 0, logger, clock: new FakeClock(),
     });
     cleanups.push(() => config.stop());
     await config.start();
@@ -191,7 +200,7 @@ void describe('pod config', () => {
     const logger = new FakeLogger();
     const config = createPodConfig({
       nodeName: 'node1', staticPodPath: '', fileCheckFrequencyMs: 0, staticPodURL: server.url, staticPodURLHeader: {},
-      httpCheckFrequencyMs: 30, logger, pushSources: ['api'],
+      httpCheckFrequencyMs: POLL_MS, logger, clock: new FakeClock(), pushSources: ['api'],
     });
     const recorder = new UpdateRecorder();
     config.subscribe(recorder.listener);

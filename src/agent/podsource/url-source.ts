@@ -12,8 +12,9 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
+import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { podFullName } from '../../api/pod/index.js';
+import { podFullName, type NodePod } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
@@ -31,15 +32,16 @@ export interface UrlSourceOptions {
   readonly checkIntervalMs: number;
   readonly onSnapshot: SnapshotSink;
   readonly logger: SourceLogger;
-  readonly now?: () => Date;
-  /** Milliseconds one fetch may take (default 10 000, as upstream's client). */
+  /** The poll timer and the first-seen annotation. */
+  readonly clock: Clock;
+  /** Milliseconds one fetch may take (default 10 000, as upstream's client): a deadline on the socket, in real time. */
   readonly timeoutMs?: number;
 }
 
 class FetchFailure extends Error {}
 
 export class UrlSource implements PodSource {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private inflight: Promise<void> | undefined;
   private readonly abort = new AbortController();
   private lastBody: string | undefined;
@@ -58,7 +60,7 @@ export class UrlSource implements PodSource {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.abort.abort();
     await this.inflight;
   }
@@ -67,9 +69,9 @@ export class UrlSource implements PodSource {
     this.inflight = this.fetchOnce().finally(() => {
       this.inflight = undefined;
       if (!this.stopped && this.options.checkIntervalMs > 0) {
-        this.timer = setTimeout(() => {
+        this.timer = this.options.clock.setTimer(this.options.checkIntervalMs, () => {
           void this.poll();
-        }, this.options.checkIntervalMs);
+        });
       }
     });
     return this.inflight;
@@ -112,12 +114,12 @@ export class UrlSource implements PodSource {
   }
 
   /** Static treatment of each pod; a rejected pod or a duplicate name is logged and left out. */
-  private prepare(decoded: readonly Pod[]): Pod[] {
-    const pods: Pod[] = [];
+  private prepare(decoded: readonly Pod[]): NodePod[] {
+    const pods: NodePod[] = [];
     const names = new Set<string>();
     const rejects = new Map<string, string>();
     decoded.forEach((pod, i) => {
-      const prepared = prepareStaticPod(pod, { nodeName: this.options.nodeName, origin: { kind: 'http', url: this.options.url }, now: this.options.now ?? (() => new Date()) });
+      const prepared = prepareStaticPod(pod, { nodeName: this.options.nodeName, origin: { kind: 'http', url: this.options.url }, clock: this.options.clock });
       const key = `${i}:${pod.metadata?.name ?? ''}`;
       let problems: readonly string[] | undefined;
       if (!prepared.ok) problems = prepared.problems;
@@ -137,7 +139,7 @@ export class UrlSource implements PodSource {
     return pods;
   }
 
-  private succeed(body: string, pods: readonly Pod[]): void {
+  private succeed(body: string, pods: readonly NodePod[]): void {
     if (this.lastFailure !== undefined) this.options.logger.info(`the manifest at ${this.options.url} is readable again`);
     this.lastFailure = undefined;
     this.lastBody = body;

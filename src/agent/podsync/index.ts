@@ -13,9 +13,9 @@
  * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { podNamespacedName } from '../../api/pod/index.js';
+import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
@@ -30,7 +30,7 @@ export { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
 /** The pod's cgroup, as the sync needs it. */
 export interface PodCgroupHandle {
-  ensure(pod: Pod): Promise<string>;
+  ensure(pod: NodePod): Promise<string>;
   remove(podUID: string): Promise<void>;
 }
 
@@ -43,13 +43,13 @@ export interface PreparedVolume {
 /** The pod's volumes, as the sync needs them. */
 export interface PodVolumeHandle {
   /** Prepares the volumes; resolves to them by name (emptyDirs get the pod's fsGroup). */
-  preparePodVolumes(pod: Pod): Promise<ReadonlyMap<string, PreparedVolume>>;
+  preparePodVolumes(pod: NodePod): Promise<ReadonlyMap<string, PreparedVolume>>;
   cleanupPodVolumes(podUID: string): Promise<void>;
 }
 
 /** The prober, as the sync needs it. */
 export interface PodProbesHandle extends PodProbeView {
-  updatePod(pod: Pod, state: ProbedPodState): void;
+  updatePod(pod: NodePod, state: ProbedPodState): void;
   stopLivenessAndStartup(podUID: string): void;
   removePod(podUID: string): void;
 }
@@ -67,10 +67,11 @@ export interface PodSyncOptions {
    * stay readable; one that is not is removed from the node entirely.
    */
   readonly isDesired: (uid: string) => boolean;
-  readonly qosClass: (pod: Pod) => string;
-  readonly now?: () => Date;
+  readonly qosClass: (pod: NodePod) => string;
+  /** The status's times and the active deadline. */
+  readonly clock: Clock;
   /** Called with each problem of a sync pass (for events later). */
-  readonly onSyncError?: (pod: Pod, error: SyncError) => void;
+  readonly onSyncError?: (pod: NodePod, error: SyncError) => void;
   /** The prober; without it every running container is ready. */
   readonly probes?: PodProbesHandle;
   /** Restartable init containers are sidecars (the SidecarContainers gate). */
@@ -79,13 +80,9 @@ export interface PodSyncOptions {
   readonly onEvent?: (event: PodEvent) => void;
 }
 
-function ids(pod: Pod): { uid: string; name: string; namespace: string } {
-  return { uid: pod.metadata?.uid ?? '', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' };
-}
-
 export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const { runtime, status, logger } = options;
-  const now = options.now ?? (() => new Date());
+  const now = (): Date => new Date(options.clock.now());
   const errors = new Map<string, readonly SyncError[]>();
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
@@ -93,13 +90,13 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
 
-  async function publish(pod: Pod): Promise<ReturnType<typeof computePodStatus>> {
+  async function publish(pod: NodePod): Promise<ReturnType<typeof computePodStatus>> {
     return (await publishHeld(pod)).computed;
   }
 
   /** Reads what the runtime holds for the pod (unless given), publishes the status; resolves to both. */
-  async function publishHeld(pod: Pod, known?: RuntimePodStatus): Promise<{ computed: ReturnType<typeof computePodStatus>; held: RuntimePodStatus }> {
-    const { uid, name, namespace } = ids(pod);
+  async function publishHeld(pod: NodePod, known?: RuntimePodStatus): Promise<{ computed: ReturnType<typeof computePodStatus>; held: RuntimePodStatus }> {
+    const { uid, name, namespace } = pod.metadata;
     const held = known ?? (await runtime.getPodStatus(uid, name, namespace));
     const probes = options.probes;
     probes?.updatePod(pod, { podIPs: pod.spec?.hostNetwork === true ? options.hostIPs() : held.ips, containers: held.containers });
@@ -115,10 +112,10 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     return { computed, held };
   }
 
-  async function applyFsGroup(pod: Pod, volumes: ReadonlyMap<string, PreparedVolume>): Promise<void> {
+  async function applyFsGroup(pod: NodePod, volumes: ReadonlyMap<string, PreparedVolume>): Promise<void> {
     const fsGroup = pod.spec?.securityContext?.fsGroup;
     if (fsGroup === undefined) return;
-    const { uid } = ids(pod);
+    const { uid } = pod.metadata;
     for (const [name, volume] of volumes) {
       if (volume.kind !== 'emptyDir') continue;
       if (owned.has(`${uid}/${name}`)) {
@@ -133,10 +130,10 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   }
 
   /** Fails the pod when it is past its activeDeadlineSeconds; otherwise the time left (ms). */
-  async function checkDeadline(pod: Pod, startTime: string | undefined): Promise<number | undefined> {
+  async function checkDeadline(pod: NodePod, startTime: string | undefined): Promise<number | undefined> {
     const left = activeDeadlineLeftMs(pod, startTime, now());
     if (left === undefined || left > 0) return left;
-    failures.set(ids(pod).uid, { reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE });
+    failures.set(pod.metadata.uid, { reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE });
     const event: PodEvent = { type: 'Normal', reason: DEADLINE_EXCEEDED_REASON, message: DEADLINE_EXCEEDED_MESSAGE, pod };
     logger.info('Event', { type: event.type, reason: event.reason, pod: podNamespacedName(pod), message: event.message });
     options.onEvent?.(event);
@@ -147,7 +144,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   return {
 
     async syncPod(pod): Promise<SyncOutcome> {
-      const { uid } = ids(pod);
+      const { uid } = pod.metadata;
       const { computed: before, held } = await publishHeld(pod);
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
       const deadline = await checkDeadline(pod, before.startTime);
@@ -186,7 +183,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     },
 
     async syncTerminatingPod(pod, gracePeriodSeconds) {
-      const { uid, name, namespace } = ids(pod);
+      const { uid, name, namespace } = pod.metadata;
       options.probes?.stopLivenessAndStartup(uid);
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
@@ -200,7 +197,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     },
 
     async syncTerminatedPod(pod) {
-      const { uid } = ids(pod);
+      const { uid } = pod.metadata;
       if (!options.isDesired(uid)) {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);

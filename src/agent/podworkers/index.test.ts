@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { createPodWorkers, type PodSyncer, type PodWorkersOptions, type SyncOutcome } from './index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 
-function pod(uid: string, generation = 1): Pod {
+function pod(uid: string, generation = 1): NodePod {
   return { metadata: { uid, name: uid, namespace: 'default', generation } };
 }
 
@@ -19,7 +19,7 @@ function fakeSyncer(outcome: () => SyncOutcome = () => ({})) {
   let failures = 0;
   const syncer: PodSyncer = {
     async syncPod(p, kind) {
-      calls.push(`sync:${kind}:${p.metadata?.generation ?? 0}`);
+      calls.push(`sync:${kind}:${p.metadata.generation ?? 0}`);
       await gate;
       if (failures > 0) {
         failures--;

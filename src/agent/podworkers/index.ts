@@ -18,10 +18,9 @@
  * Owns: ordering and retrying per-pod work. Must not: talk to the runtime or compute status
  * itself (the PodSyncer does), or run two pieces of work for one pod at once.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { podNamespacedName } from '../../api/pod/index.js';
+import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 
 export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
@@ -35,16 +34,16 @@ export interface SyncOutcome {
 
 /** What the workers call; each call may block and may throw (the worker retries). */
 export interface PodSyncer {
-  syncPod(pod: Pod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
+  syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
   /** Kills the pod's containers with the grace period (seconds; undefined: the pod's own). */
-  syncTerminatingPod(pod: Pod, gracePeriodSeconds: number | undefined): Promise<void>;
+  syncTerminatingPod(pod: NodePod, gracePeriodSeconds: number | undefined): Promise<void>;
   /** Releases what the pod held on the node: containers, sandboxes, volumes, cgroups. */
-  syncTerminatedPod(pod: Pod): Promise<void>;
+  syncTerminatedPod(pod: NodePod): Promise<void>;
 }
 
 export interface PodUpdate {
   readonly type: 'create' | 'update' | 'sync' | 'kill';
-  readonly pod: Pod;
+  readonly pod: NodePod;
   /** For kill: the grace period in seconds (default: the pod's terminationGracePeriodSeconds). */
   readonly gracePeriodSeconds?: number;
   /**
@@ -82,16 +81,12 @@ export interface PodWorkersOptions {
 
 interface Worker {
   state: PodWorkerState;
-  pod: Pod;
+  pod: NodePod;
   pending: PodUpdate | undefined;
   running: Promise<void> | undefined;
   timer: Timer | undefined;
   failures: number;
   gracePeriodSeconds: number | undefined;
-}
-
-function uidOf(pod: Pod): string {
-  return pod.metadata?.uid ?? '';
 }
 
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
@@ -112,7 +107,7 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
 
   function enqueue(update: PodUpdate): void {
     if (stopped) return;
-    const uid = uidOf(update.pod);
+    const { uid } = update.pod.metadata;
     let w = workers.get(uid);
     if (w === undefined) {
       if (update.type === 'sync') return; // a timer of a finished worker

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import { FakeClock } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import { createProberManager } from './manager.js';
 import { createProberMetrics } from './metrics.js';
 import type { ProbeOutcome, ProbeResultChange, ProbedContainer, ProberManager } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** The delays of the probe timers waiting, soonest first. */
 const waits = (clock: FakeClock): number[] => clock.pending().map((t) => t.dueAt - clock.now());
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('prober-test');
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('prober-test');
 
 interface Env {
   time: FakeClock;
@@ -44,7 +45,7 @@ function env(): Env {
 
 const probeOf = (kind: string, extra: Probe = {}): Probe => ({ exec: { command: [kind] }, periodSeconds: 1, failureThreshold: 2, ...extra });
 
-function pod(container: Partial<Container>): Pod {
+function pod(container: Partial<Container>): NodePod {
   return { metadata: { uid: 'u1', name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'app', image: 'busybox', ...container }] } };
 }
 

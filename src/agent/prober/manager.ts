@@ -8,9 +8,9 @@
  *   - listeners of `onResult` hear every change of a stored result (the pod worker should sync
  *     at once); `onEvent` hears every Unhealthy event (logged here too).
  */
-import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
-import { podNamespacedName } from '../../api/pod/index.js';
+import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics } from './metrics.js';
 import { runProbe } from './probe.js';
@@ -42,7 +42,7 @@ interface Results {
 }
 
 interface PodEntry {
-  pod: Pod;
+  pod: NodePod;
   /** key: `${init ? 'init' : 'main'}/${container}/${type}` */
   readonly workers: Map<string, ProbeWorker>;
   /** The newest instance ID by container key (`init/name` or `main/name`). */
@@ -115,9 +115,9 @@ class Manager implements ProberManager {
     return () => this.resultListeners.delete(listener);
   }
 
-  private wanted(pod: Pod): WantedProbe[] {
+  private wanted(pod: NodePod): WantedProbe[] {
     const out: WantedProbe[] = [];
-    const readinessOnly = this.terminating.has(pod.metadata?.uid ?? '');
+    const readinessOnly = this.terminating.has(pod.metadata.uid);
     const add = (c: Container, init: boolean): void => {
       for (const [type, field] of TYPES) {
         if (readinessOnly && type !== 'Readiness') continue;
@@ -130,8 +130,8 @@ class Manager implements ProberManager {
     return out;
   }
 
-  updatePod(pod: Pod, state: ProbedPodState): void {
-    const uid = pod.metadata?.uid ?? '';
+  updatePod(pod: NodePod, state: ProbedPodState): void {
+    const { uid } = pod.metadata;
     const wanted = this.wanted(pod);
     let entry = this.pods.get(uid);
     if (entry === undefined) {
@@ -171,7 +171,7 @@ class Manager implements ProberManager {
   private stopWorker(uid: string, entry: PodEntry, key: string, worker: ProbeWorker, keepResults = false): void {
     void worker.stop();
     entry.workers.delete(key);
-    this.options.metrics?.forget({ probe_type: worker.type, container: worker.container.name, pod: entry.pod.metadata?.name ?? '', namespace: entry.pod.metadata?.namespace ?? '' });
+    this.options.metrics?.forget({ probe_type: worker.type, container: worker.container.name, pod: entry.pod.metadata.name, namespace: entry.pod.metadata.namespace });
     if (keepResults) return;
     for (const r of this.results.values()) if (r.podUID === uid && r.name === worker.container.name) r.byType.delete(worker.type);
   }

@@ -4,7 +4,7 @@
  * (the per-pod sync feeds it and reads readiness; the runtime manager asks which containers
  * failed a liveness or startup probe).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** Upstream's probe type names, as they appear in events, logs and metrics. */
 export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
@@ -24,7 +24,7 @@ export interface PodEvent {
   /** Upstream's reasons: Unhealthy, Killing, FailedPostStartHook, FailedPreStopHook, ... */
   readonly reason: string;
   readonly message: string;
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly container?: string;
 }
 
@@ -84,7 +84,7 @@ export interface ProberManager extends ContainerProbeResults, PodProbeView {
    * Starts the workers of a pod's probes (idempotent; a changed probe restarts its worker) and
    * hands every worker the newest instance of its container. Never blocks, never throws.
    */
-  updatePod(pod: Pod, state: ProbedPodState): void;
+  updatePod(pod: NodePod, state: ProbedPodState): void;
   /** Stops the liveness and startup workers (the pod is terminating); readiness keeps running. */
   stopLivenessAndStartup(podUID: string): void;
   /** Stops every worker of the pod and forgets its results and metrics. Idempotent. */

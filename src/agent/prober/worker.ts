@@ -20,13 +20,14 @@
  * instance, and probing resumes with the next one. A worker is woken early (`trigger`) when its
  * container starts or its startup probe succeeds, so readiness follows at once.
  */
-import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
+import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ProberMetrics, ProbeSeries } from './metrics.js';
 import { probeTimings, type ProbeTarget, type ProbeTimings } from './probe.js';
 import type { ExecRunner } from './socket.js';
 import type { PodEvent, ProbeOutcome, ProbedContainer, ProbeType } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /**
  * Waits of probe workers are rounded up to a multiple of this (ms since the epoch), so that
@@ -78,7 +79,7 @@ export class ProbeWorker {
 
   constructor(
     private readonly deps: WorkerDeps,
-    private pod: Pod,
+    private pod: NodePod,
     readonly container: Container,
     readonly type: ProbeType,
     readonly probe: Probe,
@@ -91,7 +92,7 @@ export class ProbeWorker {
   }
 
   /** The newest instance of the container and the pod's IP, after a sync. Never blocks. */
-  observe(pod: Pod, instance: ProbedContainer | undefined, podIP: string): void {
+  observe(pod: NodePod, instance: ProbedContainer | undefined, podIP: string): void {
     if (this.stopped) return;
     this.pod = pod;
     this.podIP = podIP;
@@ -159,7 +160,7 @@ export class ProbeWorker {
       this.schedule(due - now);
       return;
     }
-    if (this.type !== 'Readiness' && this.pod.metadata?.deletionTimestamp !== undefined) {
+    if (this.type !== 'Readiness' && this.pod.metadata.deletionTimestamp !== undefined) {
       this.deps.results.set(c.id, this.type, 'success', false);
       return;
     }
@@ -182,7 +183,7 @@ export class ProbeWorker {
   }
 
   private record(outcome: ProbeOutcome, seconds: number): void {
-    const labels = { probe_type: this.type, container: this.container.name, pod: this.pod.metadata?.name ?? '', namespace: this.pod.metadata?.namespace ?? '' };
+    const labels = { probe_type: this.type, container: this.container.name, pod: this.pod.metadata.name, namespace: this.pod.metadata.namespace };
     const ok = outcome.result === 'success' || outcome.result === 'warning';
     this.series ??= this.deps.metrics?.series(labels);
     this.series?.observe(ok ? 'successful' : outcome.result === 'failure' ? 'failed' : 'unknown', seconds);

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import type { PodStatus } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
 import type { PodConfigUpdate } from '../syncloop/index.js';
 import { runPodsOnce, type RunOnceOptions } from './index.js';
 
-const pod = (name: string): Pod => ({ metadata: { name, namespace: 'default', uid: name }, spec: { containers: [{ name: 'app' }] } });
+const pod = (name: string): NodePod => ({ metadata: { name, namespace: 'default', uid: name }, spec: { containers: [{ name: 'app' }] } });
 const running: PodStatus = { phase: 'Running', containerStatuses: [{ name: 'app', ready: true, restartCount: 0, image: 'i', imageID: 'i', state: { running: {} } }] };
 const waiting: PodStatus = { phase: 'Pending', containerStatuses: [{ name: 'app', ready: false, restartCount: 0, image: 'i', imageID: 'i', state: { waiting: { reason: 'ImagePullBackOff' } } }] };
 
-function setup(pods: Pod[], settlesAfter: Map<string, number>, capacity = 110) {
+function setup(pods: NodePod[], settlesAfter: Map<string, number>, capacity = 110) {
   const clock = new FakeClock();
   const statuses = new Map<string, PodStatus>();
   const syncs: string[] = [];
@@ -25,7 +26,7 @@ function setup(pods: Pod[], settlesAfter: Map<string, number>, capacity = 110) {
     },
     syncer: {
       syncPod: (p) => {
-        const name = p.metadata?.name ?? '';
+        const name = p.metadata.name;
         syncs.push(`${name}@${clock.now()}`);
         const left = (settlesAfter.get(name) ?? 1) - 1;
         settlesAfter.set(name, left);

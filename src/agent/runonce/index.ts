@@ -9,7 +9,8 @@
  * started.
  */
 import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
-import type { Clock } from '../../api/clock.js';
+import type { NodePod } from '../../api/pod/index.js';
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { podFullName } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
@@ -26,7 +27,7 @@ export interface RunOnceOptions {
     stop(): Promise<void>;
     sourcesReady(): boolean;
   };
-  readonly syncer: { syncPod(pod: Pod, kind: 'create' | 'sync'): Promise<unknown> };
+  readonly syncer: { syncPod(pod: NodePod, kind: 'create' | 'sync'): Promise<unknown> };
   readonly status: { getPodStatus(uid: string): PodStatus | undefined };
   /** How many pods may run (maxPods, podsPerCore); the pods beyond are refused. */
   readonly capacity: number;
@@ -37,7 +38,7 @@ export interface RunOnceOptions {
 }
 
 export interface RunOnceResult {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly ok: boolean;
   /** One line: the pod, its phase and each container's state. */
   readonly line: string;
@@ -59,34 +60,34 @@ export function describePod(pod: Pod, status: PodStatus | undefined): string {
 }
 
 /** The pods of every source's first snapshot; undefined when a source gave none in time. */
-async function firstSnapshot(o: RunOnceOptions): Promise<Pod[] | undefined> {
-  const pods = new Map<string, Pod>();
+async function firstSnapshot(o: RunOnceOptions): Promise<NodePod[] | undefined> {
+  const pods = new Map<string, NodePod>();
   const unsubscribe = o.podConfig.subscribe((u) => {
     for (const p of u.pods) {
-      if (u.op === 'REMOVE') pods.delete(p.metadata?.uid ?? '');
-      else pods.set(p.metadata?.uid ?? '', p);
+      if (u.op === 'REMOVE') pods.delete(p.metadata.uid);
+      else pods.set(p.metadata.uid, p);
     }
   });
   await o.podConfig.start();
   const deadline = o.clock.now() + (o.sourcesTimeoutMs ?? 30_000);
-  while (!o.podConfig.sourcesReady() && o.clock.now() < deadline) await o.clock.sleep(50, undefined, { keepAlive: true });
+  while (!o.podConfig.sourcesReady() && o.clock.now() < deadline) await sleepKeepingAlive(o.clock, 50);
   unsubscribe();
   await o.podConfig.stop();
   return o.podConfig.sourcesReady() ? [...pods.values()] : undefined;
 }
 
 /** Syncs one pod until it settles or the attempts run out. */
-async function runPod(o: RunOnceOptions, pod: Pod): Promise<RunOnceResult> {
-  const uid = pod.metadata?.uid ?? '';
+async function runPod(o: RunOnceOptions, pod: NodePod): Promise<RunOnceResult> {
+  const uid = pod.metadata.uid;
   let wait = FIRST_DELAY_MS;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
       await o.syncer.syncPod(pod, attempt === 1 ? 'create' : 'sync');
     } catch (err) {
-      o.logger.warn('Pod sync failed', { pod: pod.metadata?.name, attempt, err: messageOf(err) });
+      o.logger.warn('Pod sync failed', { pod: pod.metadata.name, attempt, err: messageOf(err) });
     }
     if (settled(o.status.getPodStatus(uid))) break;
-    await o.clock.sleep(wait, undefined, { keepAlive: true });
+    await sleepKeepingAlive(o.clock, wait);
     wait *= 2;
   }
   const status = o.status.getPodStatus(uid);

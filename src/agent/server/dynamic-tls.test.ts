@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, TLSSocket, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { flagDefaults } from '../config/index.js';
 import { LogRoot } from '../logging/index.js';
@@ -17,6 +18,7 @@ import { tlsServerOptions } from './tls.js';
 
 const lines: string[] = [];
 const logs = new LogRoot({
+    clock: new FakeClock(),
   format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9,
   sink: { write: (_stream, line) => { lines.push(line); } },
 });
@@ -169,6 +171,7 @@ void describe('startServers with serverTLSBootstrap', () => {
       gates: { enabled: () => true },
       metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 0, containers: {} }) }),
       logger: logs.logger('test'),
+      clock: new FakeClock(),
       ...(source === undefined ? {} : { servingCertificates: source }),
     });
   };

@@ -3,12 +3,13 @@
  * composition root (pods and their statuses, the CRI calls the handlers make, the health
  * checks, the logger root). The servers never change a pod.
  */
-import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import type { PodStatus } from 'kubernetes-types/core/v1.js';
 import type { ImageService, RuntimeService } from '../runtime/cri/index.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 export interface PodsView {
   /** The pods the agent runs (what its sources want, admitted or not), as the sources gave them. */
-  desiredPods(): readonly Pod[];
+  desiredPods(): readonly NodePod[];
   /** The newest status the agent computed for a pod. */
   podStatus(uid: string): PodStatus | undefined;
 }
@@ -19,9 +20,9 @@ export type ServerCri = Pick<RuntimeService,
   | 'listContainerStats' | 'listPodSandboxStats'> & Pick<ImageService, 'imageFsInfo'>;
 
 /** The pod of `namespace`/`name` (and `uid` when given), with its newest status. */
-export function findPod(view: PodsView, namespace: string, name: string, uid?: string): Pod | undefined {
-  const pod = view.desiredPods().find((p) => p.metadata?.name === name && (p.metadata.namespace ?? 'default') === namespace);
-  if (pod === undefined || (uid !== undefined && uid !== '' && pod.metadata?.uid !== uid)) return undefined;
-  const status = view.podStatus(pod.metadata?.uid ?? '');
+export function findPod(view: PodsView, namespace: string, name: string, uid?: string): NodePod | undefined {
+  const pod = view.desiredPods().find((p) => p.metadata.name === name && p.metadata.namespace === namespace);
+  if (pod === undefined || (uid !== undefined && uid !== '' && pod.metadata.uid !== uid)) return undefined;
+  const status = view.podStatus(pod.metadata.uid);
   return status === undefined ? pod : { ...pod, status };
 }

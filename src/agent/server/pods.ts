@@ -5,7 +5,7 @@
  * minimal pods: name, namespace and UID, one container per running container (name, image)
  * and one per sandbox (named by the sandbox ID).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../kuberuntime/index.js';
 import type { PodsView, ServerCri } from './host.js';
 import { sendJson } from './http.js';
@@ -16,7 +16,7 @@ function podListJson(items: readonly unknown[]): string {
 }
 
 /** The pods with their statuses, as /pods lists them. */
-export function podsWithStatus(view: PodsView, pods = view.desiredPods(), statuses = pods.map((p) => view.podStatus(p.metadata?.uid ?? ''))): Pod[] {
+export function podsWithStatus(view: PodsView, pods = view.desiredPods(), statuses = pods.map((p) => view.podStatus(p.metadata.uid))): NodePod[] {
   return pods.map((pod, i) => {
     const { kind: _kind, apiVersion: _apiVersion, ...rest } = pod;
     return { ...rest, status: statuses[i] ?? pod.status ?? {} };
@@ -65,10 +65,10 @@ const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length ===
  * encoding costs more than the rest of the request.
  */
 function podListEncoder(view: PodsView): () => Buffer {
-  let last: { pods: readonly Pod[]; statuses: readonly unknown[]; body: Buffer } | undefined;
+  let last: { pods: readonly NodePod[]; statuses: readonly unknown[]; body: Buffer } | undefined;
   return () => {
     const pods = view.desiredPods();
-    const statuses = pods.map((p) => view.podStatus(p.metadata?.uid ?? ''));
+    const statuses = pods.map((p) => view.podStatus(p.metadata.uid));
     if (last !== undefined && sameItems(last.pods, pods) && sameItems(last.statuses, statuses)) return last.body;
     const body = Buffer.from(podListJson(podsWithStatus(view, pods, statuses)));
     last = { pods, statuses, body };

@@ -8,6 +8,7 @@
  * server, and the secure one without debugging handlers, answer 405 "Debug endpoints are
  * disabled." on the debugging paths and 404 on the rest (/configz, /debug/flags/v).
  */
+import type { Clock } from '../../api/clock.js';
 import type { NodeagentConfiguration } from '../config/index.js';
 import { configzRoutes, debugFlagsRoutes, type VerbositySetter } from './debug/configz.js';
 import { pprofRoutes } from './debug/pprof.js';
@@ -38,6 +39,8 @@ export interface RouteDeps {
   readonly logs: VerbositySetter;
   readonly gateEnabled: (name: string) => boolean;
   readonly logger: Logger;
+  /** The agent's clock (timestamps, since-times of logs). */
+  readonly clock: Clock;
   /** The node's log directory (default /var/log). */
   readonly logDir?: string;
 }
@@ -67,7 +70,7 @@ function defaultRoutes(d: RouteDeps): Route[] {
     ...podRoutes(d.pods, d.cri).pods,
     ...statsRoutes(d.stats, d.nodeName),
     ...metricsRoutes(d.metrics, d.stats),
-    ...specRoutes({ rootDir: d.rootDir }),
+    ...specRoutes({ rootDir: d.rootDir, clock: d.clock }),
   ];
 }
 
@@ -91,7 +94,7 @@ export function secureRoutes(d: RouteDeps): Route[] {
   return [
     ...defaultRoutes(d),
     ...streamingRoutes({ pods: d.pods, cri: d.cri, idleTimeoutMs, logger: d.logger.named('streaming') }),
-    ...containerLogRoutes(d.pods, d.cri),
+    ...containerLogRoutes(d.pods, d.cri, d.clock),
     ...configzRoutes(c),
     ...podRoutes(d.pods, d.cri).runningPods,
     ...checkpointRoutes(d),

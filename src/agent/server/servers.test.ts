@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL } from '../kuberuntime/index.js';
@@ -15,7 +17,7 @@ import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
 
-const logs = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
+const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
 const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
 
 /** The runtime: pod `web` with its container `main` running, logging to `<dir>/c1.log`. */
@@ -36,7 +38,7 @@ async function fakeCri(dir: string): Promise<{ cri: FakeRuntime; sandboxId: stri
   return { cri, sandboxId, containerId };
 }
 
-const pod: Pod = {
+const pod: NodePod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
   spec: { containers: [{ name: 'main', image: 'busybox' }] },
 };
@@ -99,6 +101,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
     gates: { enabled: () => false },
     metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 1, containers: { running: 1 } }) }),
     logger: logs.logger('test'),
+    clock: new FakeClock(),
     logDir: join(dir, 'varlog'),
   });
 }

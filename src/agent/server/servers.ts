@@ -9,6 +9,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { hostname } from 'node:os';
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { createAuthenticator, createTokenWebhookAuthenticator, createX509Authenticator, type RequestAuthenticator } from '../authn/index.js';
 import { alwaysAllow, createWebhookAuthorizer, type Authorizer } from '../authz/index.js';
@@ -48,6 +49,8 @@ export interface ServersOptions {
   readonly gates: { enabled(name: string): boolean };
   readonly metrics: AgentMetrics;
   readonly logger: Logger;
+  /** The agent's clock: stats, the self-signed certificate, timestamps of the answers. */
+  readonly clock: Clock;
   /** Default: one built from `cri` (10 s cache). */
   readonly stats?: StatsProvider;
   /** The node's log directory of /logs/ (default /var/log). */
@@ -76,7 +79,7 @@ function securityOf(o: ServersOptions, clientCA: Buffer | undefined): { authenti
   if (clientCA !== undefined) authenticators.push(createX509Authenticator());
   if (a.webhook.enabled) {
     const client = reviewClient(o, 'webhook token authentication', 'authentication.webhook.enabled');
-    authenticators.push(createTokenWebhookAuthenticator({ review: (token) => createTokenReview(client, token), cacheTtlMs: a.webhook.cacheTTL / 1e6 }));
+    authenticators.push(createTokenWebhookAuthenticator({ review: (token) => createTokenReview(client, token), cacheTtlMs: a.webhook.cacheTTL / 1e6, clock: o.clock }));
   }
   const z = o.config.authorization;
   let authorizer: Authorizer = alwaysAllow();
@@ -86,6 +89,7 @@ function securityOf(o: ServersOptions, clientCA: Buffer | undefined): { authenti
       review: (spec) => createSubjectAccessReview(client, spec),
       authorizedTtlMs: z.webhook.cacheAuthorizedTTL / 1e6,
       unauthorizedTtlMs: z.webhook.cacheUnauthorizedTTL / 1e6,
+      clock: o.clock,
     });
   }
   return { authenticator: createAuthenticator({ authenticators, anonymous: a.anonymous.enabled }), authorizer };
@@ -99,10 +103,10 @@ function serve(server: Server, pipeline: Pipeline): void {
 export async function startServers(o: ServersOptions): Promise<Servers> {
   const c = o.config;
   const log = o.logger;
-  const stats = o.stats ?? createStatsProvider({ cri: o.cri, rootDir: o.rootDir, podLogsRoot: o.config.podLogsDir, logger: log.named('stats') });
+  const stats = o.stats ?? createStatsProvider({ cri: o.cri, rootDir: o.rootDir, podLogsRoot: o.config.podLogsDir, clock: o.clock, logger: log.named('stats') });
   const deps: RouteDeps = {
     config: c, nodeName: o.nodeName, rootDir: o.rootDir, pods: o.pods, cri: o.cri, stats, metrics: o.metrics,
-    healthChecks: o.healthChecks, logs: o.logs, gateEnabled: (n) => o.gates.enabled(n), logger: log,
+    healthChecks: o.healthChecks, logs: o.logs, gateEnabled: (n) => o.gates.enabled(n), logger: log, clock: o.clock,
     ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
   };
   const started: Listening[] = [];
@@ -114,7 +118,7 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
       const requested = c.serverTLSBootstrap && c.tlsCertFile === '' && c.tlsPrivateKeyFile === '';
       const certificate = requested ? undefined : await servingCertificate({
         tlsCertFile: c.tlsCertFile, tlsPrivateKeyFile: c.tlsPrivateKeyFile, certDir: o.certDir,
-        commonName: o.nodeName, altNames: [o.nodeName, hostname(), ...o.nodeIPs], logger: log,
+        commonName: o.nodeName, altNames: [o.nodeName, hostname(), ...o.nodeIPs], logger: log, clock: o.clock,
       });
       const { authenticator, authorizer } = securityOf(o, clientCA);
       if (requested && o.servingCertificates === undefined) {

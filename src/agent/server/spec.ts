@@ -9,9 +9,12 @@ import { availableParallelism } from 'node:os';
 import { parseMeminfo } from './stats/node.js';
 import { sendJson } from './http.js';
 import type { Route } from './router.js';
+import type { Clock } from '../../api/clock.js';
 
 export interface MachineInfoOptions {
   readonly rootDir: string;
+  /** The timestamp of the answer. */
+  readonly clock: Pick<Clock, 'now'>;
   readonly procDir?: string;
   readonly sysDir?: string;
   readonly etcDir?: string;
@@ -65,7 +68,7 @@ export async function machineInfo(o: MachineInfoOptions): Promise<Record<string,
   const hugeSize = (mem.get('Hugepagesize') ?? 0) / 1024;
   const root = await statfs(o.rootDir).catch(() => undefined); // unreadable root dir: no file system listed
   return {
-    timestamp: new Date().toISOString(),
+    timestamp: new Date(o.clock.now()).toISOString(),
     vendor_id: cpu.vendor,
     num_cores: cpu.cores || availableParallelism(),
     num_physical_cores: cpu.physicalCores,

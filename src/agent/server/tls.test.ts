@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDirs } from '../../../test/helpers/tempdir.js';
 import { OrchError } from '../../api/errors.js';
+import { FAKE_CLOCK_START, FakeClock } from '../../api/fake-clock.js';
 import { certificateInfo, createCertificate } from './certs.js';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY, cipherString, servingCertificate, tlsServerOptions } from './tls.js';
 
@@ -14,18 +15,22 @@ void describe('the serving certificate', () => {
 
   void it('is generated into the certificate directory, reused, and generated again once expired', async () => {
     const certDir = join(await tempDir(), 'pki');
-    const first = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, ...names });
+    const clock = new FakeClock();
+    const first = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, clock, ...names });
     assert.equal(first.origin, 'generated');
     assert.equal(first.certPath, join(certDir, SELF_SIGNED_CERT));
     assert.equal((await stat(join(certDir, SELF_SIGNED_KEY))).mode & 0o777, 0o600);
     const info = certificateInfo(first.cert);
     assert.deepEqual(info.altNames, ['node1', 'host1', '10.0.0.5', 'localhost', '127.0.0.1']);
-    assert.match(info.subject, /CN=node1@\d+/);
-    const again = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, ...names });
+    assert.match(info.subject, new RegExp(`CN=node1@${FAKE_CLOCK_START / 1000}`));
+    assert.equal(info.notBefore.getTime(), FAKE_CLOCK_START - 3600_000);
+    assert.equal(info.notAfter.getTime(), FAKE_CLOCK_START + 365 * 24 * 3600_000);
+    clock.set(info.notAfter.getTime() - 1);
+    const again = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, clock, ...names });
     assert.equal(again.origin, 'reused');
     assert.deepEqual(again.cert, first.cert);
-    const later = new Date(info.notAfter.getTime() + 1000);
-    const renewed = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, ...names, now: () => later });
+    await clock.advance(1);
+    const renewed = await servingCertificate({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir, clock, ...names });
     assert.equal(renewed.origin, 'generated');
     assert.notDeepEqual(renewed.cert, first.cert);
     assert.deepEqual(await readFile(join(certDir, SELF_SIGNED_CERT)), renewed.cert);
@@ -38,12 +43,12 @@ void describe('the serving certificate', () => {
     await writeFile(join(dir, 'a.crt'), a.certPem);
     await writeFile(join(dir, 'a.key'), a.keyPem);
     await writeFile(join(dir, 'b.key'), b.keyPem);
-    const given = await servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: join(dir, 'a.key'), certDir: '/nonexistent', ...names });
+    const given = await servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: join(dir, 'a.key'), certDir: '/nonexistent', clock: new FakeClock(), ...names });
     assert.equal(given.origin, 'files');
     const bad = (err: unknown, text: RegExp): boolean => err instanceof OrchError && err.code === 'SERVER_TLS_INVALID' && text.test(err.message);
-    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: join(dir, 'b.key'), certDir: '', ...names }), (e) => bad(e, /does not match/));
-    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: '', certDir: '', ...names }), (e) => bad(e, /given together/));
-    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'x.crt'), tlsPrivateKeyFile: join(dir, 'a.key'), certDir: '', ...names }), (e) => bad(e, /cannot read/));
+    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: join(dir, 'b.key'), certDir: '', clock: new FakeClock(), ...names }), (e) => bad(e, /does not match/));
+    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'a.crt'), tlsPrivateKeyFile: '', certDir: '', clock: new FakeClock(), ...names }), (e) => bad(e, /given together/));
+    await assert.rejects(servingCertificate({ tlsCertFile: join(dir, 'x.crt'), tlsPrivateKeyFile: join(dir, 'a.key'), certDir: '', clock: new FakeClock(), ...names }), (e) => bad(e, /cannot read/));
   });
 });
 

@@ -8,6 +8,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_CIPHERS, type SecureVersion, type TlsOptions } from 'node:tls';
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
@@ -34,7 +35,8 @@ export interface ServingCertificateOptions {
   /** Names for the generated certificate: node name, hostname, node IPs (localhost and 127.0.0.1 are added). */
   readonly altNames: readonly string[];
   readonly commonName: string;
-  readonly now?: () => Date;
+  /** The validity of a generated certificate, and whether the stored one expired. */
+  readonly clock: Pick<Clock, 'now'>;
   readonly logger?: Logger;
 }
 
@@ -86,7 +88,7 @@ export async function servingCertificate(o: ServingCertificateOptions): Promise<
   }
   const certPath = join(o.certDir, SELF_SIGNED_CERT);
   const keyPath = join(o.certDir, SELF_SIGNED_KEY);
-  const now = (o.now ?? (() => new Date()))();
+  const now = new Date(o.clock.now());
   const existing = await reusable(certPath, keyPath, now);
   if (typeof existing !== 'string') return { ...existing, certPath, keyPath, origin: 'reused' };
   o.logger?.info('Generating a self-signed serving certificate', { certDir: o.certDir, why: existing });

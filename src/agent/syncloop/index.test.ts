@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
 import { FakeClock, settle } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
 import type { RunningPod } from '../kuberuntime/types.js';
 import { LogRoot } from '../logging/index.js';
 import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodManager, createSyncLoop, podCapacity, type AdmitHandler, type PodConfigUpdate } from './index.js';
 
-const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
-const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' } });
+const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
+const pod = (uid: string): NodePod => ({ metadata: { uid, name: uid, namespace: 'default' } });
 
 function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[]; periodMs?: number } = {}) {
   const listings = { count: 0 };
@@ -21,8 +21,8 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
   let finishWorker: (uid: string) => void = () => undefined;
   const workers: PodWorkers = {
     updatePod(u: PodUpdate) {
-      updates.push(`${u.type}:${u.pod.metadata?.uid ?? ''}`);
-      if (u.type === 'create') states.set(u.pod.metadata?.uid ?? '', 'syncing');
+      updates.push(`${u.type}:${u.pod.metadata.uid}`);
+      if (u.type === 'create') states.set(u.pod.metadata.uid, 'syncing');
       if (u.type === 'kill') grace.push(u.gracePeriodSeconds);
     },
     stateOf: (uid) => states.get(uid),
@@ -49,9 +49,9 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
     status, podCapacity: options.capacity ?? 110, logger, clock, housekeepingPeriodMs: options.periodMs ?? 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
-    onReject: (p, reason) => { rejections.push(`${p.metadata?.uid ?? ''}:${reason}`); },
+    onReject: (p, reason) => { rejections.push(`${p.metadata.uid}:${reason}`); },
   });
-  loop.onPodFinished((p) => { deletable.push(p.metadata?.uid ?? ''); });
+  loop.onPodFinished((p) => { deletable.push(p.metadata.uid); });
   loop.start();
   const finish = (uid: string): void => {
     states.delete(uid);
@@ -95,8 +95,8 @@ void describe('sync loop', () => {
     const seen: string[][] = [];
     const h = harness({
       admit: [
-        (p, admitted) => { seen.push(admitted.map((a) => a.metadata?.uid ?? '')); return p.metadata?.uid === 'b' ? { admit: false, reason: 'NodeAffinity', message: 'no match' } : { admit: true }; },
-        (p) => (p.metadata?.uid === 'c' ? { admit: false } : { admit: true }),
+        (p, admitted) => { seen.push(admitted.map((a) => a.metadata.uid)); return p.metadata.uid === 'b' ? { admit: false, reason: 'NodeAffinity', message: 'no match' } : { admit: true }; },
+        (p) => (p.metadata.uid === 'c' ? { admit: false } : { admit: true }),
       ],
     });
     h.send({ op: 'ADD', pods: [pod('a'), pod('b'), pod('c')] });
@@ -108,8 +108,8 @@ void describe('sync loop', () => {
   });
 
   void it('kills API pods being deleted with their grace period, and never runs pods already terminal', async () => {
-    const h = harness({ admit: [(p) => (p.metadata?.uid === 'r' ? { admit: false, reason: 'NodeAffinity' } : { admit: true })] });
-    const deleting = (p: Pod, grace: number): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
+    const h = harness({ admit: [(p) => (p.metadata.uid === 'r' ? { admit: false, reason: 'NodeAffinity' } : { admit: true })] });
+    const deleting = (p: NodePod, grace: number): NodePod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
     h.send({ op: 'ADD', pods: [pod('a'), pod('r')] });
     h.send({ op: 'UPDATE', pods: [deleting(pod('a'), 7)] });
     h.loop.podChanged('a');

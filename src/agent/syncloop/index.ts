@@ -8,10 +8,9 @@
  * runs instead of killing it. Must not: sync pods itself (the workers do) or touch runtime
  * objects without the agent's labels (the runtime manager filters them).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { podNamespacedName } from '../../api/pod/index.js';
+import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
@@ -22,7 +21,7 @@ export { createPodManager, type DesiredPods, type PodManager } from './pod-manag
 
 export interface PodConfigUpdate {
   readonly op: 'ADD' | 'UPDATE' | 'REMOVE' | 'RECONCILE';
-  readonly pods: readonly Pod[];
+  readonly pods: readonly NodePod[];
 }
 
 export interface SyncLoopOptions {
@@ -59,7 +58,7 @@ export interface SyncLoopOptions {
    */
   readonly admit?: readonly AdmitHandler[];
   /** A pod was refused at admission (after it was logged): the agent records a Warning event. */
-  readonly onReject?: (pod: Pod, reason: string, message: string) => void;
+  readonly onReject?: (pod: NodePod, reason: string, message: string) => void;
 }
 
 export interface AdmitResult {
@@ -68,7 +67,7 @@ export interface AdmitResult {
   readonly message?: string;
 }
 
-export type AdmitHandler = (pod: Pod, admitted: readonly Pod[]) => AdmitResult;
+export type AdmitHandler = (pod: NodePod, admitted: readonly NodePod[]) => AdmitResult;
 
 export interface SyncLoop {
   start(): void;
@@ -83,7 +82,7 @@ export interface SyncLoop {
    * worker finished it, or it never had one (refused at admission, or terminal before it ran)
    * and the API server is deleting it. Returns the unsubscribe function.
    */
-  onPodFinished(listener: (pod: Pod) => void): () => void;
+  onPodFinished(listener: (pod: NodePod) => void): () => void;
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
   /**
@@ -97,8 +96,8 @@ export interface SyncLoop {
   orphansCleaned(): Promise<void>;
 }
 
-function graceOf(pod: Pod): { gracePeriodSeconds?: number } {
-  const g = pod.metadata?.deletionGracePeriodSeconds;
+function graceOf(pod: NodePod): { gracePeriodSeconds?: number } {
+  const g = pod.metadata.deletionGracePeriodSeconds;
   return g === undefined ? {} : { gracePeriodSeconds: g };
 }
 
@@ -108,7 +107,7 @@ export function podCapacity(maxPods: number, podsPerCore: number, cores: number)
 
 export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   const { workers, logger: log, status, pods: desired, clock } = options;
-  const finishedListeners = new Set<(pod: Pod) => void>();
+  const finishedListeners = new Set<(pod: NodePod) => void>();
   const rejected = new Set<string>();
   /** Terminal pods whose worker finished while the source still wants them: never run again. */
   const finished = new Set<string>();
@@ -123,9 +122,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   /** Orphans being killed and removed (in the background: a grace period may be long). */
   const cleaning = new Map<string, Promise<void>>();
 
-  const uidOf = (pod: Pod): string => pod.metadata?.uid ?? '';
-
-  function announceFinished(pod: Pod): void {
+  function announceFinished(pod: NodePod): void {
     for (const listener of finishedListeners) listener(pod);
   }
 
@@ -148,16 +145,16 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     return n;
   }
 
-  function reject(pod: Pod, reason: string, message: string): void {
-    const uid = uidOf(pod);
+  function reject(pod: NodePod, reason: string, message: string): void {
+    const { uid } = pod.metadata;
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
     status.setPodStatus(uid, rejectedPodStatus(reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
   }
 
-  function add(pod: Pod): void {
-    const uid = uidOf(pod);
+  function add(pod: NodePod): void {
+    const { uid } = pod.metadata;
     if (desired.isDesired(uid)) {
       update(pod);
       return;
@@ -169,10 +166,10 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       // Terminal in the API server already (e.g. before an agent restart): never run again.
       finished.add(uid);
       status.setPodStatus(uid, pod.status ?? {});
-      if (pod.metadata?.deletionTimestamp !== undefined) announceFinished(pod);
+      if (pod.metadata.deletionTimestamp !== undefined) announceFinished(pod);
       return;
     }
-    if (pod.metadata?.deletionTimestamp !== undefined) {
+    if (pod.metadata.deletionTimestamp !== undefined) {
       // Deleted before it ran: nothing to start; the worker only cleans up and finishes.
       workers.updatePod({ type: 'kill', pod, ...graceOf(pod) });
       return;
@@ -182,7 +179,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       return;
     }
     if (options.admit !== undefined && options.admit.length > 0) {
-      const admitted = desired.pods().filter((p) => { const u = uidOf(p); return u !== uid && !rejected.has(u) && !finished.has(u); });
+      const admitted = desired.pods().filter((p) => { const u = p.metadata.uid; return u !== uid && !rejected.has(u) && !finished.has(u); });
       for (const handler of options.admit) {
         const result = handler(pod, admitted);
         if (!result.admit) {
@@ -194,14 +191,14 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     workers.updatePod({ type: 'create', pod });
   }
 
-  function update(pod: Pod): void {
-    const uid = uidOf(pod);
+  function update(pod: NodePod): void {
+    const { uid } = pod.metadata;
     desired.set(uid, pod);
     if (rejected.has(uid) || finished.has(uid)) {
-      if (pod.metadata?.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) announceFinished(pod);
+      if (pod.metadata.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) announceFinished(pod);
       return;
     }
-    if (pod.metadata?.deletionTimestamp !== undefined) {
+    if (pod.metadata.deletionTimestamp !== undefined) {
       // Graceful deletion through the API server: stop the containers with the deletion's grace period.
       workers.updatePod({ type: 'kill', pod, ...graceOf(pod) });
       return;
@@ -209,8 +206,8 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     workers.updatePod({ type: 'update', pod });
   }
 
-  function remove(pod: Pod): void {
-    const uid = uidOf(pod);
+  function remove(pod: NodePod): void {
+    const { uid } = pod.metadata;
     dirty = true;
     const known = desired.pod(uid) ?? pod;
     desired.remove(uid);
@@ -308,7 +305,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     podChanged(uid, stillNeeded) {
       const pod = desired.pod(uid);
       if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
-      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata?.deletionTimestamp !== undefined) return;
+      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata.deletionTimestamp !== undefined) return;
       workers.updatePod({ type: 'sync', pod, ...(stillNeeded === undefined ? {} : { stillNeeded }) });
     },
     onPodFinished(listener) {

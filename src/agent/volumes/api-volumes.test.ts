@@ -4,10 +4,11 @@
  * needs root, is test/integration/volume-secret-tmpfs.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ConfigMap, Pod, Secret, Volume } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { DATA_DIR_NAME } from './atomic-writer.js';
 import { FakeLogger } from '../logging/testing.js';
@@ -16,6 +17,7 @@ import { createVolumeManager } from './manager.js';
 import { mountsFor } from './mounts.js';
 import { volumeDir } from './paths.js';
 import { VOLUME_KEY_NOT_FOUND, VOLUME_OBJECT_NOT_FOUND, VOLUME_OBJECT_UNAVAILABLE, type VolumeObjectSource } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** An in-memory API: maps to edit between calls, and a switch to make reads fail. */
 class FakeObjects implements VolumeObjectSource {
@@ -32,7 +34,7 @@ class FakeObjects implements VolumeObjectSource {
   }
 }
 
-function pod(uid: string, volumes: Volume[], labels: Record<string, string> = {}, fsGroup?: number): Pod {
+function pod(uid: string, volumes: Volume[], labels: Record<string, string> = {}, fsGroup?: number): NodePod {
   return {
     metadata: { name: 'p', namespace: 'ns', uid, labels },
     spec: {
@@ -51,12 +53,12 @@ void describe('API-backed volumes through the manager', () => {
   let rootDir = '';
   const objects = new FakeObjects();
   const logger = new FakeLogger();
-  let clock = Date.UTC(2024, 0, 1);
+  const clock = new FakeClock(Date.UTC(2024, 0, 1));
   const make = (withObjects = true): ReturnType<typeof createVolumeManager> =>
     createVolumeManager({
       rootDir,
       logger,
-      now: () => (clock += 1000),
+      clock,
       nodeCapacity: () => ({ cpuMilli: 3000, memoryBytes: 1 << 30 }),
       ...(withObjects ? { objects } : {}),
     });

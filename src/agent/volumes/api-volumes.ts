@@ -7,8 +7,9 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { DATA_DIR_NAME, writeAtomically, type FileProjection } from './atomic-writer.js';
@@ -36,7 +37,8 @@ export interface ApiVolumeContext {
   readonly logger: Logger;
   readonly objects: VolumeObjectSource | undefined;
   readonly capacity: NodeCapacity;
-  readonly now: () => number;
+  /** Names the atomic writer's timestamped directories. */
+  readonly clock: Pick<Clock, 'now'>;
   /** The mount table read at the start of the call (to mount each tmpfs once). */
   readonly mounts: readonly MountInfoEntry[];
   /** mkdir -p with the exact mode (the manager's; synchronous local calls). */
@@ -57,9 +59,9 @@ function objectsOrThrow(ctx: ApiVolumeContext, spec: ApiVolumeSpec): VolumeObjec
 }
 
 /** The files the volume must hold now. */
-export async function buildPayload(ctx: ApiVolumeContext, pod: Pod, spec: ApiVolumeSpec): Promise<Map<string, FileProjection>> {
+export async function buildPayload(ctx: ApiVolumeContext, pod: NodePod, spec: ApiVolumeSpec): Promise<Map<string, FileProjection>> {
   const subject = `spec.volumes[${spec.index}].${spec.kind}`;
-  const namespace = pod.metadata?.namespace ?? 'default';
+  const namespace = pod.metadata.namespace;
   switch (spec.kind) {
     case 'configMap':
     case 'secret': {
@@ -92,7 +94,7 @@ async function wasWritten(dir: string): Promise<boolean> {
  * Sets up or refreshes one configMap, secret, projected or downwardAPI volume and returns it.
  * Throws when the first setup fails; a failed refresh keeps the previous files and logs why.
  */
-export async function setUpApiVolume(ctx: ApiVolumeContext, pod: Pod, uid: string, spec: ApiVolumeSpec): Promise<PodVolume> {
+export async function setUpApiVolume(ctx: ApiVolumeContext, pod: NodePod, uid: string, spec: ApiVolumeSpec): Promise<PodVolume> {
   const dir = volumeDir(ctx.rootDir, uid, PLUGIN_DIRS[spec.kind], spec.name);
   const volume: PodVolume = { kind: spec.kind, hostPath: dir, readOnly: true };
   const what = `${spec.kind} volume "${spec.name}"`;
@@ -113,7 +115,7 @@ export async function setUpApiVolume(ctx: ApiVolumeContext, pod: Pod, uid: strin
     }
   }
   const fsGroup = pod.spec?.securityContext?.fsGroup;
-  const wrote = await writeAtomically({ dir, payload, now: ctx.now, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
+  const wrote = await writeAtomically({ dir, payload, clock: ctx.clock, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
   if (wrote) ctx.logger.v(2, 'wrote volume files', { podUID: uid, volume: spec.name, kind: spec.kind, files: payload.size });
   return volume;
 }

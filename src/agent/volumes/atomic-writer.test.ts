@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { lstat, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
@@ -30,8 +31,7 @@ void describe('atomic writer', () => {
     await mkdir(dir);
     return dir;
   };
-  let clock = Date.UTC(2024, 4, 1, 12, 0, 0);
-  const now = (): number => (clock += 1000);
+  const clock = new FakeClock(Date.UTC(2024, 4, 1, 12, 0, 0));
 
   before(async () => {
     tmp = await makeTempDir('atomic');
@@ -46,10 +46,10 @@ void describe('atomic writer', () => {
 
   void it('first write: a timestamped directory, ..data to it, top-level links through ..data', async () => {
     const dir = await volume();
-    const wrote = await writeAtomically({ dir, payload: payloadOf({ a: 'A', 'sub/dir/b': 'B' }), now, subject: 'volume "v"' });
+    const wrote = await writeAtomically({ dir, payload: payloadOf({ a: 'A', 'sub/dir/b': 'B' }), clock, subject: 'volume "v"' });
     assert.equal(wrote, true);
     const [ts] = await payloadDirs(dir);
-    assert.match(ts ?? '', /^\.\.2024_05_01_12_00_\d\d\.[A-Za-z0-9]{6}$/);
+    assert.match(ts ?? '', /^\.\.2024_05_01_12_00_00\.[A-Za-z0-9]{6}$/);
     assert.equal(await readlink(join(dir, DATA_DIR_NAME)), ts);
     assert.equal(await readlink(join(dir, 'a')), join(DATA_DIR_NAME, 'a'));
     assert.equal(await readlink(join(dir, 'sub')), join(DATA_DIR_NAME, 'sub')); // top-level entries only
@@ -61,17 +61,17 @@ void describe('atomic writer', () => {
 
   void it('does not rewrite an unchanged payload', async () => {
     const dir = await volume();
-    await writeAtomically({ dir, payload: payloadOf({ a: 'A', b: 'B' }), now, subject: 'v' });
+    await writeAtomically({ dir, payload: payloadOf({ a: 'A', b: 'B' }), clock, subject: 'v' });
     const before = await payloadDirs(dir);
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ b: 'B', a: 'A' }), now, subject: 'v' }), false);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ b: 'B', a: 'A' }), clock, subject: 'v' }), false);
     assert.deepEqual(await payloadDirs(dir), before);
   });
 
   void it('update: swaps ..data to a new directory, removes the old one and the links of removed keys', async () => {
     const dir = await volume();
-    await writeAtomically({ dir, payload: payloadOf({ a: 'A', gone: 'G', 'nested/x': 'X' }), now, subject: 'v' });
+    await writeAtomically({ dir, payload: payloadOf({ a: 'A', gone: 'G', 'nested/x': 'X' }), clock, subject: 'v' });
     const [first] = await payloadDirs(dir);
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A2', added: 'N' }), now, subject: 'v' }), true);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A2', added: 'N' }), clock, subject: 'v' }), true);
     const dirs = await payloadDirs(dir);
     assert.equal(dirs.length, 1);
     assert.notEqual(dirs[0], first);
@@ -85,30 +85,30 @@ void describe('atomic writer', () => {
 
   void it('removing every key leaves an empty payload', async () => {
     const dir = await volume();
-    await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), now, subject: 'v' });
-    assert.equal(await writeAtomically({ dir, payload: new Map(), now, subject: 'v' }), true);
+    await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v' });
+    assert.equal(await writeAtomically({ dir, payload: new Map(), clock, subject: 'v' }), true);
     assert.deepEqual((await readdir(dir)).filter((e) => !e.startsWith('..')), []);
     assert.deepEqual(await readdir(join(dir, DATA_DIR_NAME)), []);
   });
 
   void it('sets each file mode exactly (the umask does not narrow it) and rewrites on a mode change', async () => {
     const dir = await volume();
-    await writeAtomically({ dir, payload: payloadOf({ open: file('o', 0o777), secret: file('s', 0o400), dflt: 'd' }), now, subject: 'v' });
+    await writeAtomically({ dir, payload: payloadOf({ open: file('o', 0o777), secret: file('s', 0o400), dflt: 'd' }), clock, subject: 'v' });
     assert.equal((await stat(join(dir, 'open'))).mode & 0o777, 0o777);
     assert.equal((await stat(join(dir, 'secret'))).mode & 0o777, 0o400);
     assert.equal((await stat(join(dir, 'dflt'))).mode & 0o777, 0o644);
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ open: file('o', 0o777), secret: file('s', 0o440), dflt: 'd' }), now, subject: 'v' }), true);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ open: file('o', 0o777), secret: file('s', 0o440), dflt: 'd' }), clock, subject: 'v' }), true);
     assert.equal((await stat(join(dir, 'secret'))).mode & 0o777, 0o440);
   });
 
   void it('rewrites when ..data dangles, and removes payload directories a crash left', async () => {
     const dir = await volume();
-    await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), now, subject: 'v' });
+    await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v' });
     const [ts] = await payloadDirs(dir);
     await rm(join(dir, ts ?? ''), { recursive: true });
     await mkdir(join(dir, '..2000_01_01_00_00_00.crash1'));
     await writeFile(join(dir, '..2000_01_01_00_00_00.crash1', 'a'), 'old');
-    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), now, subject: 'v' }), true);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v' }), true);
     assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A');
     assert.equal((await payloadDirs(dir)).length, 1);
   });
@@ -125,9 +125,9 @@ void describe('atomic writer', () => {
       [`${'a/'.repeat(2100)}b`, 'longer than 4096'],
     ];
     for (const [path, why] of bad) {
-      await assertRejectsWith(writeAtomically({ dir, payload: payloadOf({ [path]: 'x' }), now, subject: 'volume "v"' }), VOLUME_INVALID, ['volume "v"', why]);
+      await assertRejectsWith(writeAtomically({ dir, payload: payloadOf({ [path]: 'x' }), clock, subject: 'volume "v"' }), VOLUME_INVALID, ['volume "v"', why]);
     }
-    await assertRejectsWith(writeAtomically({ dir, payload: payloadOf({ a: 'x', 'a/b': 'y' }), now, subject: 'v' }), VOLUME_INVALID, ['both a file and a directory']);
+    await assertRejectsWith(writeAtomically({ dir, payload: payloadOf({ a: 'x', 'a/b': 'y' }), clock, subject: 'v' }), VOLUME_INVALID, ['both a file and a directory']);
     assert.deepEqual(await readdir(dir), []);
     assert.equal(checkPayloadPath('a//b/./c', 's'), 'a/b/c');
     assert.equal(checkPayloadPath('a..b/..c', 's'), 'a..b/..c'); // only a leading '..' is reserved

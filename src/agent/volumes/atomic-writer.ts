@@ -15,6 +15,7 @@ import { Buffer } from 'node:buffer';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { VOLUME_INVALID, VOLUME_WRITE_FAILED } from './types.js';
 import { compareKeys } from '../../api/order.js';
@@ -42,8 +43,8 @@ export interface AtomicWriteOptions {
   /** The volume's directory; it must exist. */
   readonly dir: string;
   readonly payload: Payload;
-  /** The clock that names the timestamped directory (ms since the epoch; default Date.now). */
-  readonly now?: () => number;
+  /** The clock that names the timestamped directory. */
+  readonly clock: Pick<Clock, 'now'>;
   /** The pod's fsGroup: every file and directory gets this group, g+r (and g+x, setgid on directories). */
   readonly fsGroup?: number;
   /** What the errors name, e.g. `volume "config"`. */
@@ -215,7 +216,7 @@ export async function writeAtomically(options: AtomicWriteOptions): Promise<bool
       await linkUserVisible(dir, names);
       return false;
     }
-    const newName = await writePayloadDir(dir, payload, (options.now ?? Date.now)(), fsGroup);
+    const newName = await writePayloadDir(dir, payload, options.clock.now(), fsGroup);
     if (fsGroup !== undefined) await applyGroup(dir, fsGroup, true);
     await swapDataLink(dir, newName);
     await linkUserVisible(dir, names);

@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DownwardAPIVolumeFile, Pod } from 'kubernetes-types/core/v1.js';
+import type { DownwardAPIVolumeFile } from 'kubernetes-types/core/v1.js';
 
 import { downwardAPIPayload, formatMap, goQuote } from './downward-api.js';
 import { VOLUME_INVALID } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
-const pod: Pod = {
+const pod: NodePod = {
   metadata: {
     name: 'web-0',
     namespace: 'shop',

@@ -20,6 +20,7 @@ import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quan
 import type { FileProjection } from './atomic-writer.js';
 import { fileMode } from './payload.js';
 import { VOLUME_INVALID, type NodeCapacity } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 function invalid(message: string, subject: string): OrchError {
   return new OrchError(VOLUME_INVALID, 'invalid', `${subject}: ${message}`, { subject });
@@ -29,8 +30,8 @@ const SUPPORTED_FIELDS = 'metadata.name, metadata.namespace, metadata.uid, metad
   "metadata.labels['<key>'] and metadata.annotations['<key>']";
 
 /** The value of a fieldRef of a downwardAPI volume. Throws `VOLUME_INVALID` for another field path. */
-export function volumeFieldValue(ref: ObjectFieldSelector, pod: Pod, subject: string): string {
-  const value = metadataFieldValue(pod.metadata ?? {}, ref.fieldPath);
+export function volumeFieldValue(ref: ObjectFieldSelector, pod: NodePod, subject: string): string {
+  const value = metadataFieldValue(pod.metadata, ref.fieldPath);
   if (value !== undefined) return value;
   throw invalid(`fieldPath ${JSON.stringify(ref.fieldPath)} is not supported in downwardAPI volumes (supported: ${SUPPORTED_FIELDS})`, `${subject}.fieldPath`);
 }
@@ -71,7 +72,7 @@ export function volumeResourceValue(ref: ResourceFieldSelector, pod: Pod, capaci
 export function downwardAPIPayload(
   items: readonly DownwardAPIVolumeFile[],
   defaultMode: number,
-  pod: Pod,
+  pod: NodePod,
   capacity: NodeCapacity,
   subject: string,
 ): Map<string, FileProjection> {

@@ -8,6 +8,7 @@ import { etcHostsPath, podDir } from './paths.js';
 import { currentUmask, makeTempDir, removeTempDir } from './fixtures.js';
 import { OrchError } from '../../api/errors.js';
 import { VOLUME_INVALID } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 const HEADER = [
   '# Orch-managed hosts file.',
@@ -19,7 +20,7 @@ const HEADER = [
   'fe00::2\tip6-allrouters',
 ];
 
-function pod(spec: Pod['spec'] = { containers: [] }, name = 'web-0'): Pod {
+function pod(spec: Pod['spec'] = { containers: [] }, name = 'web-0'): NodePod {
   return { metadata: { name, namespace: 'prod', uid: '1111-2222' }, spec };
 }
 
@@ -76,7 +77,7 @@ void describe('etc-hosts', () => {
   });
 
   void it('writes nothing for a host-network pod', () => {
-    const path = writeEtcHosts({ rootDir: root, pod: { ...pod({ containers: [], hostNetwork: true }), metadata: { name: 'h', uid: 'h1' } }, podIPs: ['1.2.3.4'], clusterDomain: '' });
+    const path = writeEtcHosts({ rootDir: root, pod: { ...pod({ containers: [], hostNetwork: true }), metadata: { name: 'h', namespace: 'default', uid: 'h1' } }, podIPs: ['1.2.3.4'], clusterDomain: '' });
     assert.equal(path, undefined);
   });
 });

@@ -7,7 +7,7 @@
  * the hostAliases; a later issue).
  */
 import { writeFileSync } from 'node:fs';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError } from '../../api/errors.js';
 import { validateDNS1123Label } from '../../api/labels.js';
@@ -27,8 +27,8 @@ export interface PodHostname {
  * `-` or `.`) and domain, as upstream. Throws `VOLUME_INVALID` for a hostname or subdomain that
  * is not a DNS label. With an empty clusterDomain the domain ends in `.svc` (no trailing dot).
  */
-export function podHostname(pod: Pod, clusterDomain: string): PodHostname {
-  let hostname = pod.metadata?.name ?? '';
+export function podHostname(pod: NodePod, clusterDomain: string): PodHostname {
+  let hostname = pod.metadata.name;
   const spec = pod.spec;
   for (const [field, value] of [['spec.hostname', spec?.hostname], ['spec.subdomain', spec?.subdomain]] as const) {
     if (value === undefined || value === '') continue;
@@ -41,13 +41,13 @@ export function podHostname(pod: Pod, clusterDomain: string): PodHostname {
   if (hostname.length > HOSTNAME_MAX) hostname = hostname.slice(0, HOSTNAME_MAX).replace(/[-.]+$/, '');
   if (hostname === '') throw new OrchError(VOLUME_INVALID, 'invalid', 'the pod has no name to use as its hostname', { subject: 'metadata.name' });
   const subdomain = spec?.subdomain ?? '';
-  const namespace = pod.metadata?.namespace ?? 'default';
+  const namespace = pod.metadata.namespace;
   const domain = subdomain === '' ? '' : [subdomain, namespace, 'svc', clusterDomain].filter((p) => p !== '').join('.');
   return { hostname, domain };
 }
 
 /** The managed hosts file's text for a pod that is not on the host network. */
-export function etcHostsContent(pod: Pod, podIPs: readonly string[], clusterDomain: string): string {
+export function etcHostsContent(pod: NodePod, podIPs: readonly string[], clusterDomain: string): string {
   const { hostname, domain } = podHostname(pod, clusterDomain);
   const lines = [
     '# Orch-managed hosts file.',
@@ -69,7 +69,7 @@ export function etcHostsContent(pod: Pod, podIPs: readonly string[], clusterDoma
 
 export interface WriteEtcHostsOptions {
   readonly rootDir: string;
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly podIPs: readonly string[];
   readonly clusterDomain: string;
 }

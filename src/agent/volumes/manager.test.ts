@@ -1,16 +1,18 @@
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod, Volume } from 'kubernetes-types/core/v1.js';
+import type { Volume } from 'kubernetes-types/core/v1.js';
 
 import { createVolumeManager } from './manager.js';
 import { containerDir, emptyDirPath, podDir } from './paths.js';
 import { FakeLogger } from '../logging/testing.js';
 import { assertRejectsWith, makeTempDir, removeTempDir } from './fixtures.js';
 import { VOLUME_HOSTPATH_TYPE, VOLUME_INVALID, VOLUME_UNSUPPORTED, type VolumeManager } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
-function pod(uid: string, volumes: Volume[]): Pod {
+function pod(uid: string, volumes: Volume[]): NodePod {
   return {
     metadata: { name: `pod-${uid}`, namespace: 'default', uid },
     spec: { initContainers: [{ name: 'init' }], containers: [{ name: 'app' }, { name: 'side' }], volumes },
@@ -28,7 +30,7 @@ void describe('volume manager (disk)', () => {
     hostDir = join(dir, 'host');
     await mkdir(hostDir);
     await writeFile(join(hostDir, 'keep.txt'), 'host data');
-    manager = createVolumeManager({ rootDir, logger: new FakeLogger() });
+    manager = createVolumeManager({ rootDir, logger: new FakeLogger(), clock: new FakeClock() });
   });
   after(async () => {
     await removeTempDir(dir);
@@ -81,8 +83,7 @@ void describe('volume manager (disk)', () => {
   });
 
   void it('rejects invalid pods and volumes', async () => {
-    const cases: [Pod, string][] = [
-      [{ metadata: { name: 'x' }, spec: { containers: [] } }, 'no metadata.uid'],
+    const cases: [NodePod, string][] = [
       [pod('../evil', []), 'pod UID "../evil"'],
       [pod('u', [{ name: 'a' }]), 'has no volume source'],
       [pod('u', [{ name: 'a', emptyDir: {}, hostPath: { path: '/' } }]), 'more than one volume source'],
@@ -138,7 +139,7 @@ void describe('volume manager (disk)', () => {
     assert.equal(await readFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'utf8'), 'kept', 'the same sandbox: not written again');
     await manager.mountsFor(p, app, { id: 'sandbox-2', podIPs: ['10.0.0.6'] });
     assert.match(await readFile(join(podDir(rootDir, 'uid-6'), 'etc-hosts'), 'utf8'), /10\.0\.0\.6\s+pod-uid-6/, 'a new sandbox: rewritten');
-    const hostNetwork: Pod = { ...p, spec: { ...p.spec!, hostNetwork: true } };
+    const hostNetwork: NodePod = { ...p, spec: { ...p.spec!, hostNetwork: true } };
     assert.ok((await manager.mountsFor(hostNetwork, app, { id: 'sandbox-3', podIPs: [] })).every((m) => m.containerPath !== '/etc/hosts'), 'host network: the node\'s /etc/hosts');
     assert.equal(manager.containerDir(p, app), containerDir(rootDir, 'uid-6', 'app'));
     await manager.cleanupPodVolumes('uid-6');
@@ -148,7 +149,7 @@ void describe('volume manager (disk)', () => {
     await manager.cleanupPodVolumes('uid-1');
     await manager.cleanupPodVolumes('uid-2');
     assert.deepEqual(await manager.listPodDirs(), []);
-    assert.deepEqual(await createVolumeManager({ rootDir: join(dir, 'never-made'), logger: new FakeLogger() }).listPodDirs(), []);
+    assert.deepEqual(await createVolumeManager({ rootDir: join(dir, 'never-made'), logger: new FakeLogger(), clock: new FakeClock() }).listPodDirs(), []);
     await assertRejectsWith(manager.cleanupPodVolumes('..'), VOLUME_INVALID);
   });
 });

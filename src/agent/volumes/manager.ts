@@ -6,8 +6,9 @@
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
@@ -29,6 +30,7 @@ import {
   type VolumeObjectSource,
 } from './types.js';
 import { containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** Upstream's emptyDir mode: every user of the pod may write (fsGroup ownership comes later). */
 const EMPTY_DIR_MODE = 0o777;
@@ -52,8 +54,8 @@ export interface VolumeManagerOptions {
   readonly objects?: VolumeObjectSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
   readonly nodeCapacity?: () => NodeCapacity;
-  /** The clock naming the atomic writer's timestamped directories (default Date.now). */
-  readonly now?: () => number;
+  /** The unmount retries and deadline, and the atomic writer's timestamped directories. */
+  readonly clock: Clock;
   /** The cluster's DNS domain, for the pod's /etc/hosts (default cluster.local). */
   readonly clusterDomain?: string;
 }
@@ -70,7 +72,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly retryIntervalMs: number;
   private readonly objects: VolumeObjectSource | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly clusterDomain: string;
   /** The tail of each pod's chain of operations: calls for one pod never overlap. */
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -88,7 +90,7 @@ class LocalVolumeManager implements VolumeManager {
     this.objects = options.objects;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock;
     this.clusterDomain = options.clusterDomain ?? 'cluster.local';
   }
 
@@ -106,7 +108,7 @@ class LocalVolumeManager implements VolumeManager {
     return run;
   }
 
-  async preparePodVolumes(pod: Pod): Promise<PodVolumes> {
+  async preparePodVolumes(pod: NodePod): Promise<PodVolumes> {
     const uid = podUIDOf(pod);
     const specs = volumeSpecs(pod, { apiServer: this.objects !== undefined });
     const containers = containerNames(pod);
@@ -122,7 +124,7 @@ class LocalVolumeManager implements VolumeManager {
         logger: this.logger,
         objects: this.objects,
         capacity: this.nodeCapacity(),
-        now: this.now,
+        clock: this.clock,
         mounts,
         makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
       };
@@ -135,7 +137,7 @@ class LocalVolumeManager implements VolumeManager {
     });
   }
 
-  async mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
+  async mountsFor(pod: NodePod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
     const uid = podUIDOf(pod);
     const volumes = this.prepared.get(uid) ?? (await this.preparePodVolumes(pod));
     let hosts = this.etcHosts.get(uid);
@@ -146,7 +148,7 @@ class LocalVolumeManager implements VolumeManager {
     return mountsFor(container, volumes, hosts.path === undefined ? {} : { etcHostsPath: hosts.path });
   }
 
-  containerDir(pod: Pod, container: Container): string {
+  containerDir(pod: NodePod, container: Container): string {
     return containerDir(this.rootDir, podUIDOf(pod), container.name);
   }
 
@@ -233,7 +235,7 @@ class LocalVolumeManager implements VolumeManager {
     for (let i = 0; i < attempts && remaining.length > 0; i++) {
       const deepest = [...remaining].sort((a, b) => b.mountPoint.split('/').length - a.mountPoint.split('/').length || b.id - a.id)[0];
       if (deepest === undefined) break;
-      await unmount(deepest.mountPoint, { logger: this.logger, timeoutMs: this.unmountTimeoutMs, retryIntervalMs: this.retryIntervalMs });
+      await unmount(deepest.mountPoint, { logger: this.logger, clock: this.clock, timeoutMs: this.unmountTimeoutMs, retryIntervalMs: this.retryIntervalMs });
       this.logger.v(2, 'unmounted', { podUID, path: deepest.mountPoint, fsType: deepest.fsType });
       remaining = await below();
     }

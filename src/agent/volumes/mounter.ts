@@ -3,9 +3,9 @@
  * umount2(2), so a busy target is recognised by umount's message ("target is busy").
  */
 import { execFile } from 'node:child_process';
-import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
+import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { VOLUME_MOUNT_FAILED } from './types.js';
@@ -17,7 +17,8 @@ export interface UnmountOptions {
   /** How long a busy target is retried before it is detached lazily (umount -l). */
   readonly timeoutMs: number;
   readonly retryIntervalMs: number;
-  readonly now?: () => number;
+  /** The deadline and the pauses between retries. */
+  readonly clock: Clock;
 }
 
 function stderrOf(err: unknown): string {
@@ -44,8 +45,8 @@ export async function mountTmpfs(dir: string, sizeBytes: number | undefined, sub
  * at most about `timeoutMs`. Throws `VOLUME_MOUNT_FAILED` when umount fails otherwise.
  */
 export async function unmount(dir: string, options: UnmountOptions): Promise<void> {
-  const now = options.now ?? Date.now;
-  const deadline = now() + options.timeoutMs;
+  const { clock } = options;
+  const deadline = clock.now() + options.timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       await execFileAsync('umount', [dir]);
@@ -56,9 +57,9 @@ export async function unmount(dir: string, options: UnmountOptions): Promise<voi
       if (!/busy/i.test(message)) {
         throw new OrchError(VOLUME_MOUNT_FAILED, 'internal', `cannot unmount ${dir}: ${message}`, { subject: dir, cause: err });
       }
-      if (now() >= deadline) break;
+      if (clock.now() >= deadline) break;
       options.logger.warn('mount point busy; retrying unmount', { path: dir, attempt });
-      await delay(options.retryIntervalMs);
+      await sleepKeepingAlive(clock, options.retryIntervalMs);
     }
   }
   options.logger.warn('mount point still busy at the deadline; detaching it lazily (umount -l)', { path: dir, timeoutMs: options.timeoutMs });

@@ -11,10 +11,9 @@
  *     etc-hosts                                 the pod's /etc/hosts
  */
 import { join } from 'node:path';
-import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
-import { podNamespacedName } from '../../api/pod/index.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { VOLUME_INVALID } from './types.js';
 
 export const EMPTY_DIR_PLUGIN_DIR = 'orch.io~empty-dir';
@@ -37,11 +36,8 @@ export function checkPathComponent(name: string, what: string): void {
 }
 
 /** The pod's UID, checked to be usable as a directory name. Throws `VOLUME_INVALID`. */
-export function podUIDOf(pod: Pod): string {
-  const uid = pod.metadata?.uid ?? '';
-  if (uid === '') {
-    throw new OrchError(VOLUME_INVALID, 'invalid', `pod ${podNamespacedName(pod)} has no metadata.uid`, { subject: 'metadata.uid' });
-  }
+export function podUIDOf(pod: NodePod): string {
+  const { uid } = pod.metadata;
   checkPathComponent(uid, 'pod UID');
   return uid;
 }

@@ -1,13 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import type { ConfigMap, Pod, ProjectedVolumeSource, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, ProjectedVolumeSource, Secret } from 'kubernetes-types/core/v1.js';
 
 import { assertRejectsWith } from './fixtures.js';
 import { projectedPayload, SERVICE_ACCOUNT_TOKEN_UNSUPPORTED } from './projected.js';
 import { VOLUME_INVALID, VOLUME_OBJECT_NOT_FOUND, VOLUME_UNSUPPORTED, type VolumeObjectSource } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
-const pod: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } }, spec: { containers: [{ name: 'app' }] } };
+const pod: NodePod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } }, spec: { containers: [{ name: 'app' }] } };
 const configMaps: Record<string, ConfigMap> = {
   one: { metadata: { name: 'one' }, data: { shared: 'from one', only1: '1' } },
   two: { metadata: { name: 'two' }, data: { shared: 'from two', only2: '2' } },

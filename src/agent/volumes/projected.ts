@@ -5,18 +5,19 @@
  * wins, as upstream's kubelet. serviceAccountToken and clusterTrustBundle sources fail with
  * `VOLUME_UNSUPPORTED`: this node cannot get tokens or trust bundles from the API server.
  */
-import type { Pod, ProjectedVolumeSource, VolumeProjection } from 'kubernetes-types/core/v1.js';
+import type { ProjectedVolumeSource, VolumeProjection } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import { checkPayloadPath, type FileProjection } from './atomic-writer.js';
 import { downwardAPIPayload } from './downward-api.js';
 import { DEFAULT_FILE_MODE, fetchKeys, fileMode, keysPayload, type KeysSource } from './payload.js';
 import { VOLUME_INVALID, VOLUME_UNSUPPORTED, type NodeCapacity, type VolumeObjectSource } from './types.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 export const SERVICE_ACCOUNT_TOKEN_UNSUPPORTED = 'serviceAccountToken projections are not supported';
 
 export interface ProjectedContext {
-  readonly pod: Pod;
+  readonly pod: NodePod;
   readonly volumeName: string;
   /** The volume's field, e.g. `spec.volumes[3].projected`. */
   readonly subject: string;
@@ -71,7 +72,7 @@ export function checkProjection(projection: VolumeProjection, apiServer: boolean
 export async function projectedPayload(source: ProjectedVolumeSource, ctx: ProjectedContext): Promise<Map<string, FileProjection>> {
   const { pod, volumeName, subject } = ctx;
   const defaultMode = fileMode(source.defaultMode, DEFAULT_FILE_MODE, `${subject}.defaultMode`);
-  const namespace = pod.metadata?.namespace ?? 'default';
+  const namespace = pod.metadata.namespace;
   const payload = new Map<string, FileProjection>();
   /** Normalized item path → the source that named it. */
   const explicit = new Map<string, string>();

@@ -1,7 +1,8 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { ConfigMap, Container, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Container, Secret } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../api/pod/index.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
 export const VOLUME_HOSTPATH_TYPE = 'VOLUME_HOSTPATH_TYPE';
@@ -88,7 +89,7 @@ export interface VolumeManager {
    * `VOLUME_HOSTPATH_TYPE`, `VOLUME_MOUNT_FAILED`, `VOLUME_OBJECT_NOT_FOUND`,
    * `VOLUME_KEY_NOT_FOUND`, `VOLUME_OBJECT_UNAVAILABLE` or `VOLUME_WRITE_FAILED`.
    */
-  preparePodVolumes(pod: Pod): Promise<PodVolumes>;
+  preparePodVolumes(pod: NodePod): Promise<PodVolumes>;
   /**
    * Unmounts everything mounted below `<rootDir>/pods/<podUID>` (found in mountinfo, so it also
    * works after a crash), retrying a busy unmount until a deadline and then detaching it lazily,
@@ -104,7 +105,7 @@ export interface VolumeManager {
    * pod's managed /etc/hosts, written once per sandbox with the sandbox's IPs (not for a
    * host-network pod). Throws as preparePodVolumes, `VOLUME_SUBPATH_INVALID`, or the write's error.
    */
-  mountsFor(pod: Pod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]>;
+  mountsFor(pod: NodePod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]>;
   /** The container's directory on the host, `<rootDir>/pods/<uid>/containers/<name>` (made by preparePodVolumes). */
-  containerDir(pod: Pod, container: Container): string;
+  containerDir(pod: NodePod, container: Container): string;
 }

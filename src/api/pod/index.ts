@@ -1,7 +1,8 @@
 /**
  * The Pod as both binaries see it (core/v1 shapes from `kubernetes-types`): reading a decoded
  * JSON value as a Pod with its field types checked, upstream's defaulting, validation at
- * creation, the names and annotations that tell where a pod came from, and the rules that say
+ * creation, the names and annotations that tell where a pod came from, the identity (UID,
+ * namespace, name) a pod carries once it entered the agent (NodePod), and the rules that say
  * whether a pod may run on a node (requests, host ports, node affinity, tolerations), shared by
  * the node agent's admission and the API server's scheduler.
  *
@@ -17,6 +18,7 @@ export {
 export { validatePod, RESTART_POLICIES, DNS_POLICIES, MAX_ANNOTATIONS_BYTES } from './validation.js';
 export { PULL_POLICIES, PROTOCOLS } from './validation-containers.js';
 export { HOST_PATH_TYPES } from './validation-volumes.js';
+export { toNodePod, DEFAULT_NAMESPACE, type NodePod, type NodePodResult, type PodIdentity } from './identity.js';
 export {
   podFullName, podNamespacedName, podSource, isStaticPod, isMirrorPod,
   CONFIG_SOURCE_ANNOTATION, CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_MIRROR_ANNOTATION, LOCAL_ANNOTATIONS,

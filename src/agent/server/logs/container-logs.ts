@@ -8,7 +8,8 @@
  * instance (the upstream layout under podLogsDir), with the files rotation made of it
  * (rotated-log.ts), and streamed as it is read.
  */
-import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1.js';
+import type { ContainerStatus } from 'kubernetes-types/core/v1.js';
+import type { Clock } from '../../../api/clock.js';
 import { messageOf } from '../../../api/errors.js';
 import type { PodsView, ServerCri } from '../host.js';
 import { findPod } from '../host.js';
@@ -16,6 +17,7 @@ import { HttpError, TEXT } from '../http.js';
 import type { Route } from '../router.js';
 import type { LogReadOptions } from './cri-log.js';
 import { streamContainerLog } from './rotated-log.js';
+import type { NodePod } from '../../../api/pod/index.js';
 
 export interface PodLogOptions {
   readonly follow: boolean;
@@ -73,7 +75,7 @@ export function parsePodLogOptions(query: URLSearchParams): PodLogOptions {
   };
 }
 
-function hasContainer(pod: Pod, name: string): boolean {
+function hasContainer(pod: NodePod, name: string): boolean {
   const s = pod.spec;
   return [...(s?.containers ?? []), ...(s?.initContainers ?? []), ...(s?.ephemeralContainers ?? [])].some((c) => c.name === name);
 }
@@ -81,8 +83,8 @@ function hasContainer(pod: Pod, name: string): boolean {
 const stripRuntime = (id: string): string => id.replace(/^[a-z0-9-]+:\/\//, '');
 
 /** The container ID whose log to read, as upstream's validateContainerLogStatus picks it. */
-export function logContainerId(pod: Pod, name: string, previous: boolean): string {
-  const podName = pod.metadata?.name ?? '';
+export function logContainerId(pod: NodePod, name: string, previous: boolean): string {
+  const podName = pod.metadata.name;
   const st = pod.status;
   const cs: ContainerStatus | undefined = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]
     .find((c) => c.name === name);
@@ -112,7 +114,7 @@ export function logContainerId(pod: Pod, name: string, previous: boolean): strin
   throw new HttpError(400, `container "${name}" in pod "${podName}" is waiting to start - no logs yet`);
 }
 
-export function containerLogRoutes(view: PodsView, cri: ServerCri, now: () => number = Date.now): Route[] {
+export function containerLogRoutes(view: PodsView, cri: ServerCri, clock: Pick<Clock, 'now'>): Route[] {
   return [{
     pattern: '/containerLogs/:namespace/:pod/:container',
     methods: ['GET'],
@@ -139,7 +141,7 @@ export function containerLogRoutes(view: PodsView, cri: ServerCri, now: () => nu
         follow: o.follow,
         ...(o.tailLines === undefined ? {} : { tailLines: o.tailLines }),
         ...(o.limitBytes === undefined ? {} : { limitBytes: o.limitBytes }),
-        ...(o.sinceTime !== undefined ? { sinceMs: o.sinceTime.getTime() } : o.sinceSeconds !== undefined ? { sinceMs: now() - o.sinceSeconds * 1000 } : {}),
+        ...(o.sinceTime !== undefined ? { sinceMs: o.sinceTime.getTime() } : o.sinceSeconds !== undefined ? { sinceMs: clock.now() - o.sinceSeconds * 1000 } : {}),
       };
       const abort = new AbortController();
       res.once('close', () => { abort.abort(); });

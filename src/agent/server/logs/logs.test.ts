@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../../api/pod/index.js';
 import { HttpError } from '../http.js';
 import { logContainerId, parsePodLogOptions } from './container-logs.js';
 import { resolveLogPath } from './files.js';
@@ -36,7 +36,7 @@ void describe('container log options', () => {
   });
 
   void it('pick the container instance as upstream does', () => {
-    const pod = (cs: Record<string, unknown>): Pod => ({ metadata: { name: 'p' }, status: { containerStatuses: [{ name: 'c', image: '', imageID: '', ready: false, restartCount: 1, ...cs }] } });
+    const pod = (cs: Record<string, unknown>): NodePod => ({ metadata: { uid: 'u1', name: 'p', namespace: 'default' }, status: { containerStatuses: [{ name: 'c', image: '', imageID: '', ready: false, restartCount: 1, ...cs }] } });
     const last = { terminated: { exitCode: 1, containerID: 'containerd://old' } };
     assert.equal(logContainerId(pod({ containerID: 'containerd://new', state: { running: {} }, lastState: last }), 'c', false), 'new');
     assert.equal(logContainerId(pod({ containerID: 'containerd://new', state: { running: {} }, lastState: last }), 'c', true), 'old');

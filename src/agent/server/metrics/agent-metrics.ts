@@ -9,6 +9,7 @@
  */
 import type { PodStatus } from 'kubernetes-types/core/v1.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Clock } from '../../../api/clock.js';
 import { CONFIG_SEEN_ANNOTATION } from '../../../api/pod/index.js';
 import { POD_UID_LABEL } from '../../kuberuntime/index.js';
 import type { PodsView, ServerCri } from '../host.js';
@@ -101,16 +102,16 @@ export function recordPodStarts(
   status: { onChange(listener: (uid: string, status: PodStatus) => void): () => void },
   pods: Pick<PodsView, 'desiredPods'>,
   observe: (seconds: number) => void,
-  now: () => number = Date.now,
+  clock: Pick<Clock, 'now'>,
 ): () => void {
   const started = new Set<string>();
   return status.onChange((uid, s) => {
     if (s.phase !== 'Running' || started.has(uid)) return;
     if (started.size > 10_000) started.clear();
     started.add(uid);
-    const pod = pods.desiredPods().find((p) => p.metadata?.uid === uid);
-    const seen = Date.parse(pod?.metadata?.annotations?.[CONFIG_SEEN_ANNOTATION] ?? s.startTime ?? '');
-    if (Number.isFinite(seen)) observe(Math.max(0, now() - seen) / 1000);
+    const pod = pods.desiredPods().find((p) => p.metadata.uid === uid);
+    const seen = Date.parse(pod?.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? s.startTime ?? '');
+    if (Number.isFinite(seen)) observe(Math.max(0, clock.now() - seen) / 1000);
   });
 }
 

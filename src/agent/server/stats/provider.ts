@@ -8,6 +8,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Clock } from '../../../api/clock.js';
 import { formatTime } from '../../../api/time.js';
 import { messageOf } from '../../../api/errors.js';
 import { CONTAINER_NAME_LABEL, DEFAULT_POD_LOGS_ROOT, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, podLogsDirectory } from '../../kuberuntime/index.js';
@@ -71,7 +72,8 @@ export interface StatsProviderOptions {
   readonly rootDir: string;
   readonly podLogsRoot?: string;
   readonly cacheMs?: number;
-  readonly now?: () => number;
+  /** The snapshot's cache age and the times of samples the runtime did not stamp. */
+  readonly clock: Pick<Clock, 'now'>;
   readonly procDir?: string;
   readonly logger?: Logger;
 }
@@ -119,7 +121,7 @@ async function dirBytes(dir: string): Promise<number> {
 }
 
 export function createStatsProvider(o: StatsProviderOptions): StatsProvider {
-  const now = o.now ?? Date.now;
+  const now = (): number => o.clock.now();
   const cacheMs = o.cacheMs ?? 10_000;
   const logsRoot = o.podLogsRoot ?? DEFAULT_POD_LOGS_ROOT;
   let cached: { at: number; value: Promise<StatsSnapshot> } | undefined;

@@ -9,7 +9,7 @@
  * (translate.ts); one tunnelling SPDY (`SPDY/3.1+portforward.k8s.io`) is unwrapped onto a SPDY
  * connection; other WebSocket protocols are relayed message by message (proxy.ts).
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { NodePod } from '../../../api/pod/index.js';
 import { isNotFound, messageOf } from '../../../api/errors.js';
 import { CONTAINER_NAME_LABEL, POD_UID_LABEL } from '../../kuberuntime/index.js';
 import type { Logger } from '../../logging/index.js';
@@ -55,17 +55,17 @@ export interface StreamingRoutesOptions {
   readonly logger: Logger;
 }
 
-function podOf(o: StreamingRoutesOptions, params: Readonly<Record<string, string>>): Pod {
+function podOf(o: StreamingRoutesOptions, params: Readonly<Record<string, string>>): NodePod {
   const pod = findPod(o.pods, params.namespace ?? '', params.pod ?? '');
   if (pod === undefined) throw new HttpError(404, 'pod does not exist');
-  if (params.uid !== undefined && pod.metadata?.uid !== params.uid) throw new HttpError(404, 'pod not found');
+  if (params.uid !== undefined && pod.metadata.uid !== params.uid) throw new HttpError(404, 'pod not found');
   return pod;
 }
 
-async function runningContainerId(cri: ServerCri, pod: Pod, name: string): Promise<string> {
+async function runningContainerId(cri: ServerCri, pod: NodePod, name: string): Promise<string> {
   const list = await cri.listContainers({
     state: { state: 'CONTAINER_RUNNING' },
-    labelSelector: { [POD_UID_LABEL]: pod.metadata?.uid ?? '', [CONTAINER_NAME_LABEL]: name },
+    labelSelector: { [POD_UID_LABEL]: pod.metadata.uid, [CONTAINER_NAME_LABEL]: name },
   });
   const newest = [...list].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
   if (newest === undefined) throw new HttpError(404, `container not found (${JSON.stringify(name)})`);
@@ -116,10 +116,10 @@ export function streamingRoutes(o: StreamingRoutesOptions): Route[] {
     const ports = isWebSocketRequest(ctx.req) && tunnelProtocol(ctx) === undefined ? parsePorts(ctx.url.searchParams) : [];
     const pod = podOf(o, ctx.params);
     requireUpgrade(ctx);
-    const uid = pod.metadata?.uid ?? '';
+    const { uid } = pod.metadata;
     const sandboxes = await o.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' }, labelSelector: { [POD_UID_LABEL]: uid } });
     const sandbox = [...sandboxes].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
-    if (sandbox === undefined) throw new HttpError(404, `pod sandbox of ${JSON.stringify(pod.metadata?.name ?? '')} not found`);
+    if (sandbox === undefined) throw new HttpError(404, `pod sandbox of ${JSON.stringify(pod.metadata.name)} not found`);
     const url = await o.cri.portForward({ podSandboxId: sandbox.id, port: ports }).catch((err: unknown) => { throw runtimeError(err); });
     await serveStream(ctx, url, undefined, proxy);
   };
