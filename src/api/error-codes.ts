@@ -24,6 +24,10 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CONFIG_FILE_MALFORMED: 'a configuration file is not YAML or JSON (file:line:col given)',
   CONFIG_DROPIN_DIR: 'the drop-in directory cannot be read',
   CREDENTIAL_PROVIDER_CONFIG_INVALID: 'the credential provider config has problems; each is listed',
+  // src/agent/credentialprovider
+  CREDENTIAL_PROVIDER_PLUGIN_MISSING: 'the credential provider bin dir or a provider\'s plugin does not exist',
+  CREDENTIAL_PROVIDER_PLUGIN_FAILED: 'a credential provider plugin could not run, exited non-zero or outlived its limit',
+  CREDENTIAL_PROVIDER_RESPONSE_INVALID: 'a credential provider plugin answered with something other than a valid CredentialProviderResponse',
   // src/agent/startup
   STARTUP_SWAP_ON: 'swap is on and failSwapOn is true',
   STARTUP_SWAP_UNREADABLE: '/proc/swaps cannot be read',
