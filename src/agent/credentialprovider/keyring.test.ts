@@ -18,7 +18,7 @@ void describe('pullKeyring', () => {
     const logger = new FakeLogger();
     const providers: CredentialProviders = {
       lookup: (repo, onFailure) => {
-        onFailure({ plugin: 'ecr', image: repo, error: new Error('exit status 1') });
+        onFailure({ plugin: 'ecr', image: repo, error: new Error(`credential provider plugin "ecr" failed for image "${repo}": exit status 1`) });
         return Promise.resolve([{ username: 'plugin' }]);
       },
     };
@@ -29,7 +29,7 @@ void describe('pullKeyring', () => {
     assert.ok(event);
     assert.equal(event.type, 'Warning');
     assert.equal(event.reason, 'FailedCredentialProvider');
-    assert.match(event.message, /plugin "ecr" failed for image "r\.example\/app"; pulling with the other credentials: exit status 1/);
+    assert.match(event.message, /^credential provider plugin "ecr" failed for image "r\.example\/app": exit status 1; pulling with the other credentials$/);
     assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.plugin === 'ecr'));
   });
 });

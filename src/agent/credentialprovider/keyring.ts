@@ -30,7 +30,8 @@ export function pullKeyring(options: PullKeyringOptions): ((pod: NodePod, reposi
   return async (pod, repository) => {
     const fromSecrets = secrets === undefined ? undefined : await secrets(pod, repository);
     const fromPlugins = providers === undefined ? [] : await providers.lookup(repository, (failure) => {
-      const message = `Image credential provider plugin ${JSON.stringify(failure.plugin)} failed for image ${JSON.stringify(failure.image)}; pulling with the other credentials: ${failure.error.message}`;
+      // The error names the plugin and the image already.
+      const message = `${failure.error.message}; pulling with the other credentials`;
       logger.warn('Image credential provider plugin failed; pulling with the other credentials', {
         plugin: failure.plugin, image: failure.image, pod: podNamespacedName(pod), err: failure.error.message,
       });

@@ -47,8 +47,11 @@ export const execPlugin: PluginExec = {
         resolve(stdout);
         return;
       }
-      const killed = (err as { killed?: boolean }).killed === true;
-      const why = killed ? `did not finish within ${r.timeoutMs / 1000}s` : err.message.split('\n')[0] ?? err.message;
+      const { killed, code, signal } = err as { killed?: boolean; code?: unknown; signal?: unknown };
+      const why = killed === true ? `did not finish within ${r.timeoutMs / 1000}s`
+        : typeof code === 'number' ? `exit status ${code}`
+          : typeof signal === 'string' ? `killed by ${signal}`
+            : err.message.split('\n')[0] ?? err.message;
       reject(new Error(`${why}${stderr.trim() === '' ? '' : `: ${stderr.trim().slice(0, 500)}`}`));
     });
     child.stdin?.on('error', () => {
