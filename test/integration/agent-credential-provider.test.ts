@@ -32,7 +32,7 @@ async function request(method: string, path: string, body?: unknown): Promise<{ 
 
 async function podOf(name: string): Promise<Pod | undefined> {
   const res = await request('GET', `/api/v1/namespaces/default/pods/${name}`);
-  return res.status === 200 ? (res.body as Pod) : undefined;
+  return res.status === 200 ? res.body : undefined;
 }
 
 /** A pod of one container pulled with policy Always (busybox sleeps; the pause image runs its own entrypoint). */
