@@ -66,6 +66,9 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   NODE_MACHINE_INFO_UNREADABLE: '/proc/meminfo cannot be read or has no MemTotal',
   NODE_RESOURCE_INVALID: 'a reserved amount or hard eviction threshold does not parse',
   NODE_LEASE_UPDATE_FAILED: 'the node lease was not renewed in 5 tries (logged; tried again at the next interval)',
+  // src/agent/shutdown
+  NODE_SHUTDOWN_LOGIND_UNAVAILABLE: 'systemd-logind cannot be reached on the system D-Bus (graceful node shutdown is off; one warning)',
+  NODE_SHUTDOWN_LOGIND_CALL_FAILED: 'a call to logind or systemd over the system D-Bus failed or got no answer',
   ORCHCLIENT_ABORTED: "the caller's signal fired or the client was closed before the answer came",
   ORCHCLIENT_OPTIONS_INVALID: 'REST client or rate-limiter options are out of range (negative QPS, burst below 1)',
   ORCHCLIENT_WATCH_DECODE_FAILED: 'a watch stream line is not a JSON watch event, or is over 16 MiB',

@@ -173,7 +173,7 @@ void describe('pod workers', () => {
     w.updatePod({ type: 'kill', pod: pod('a'), gracePeriodSeconds: 5, failure: { reason: 'Terminated', message: 'm' }, onKilled: () => { killed.push('first'); } });
     w.updatePod({ type: 'kill', pod: pod('a'), onKilled: () => { killed.push('second'); } });
     await settle();
-    assert.deepEqual(killed, []);
+    assert.equal(killed.length, 0);
     f.release();
     await settle();
     assert.deepEqual(f.calls, ['sync:create:1', 'terminating:5:Terminated', 'terminated']);
