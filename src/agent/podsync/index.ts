@@ -185,8 +185,8 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     async syncTerminatingPod(pod, gracePeriodSeconds, failure) {
       const { uid, name, namespace } = pod.metadata;
       options.probes?.stopLivenessAndStartup(uid);
-      if (failure !== undefined && !failures.has(uid)) {
-        // As upstream's PodStatusFunc: the status says Failed before the containers stop.
+      if (failure !== undefined && !failures.has(uid) && status.getPodStatus(uid)?.phase !== 'Succeeded') {
+        // As upstream's PodStatusFunc: the status says Failed before the containers stop (a pod that succeeded stays so).
         failures.set(uid, failure);
         await publish(pod);
       }
