@@ -161,6 +161,8 @@ export interface ApiModeDeps {
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
+  readonly nodeProblem?: () => string | undefined;
 }
 
 export interface ApiMode {
@@ -170,6 +172,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** Something the node status reports changed (readiness): report it now. */
+  nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -201,7 +205,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem()),
+    facts: runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()),
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -240,6 +244,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
         lease.start();
         mirrors.start();
       }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
+    },
+    nodeStatusChanged() {
+      nodeStatus.requestUpdate();
     },
     podFinished(pod) {
       writer.podFinished(pod);
