@@ -9,6 +9,7 @@
 import { parseDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';
 import type { Field, Schema } from './schema.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface DecodeResult {
   /** Only the fields present, converted; nested structs are nested objects. */
@@ -39,7 +40,7 @@ function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
+  if (typeof v === 'string') return `string ${quoteValue(v)}`;
   return `${typeof v} ${(JSON.stringify(v) as string | undefined) ?? 'undefined'}`;
 }
 
@@ -218,7 +219,7 @@ function convertLeaf(field: Field, value: unknown, path: readonly (string | numb
           field.kind === 'map-string' ? typeof v === 'string'
             : field.kind === 'map-bool' ? typeof v === 'boolean'
               : Array.isArray(v) && v.every((e) => typeof e === 'string');
-        if (!ok) return fail(`the value of key ${JSON.stringify(k)} must be ${want}, got ${describe(v)}`);
+        if (!ok) return fail(`the value of key ${quoteValue(k)} must be ${want}, got ${describe(v)}`);
       }
       return { ok: true, value: structuredClone(value) };
     }

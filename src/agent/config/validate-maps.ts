@@ -10,6 +10,7 @@ import {
 } from './validate-values.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { messageOf } from '../../api/errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 type Add = (field: string, message: string) => void;
 
@@ -35,11 +36,11 @@ function policyOptions(
   for (const [key, value] of Object.entries(options)) {
     const optionGate = known[key];
     if (optionGate === undefined) {
-      add(field, `unknown option ${JSON.stringify(key)}; allowed: ${Object.keys(known).join(', ')}`);
+      add(field, `unknown option ${quoteValue(key)}; allowed: ${Object.keys(known).join(', ')}`);
       continue;
     }
     if (!g.enabled(optionGate)) add(field, `option ${key} needs the feature gate ${optionGate}, which is off`);
-    if (value !== 'true' && value !== 'false') add(field, `option ${key} must be true or false, got ${JSON.stringify(value)}`);
+    if (value !== 'true' && value !== 'false') add(field, `option ${key} must be true or false, got ${quoteValue(value)}`);
   }
 }
 
@@ -72,10 +73,10 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   const qos = c.qosReserved;
   if (Object.keys(qos).length > 0 && !g.enabled('QOSReserved')) add('qosReserved', 'needs the feature gate QOSReserved, which is off');
   for (const [resource, value] of Object.entries(qos)) {
-    if (resource !== 'memory') add('qosReserved', `only memory can be reserved, got ${JSON.stringify(resource)}`);
+    if (resource !== 'memory') add('qosReserved', `only memory can be reserved, got ${quoteValue(resource)}`);
     const n = Number(value.replace(/%$/, ''));
     if (!value.endsWith('%') || !Number.isFinite(n) || n < 0 || n > 100) {
-      add('qosReserved', `${resource}: ${JSON.stringify(value)} must be a percentage from 0% to 100%`);
+      add('qosReserved', `${resource}: ${quoteValue(value)} must be a percentage from 0% to 100%`);
     }
   }
 
@@ -98,7 +99,7 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
     numaSeen.add(r.numaNode);
     for (const [resource, value] of Object.entries(r.limits)) {
       if (resource !== 'memory' && !resource.startsWith('hugepages-')) {
-        add(`${field}.limits`, `unknown resource ${JSON.stringify(resource)}; allowed: memory, hugepages-<size>`);
+        add(`${field}.limits`, `unknown resource ${quoteValue(resource)}; allowed: memory, hugepages-<size>`);
       }
       try {
         if (parseQuantity(value).mantissa < 0n) add(`${field}.limits`, `${resource} must not be negative`);
@@ -109,6 +110,6 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   });
 
   for (const name of Object.keys(c.staticPodURLHeader)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) add('staticPodURLHeader', `${JSON.stringify(name)} is not a valid HTTP header name`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) add('staticPodURLHeader', `${quoteValue(name)} is not a valid HTTP header name`);
   }
 }

@@ -30,6 +30,7 @@ import type { ManagerImages } from './options.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
 import type { ContainerWaitingReason } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type ImageFailureReason = Extract<ContainerWaitingReason, 'ErrImagePull' | 'ImagePullBackOff' | 'ErrImageNeverPull' | 'InvalidImageName' | 'ImageInspectError'>;
 
@@ -96,36 +97,36 @@ export class ImagePuller {
     try {
       image = applyDefaultImageTag(specImage);
     } catch (err) {
-      return { ok: false, reason: 'InvalidImageName', message: `Failed to apply default image tag ${JSON.stringify(specImage)}: ${messageOf(err)}` };
+      return { ok: false, reason: 'InvalidImageName', message: `Failed to apply default image tag ${quoteValue(specImage)}: ${messageOf(err)}` };
     }
     let present: Image | null;
     try {
       present = await this.inspect(image);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
-      return { ok: false, reason: 'ImageInspectError', message: `Failed to inspect image ${JSON.stringify(specImage)}: ${messageOf(err)}` };
+      return { ok: false, reason: 'ImageInspectError', message: `Failed to inspect image ${quoteValue(specImage)}: ${messageOf(err)}` };
     }
     const policy = container.imagePullPolicy ?? defaultPullPolicy(specImage);
     const pull = policy === 'Always' || (policy !== 'Never' && present === null);
     if (!pull) {
       if (present !== null) {
-        emit('Normal', 'Pulled', `Container image ${JSON.stringify(specImage)} already present on machine`);
+        emit('Normal', 'Pulled', `Container image ${quoteValue(specImage)} already present on machine`);
         return { ok: true, imageRef: present.id, ...userOf(present) };
       }
-      const message = `Container image ${JSON.stringify(specImage)} is not present with pull policy of Never`;
+      const message = `Container image ${quoteValue(specImage)} is not present with pull policy of Never`;
       emit('Warning', 'ErrImageNeverPull', message);
       return { ok: false, reason: 'ErrImageNeverPull', message };
     }
     const key = `${pod.metadata.uid}_${specImage}`;
     const left = this.backOff.remainingSinceUpdate(key);
     if (left > 0) {
-      const message = `Back-off pulling image ${JSON.stringify(specImage)}`;
+      const message = `Back-off pulling image ${quoteValue(specImage)}`;
       emit('Normal', 'BackOff', message);
       return { ok: false, reason: 'ImagePullBackOff', message, retryAfterMs: left };
     }
     const started = this.options.clock.now();
     hooks.onPull?.();
-    emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
+    emit('Normal', 'Pulling', `Pulling image ${quoteValue(specImage)}`);
     let imageRef: string;
     try {
       const auths = (await hooks.auth?.(repositoryToPull(image))) ?? [];
@@ -134,14 +135,14 @@ export class ImagePuller {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.clock.now());
       this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata.name, err: messageOf(err) });
-      const message = `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`;
+      const message = `Failed to pull image ${quoteValue(specImage)}: ${messageOf(err)}`;
       emit('Warning', 'Failed', message);
       return { ok: false, reason: 'ErrImagePull', message, retryAfterMs: this.backOff.get(key) };
     }
     this.backOff.gc();
     const ms = this.options.clock.now() - started;
     this.options.logger.v(2, 'pulled image', { image: specImage, imageRef, ms });
-    emit('Normal', 'Pulled', `Successfully pulled image ${JSON.stringify(specImage)} in ${(ms / 1000).toFixed(3)}s`);
+    emit('Normal', 'Pulled', `Successfully pulled image ${quoteValue(specImage)} in ${(ms / 1000).toFixed(3)}s`);
     const status = needsImageUser(pod, container) ? (await this.options.images.imageStatus({ image: { image: imageRef } })).image : null;
     return { ok: true, imageRef, ...(status === null ? { username: '' } : userOf(status)) };
   }

@@ -13,6 +13,7 @@ import { downwardAPIPayload } from './downward-api.js';
 import { DEFAULT_FILE_MODE, fetchKeys, fileMode, keysPayload, type KeysSource } from './payload.js';
 import { VOLUME_INVALID, VOLUME_UNSUPPORTED, type NodeCapacity, type VolumeObjectSource } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const SERVICE_ACCOUNT_TOKEN_UNSUPPORTED = 'serviceAccountToken projections are not supported';
 
@@ -96,7 +97,7 @@ export async function projectedPayload(source: ProjectedVolumeSource, ctx: Proje
       const normalized = checkPayloadPath(path, `projected volume "${volumeName}" ${at}`);
       const earlier = explicit.get(normalized);
       if (earlier !== undefined) {
-        throw new OrchError(VOLUME_INVALID, 'invalid', `projected volume "${volumeName}": conflicting duplicate path ${JSON.stringify(normalized)} (in ${earlier} and ${at})`, { subject: at });
+        throw new OrchError(VOLUME_INVALID, 'invalid', `projected volume "${volumeName}": conflicting duplicate path ${quoteValue(normalized)} (in ${earlier} and ${at})`, { subject: at });
       }
       explicit.set(normalized, at);
     }

@@ -5,6 +5,7 @@
  * given. An empty list runs none. Upstream's older names are accepted for the two loops that had
  * them (nodelifecycle, podgc). Imports nothing: the flag parser reads it before anything loads.
  */
+import { quoteValue } from '../../api/quote.js';
 export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller', 'taint-eviction-controller', 'pod-garbage-collector-controller'] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -22,7 +23,7 @@ export function controllerListProblems(list: readonly string[]): string[] {
   return list
     .map((item) => (item.startsWith('-') ? item.slice(1) : item))
     .filter((name) => name !== '*' && !(CONTROLLER_NAMES as readonly string[]).includes(canonical(name)))
-    .map((name) => `--controllers: ${JSON.stringify(name)} is not in the list of known controllers: ${CONTROLLER_NAMES.join(', ')}`);
+    .map((name) => `--controllers: ${quoteValue(name)} is not in the list of known controllers: ${CONTROLLER_NAMES.join(', ')}`);
 }
 
 /** Whether `--controllers` (already checked) enables the loop. */

@@ -7,6 +7,7 @@
 import { formatDuration, parseDurationField, SECOND } from '../../api/duration.js';
 import { OrchError } from '../../api/errors.js';
 import { controllerListProblems } from '../controllers/selection.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type AuthorizationMode = 'AlwaysAllow' | 'Policy';
 export type StorageBackend = 'sqlite' | 'etcd3';
@@ -154,7 +155,7 @@ export function helpText(): string {
   const lines = FLAGS.map((f) => {
     const type = f.kind === 'list' ? 'strings' : f.kind;
     const def = defaultText(f);
-    return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${JSON.stringify(def)})`}`;
+    return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${quoteValue(def)})`}`;
   });
   return [
     'orch-apiserver - the cluster API server (kube-apiserver compatible) nodeagent registers with',
@@ -180,14 +181,14 @@ function setValue(flag: Flag, text: string, out: Record<string, unknown>, proble
       out[flag.option] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
       return;
     case 'int':
-      if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: not an integer`);
+      if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) problems.push(`invalid argument ${quoteValue(text)} for ${where}: not an integer`);
       else out[flag.option] = Number(text);
       return;
     case 'duration':
       try {
         out[flag.option] = parseDurationField(text, where);
       } catch (err) {
-        problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: ${err instanceof Error ? err.message : String(err)}`);
+        problems.push(`invalid argument ${quoteValue(text)} for ${where}: ${err instanceof Error ? err.message : String(err)}`);
       }
       return;
     case 'bool':
@@ -198,18 +199,18 @@ function setValue(flag: Flag, text: string, out: Record<string, unknown>, proble
 
 function check(o: ApiServerOptions, problems: string[]): void {
   if (o.securePort < 1 || o.securePort > 65535) problems.push(`--secure-port ${o.securePort} must be between 1 and 65535`);
-  if (!['AlwaysAllow', 'Policy'].includes(o.authorizationMode)) problems.push(`--authorization-mode ${JSON.stringify(o.authorizationMode)}: supported values are AlwaysAllow and Policy`);
+  if (!['AlwaysAllow', 'Policy'].includes(o.authorizationMode)) problems.push(`--authorization-mode ${quoteValue(o.authorizationMode)}: supported values are AlwaysAllow and Policy`);
   if (o.authorizationMode === 'Policy' && o.authorizationPolicyFile === '') problems.push('--authorization-policy-file is required with --authorization-mode=Policy');
-  if (!['sqlite', 'etcd3'].includes(o.storageBackend)) problems.push(`--storage-backend ${JSON.stringify(o.storageBackend)}: supported values are sqlite and etcd3`);
+  if (!['sqlite', 'etcd3'].includes(o.storageBackend)) problems.push(`--storage-backend ${quoteValue(o.storageBackend)}: supported values are sqlite and etcd3`);
   if (o.storageBackend === 'etcd3' && o.etcdServers.length === 0) problems.push('--etcd-servers is required with --storage-backend=etcd3');
-  for (const url of o.etcdServers) if (!/^https?:\/\/[^/]+\/?$/.test(url)) problems.push(`--etcd-servers: ${JSON.stringify(url)} is not an http(s)://host:port URL`);
+  for (const url of o.etcdServers) if (!/^https?:\/\/[^/]+\/?$/.test(url)) problems.push(`--etcd-servers: ${quoteValue(url)} is not an http(s)://host:port URL`);
   if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) problems.push('--tls-cert-file and --tls-private-key-file must be given together');
   if (o.etcdCompactionInterval !== 0 && o.etcdCompactionInterval < 100_000_000) problems.push(`--etcd-compaction-interval ${formatDuration(o.etcdCompactionInterval)} must be 0 or at least 100ms`);
   if (o.eventTtl < SECOND) problems.push(`--event-ttl ${formatDuration(o.eventTtl)} must be at least 1s`);
   if (o.watchBookmarkInterval < 10_000_000) problems.push(`--watch-bookmark-interval ${formatDuration(o.watchBookmarkInterval)} must be at least 10ms`);
   if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
   if (o.bindAddress === '') problems.push('--bind-address must not be empty');
-  if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${JSON.stringify(o.etcdPrefix)} must start with / and not end with /`);
+  if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${quoteValue(o.etcdPrefix)} must start with / and not end with /`);
   problems.push(...controllerListProblems(o.controllers));
   checkControllers(o, problems);
 }
@@ -255,7 +256,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       continue;
     }
     if (!arg.startsWith('--')) {
-      problems.push(arg.startsWith('-') ? `unknown shorthand flag: ${arg}` : `unexpected argument ${JSON.stringify(arg)}: orch-apiserver takes flags only`);
+      problems.push(arg.startsWith('-') ? `unknown shorthand flag: ${arg}` : `unexpected argument ${quoteValue(arg)}: orch-apiserver takes flags only`);
       continue;
     }
     const eq = arg.indexOf('=');
