@@ -48,7 +48,7 @@ function parseTarget(raw: string): { url: URL; path: string } {
   } catch {
     throw new HttpError(400, `invalid URL escape in ${quoteValue(rawPath)}`);
   }
-  return { url: new URL(raw, 'http://localhost'), path };
+  return { url, path };
 }
 
 export function createPipeline(o: PipelineOptions): Pipeline {
