@@ -41,3 +41,29 @@ void describe('the pod sync', () => {
     assert.deepEqual(events, [DEADLINE_EXCEEDED_REASON]);
   });
 });
+
+void describe('the pod sync after an agent restart', () => {
+  void it('keeps the start time and the transition times of the status the API server holds', async () => {
+    const clock = new FakeClock();
+    clock.set(Date.parse('2026-11-22T05:00:00Z'));
+    const status = createStatusManager();
+    const syncer = createPodSyncer({
+      runtime: emptyRuntime(clock),
+      cgroups: { ensure: () => Promise.resolve('/pod'), remove: () => Promise.resolve() },
+      volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: () => Promise.resolve() },
+      status, logger: new FakeLogger(), hostIPs: () => ['10.0.0.1'], isDesired: () => true, qosClass: () => 'BestEffort', clock,
+    });
+    const before = '2026-11-22T03:00:00Z';
+    const held = {
+      phase: 'Pending', startTime: before,
+      conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+        type, status: type === 'Initialized' || type === 'PodScheduled' ? 'True' : 'False', lastTransitionTime: before,
+      })),
+    };
+    const pod: NodePod = { metadata: { uid: 'u1', name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] }, status: held };
+    await syncer.syncPod(pod, 'create');
+    const computed = status.getPodStatus('u1');
+    assert.equal(computed?.startTime, before);
+    assert.deepEqual(computed?.conditions?.map((c) => c.lastTransitionTime), [before, before, before, before, before]);
+  });
+});

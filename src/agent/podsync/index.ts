@@ -103,7 +103,9 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     const failure = failures.get(uid);
     const computed = computePodStatus({
       pod, runtime: held, syncErrors: errors.get(uid) ?? [], hostIPs: options.hostIPs(),
-      previous: status.getPodStatus(uid), qosClass: options.qosClass(pod), now: now(),
+      // After a restart the agent holds no status of its own yet: the one the API server holds
+      // (the pod's, from its source) keeps the start time and the conditions' transition times.
+      previous: status.getPodStatus(uid) ?? pod.status, qosClass: options.qosClass(pod), now: now(),
       ...(probes === undefined ? {} : { readiness: probes.readiness(uid), started: probes.startedContainers(uid) }),
       ...(options.sidecarContainers === true ? { sidecarContainers: true } : {}),
       ...(failure === undefined ? {} : { failure }),
