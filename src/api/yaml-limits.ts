@@ -94,7 +94,8 @@ function treeProblem(tokens: readonly CST.Token[], limits: YamlLimits, at: (offs
 
 /**
  * Parses every document of `text` within `limits`. Syntax errors stay in each document's
- * `errors` as the yaml library reports them; a crossed limit is the one `problem`.
+ * `errors` as the yaml library reports them; a crossed limit is the one `problem`. A
+ * `lineCounter` in the options is filled as the yaml library's own functions fill it.
  */
 export function readYamlLimited(
   text: string,
@@ -103,7 +104,7 @@ export function readYamlLimited(
 ): YamlReadResult {
   const tooBig = sizeProblem(text, limits.maxBytes);
   if (tooBig !== undefined) return { ok: false, problem: tooBig };
-  const lines = new LineCounter();
+  const lines = options.lineCounter ?? new LineCounter();
   const tokens = Array.from(new Parser(lines.addNewLine).parse(text));
   const at = (offset: number): string => {
     const { line, col } = lines.linePos(offset);
