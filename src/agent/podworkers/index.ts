@@ -19,7 +19,7 @@
  * itself (the PodSyncer does), or run two pieces of work for one pod at once.
  */
 import type { Clock, Timer } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 
@@ -201,7 +201,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     } catch (err) {
       w.failures++;
       const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
-      log.warn('Pod work failed; retrying', { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
+      const fields = { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) };
+      // An unreachable runtime fails every pod at once: the PLEG says so once, each pod only at v4.
+      if (isUnavailable(err)) log.v(4, 'Pod work failed: the container runtime is unreachable; retrying', fields);
+      else log.warn('Pod work failed; retrying', fields);
       schedule(w, delay);
     }
   }
