@@ -346,3 +346,20 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     assert.equal(s.containers[0]?.message, 'goodbye');
   });
 });
+
+void describe('runtime manager: a pod killed while its containers start', () => {
+  void it('starts no further container once the sync is aborted', async () => {
+    const e = env();
+    const containers = Array.from({ length: 300 }, (_, i) => ({ name: `c${i}`, image: IMAGE }));
+    const abort = new AbortController();
+    const create = e.fake.createContainer.bind(e.fake);
+    e.fake.createContainer = async (req) => {
+      const id = await create(req);
+      if (created(e.fake).length === 5) abort.abort();
+      return id;
+    };
+    const p = pod({ containers });
+    await e.manager.syncPod(p, await e.manager.getPodStatus(p.metadata.uid, p.metadata.name, p.metadata.namespace), abort.signal);
+    assert.equal(created(e.fake).length, 5);
+  });
+});

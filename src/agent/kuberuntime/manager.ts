@@ -120,7 +120,7 @@ class RuntimeManager implements PodRuntimeManager {
     };
   }
 
-  async syncPod(pod: NodePod, status: RuntimePodStatus): Promise<PodSyncResult> {
+  async syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
     const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
@@ -133,7 +133,7 @@ class RuntimeManager implements PodRuntimeManager {
     cache?.invalidate(uid);
     let result: AppliedActions;
     try {
-      result = await this.applyActions(pod, status, actions);
+      result = await this.applyActions(pod, status, actions, signal);
     } finally {
       cache?.invalidate(uid);
     }
@@ -153,7 +153,7 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** Carries out the actions, step by step in upstream's order (the file's header lists them). */
-  private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
+  private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions, signal: AbortSignal | undefined): Promise<AppliedActions> {
     const run = new SyncRun(pod, status, actions, this.options.logger);
     this.logActions(pod, actions);
     if (!(await this.killPodOrContainers(run))) return run.result();
@@ -165,9 +165,9 @@ class RuntimeManager implements PodRuntimeManager {
       const sandbox = await this.ensureSandbox(run, sandboxConfig, slot);
       if (sandbox === undefined) return run.result();
       const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
-      await this.startContainers(run, ctx, actions.initContainersToStart, true);
+      await this.startContainers(run, ctx, actions.initContainersToStart, true, signal);
       if (!actions.initDone) return run.result();
-      await this.startContainers(run, ctx, actions.containersToStart, false);
+      await this.startContainers(run, ctx, actions.containersToStart, false, signal);
       return run.result();
     } finally {
       slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
@@ -267,8 +267,15 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** Starts the containers one after the other, each on its own (one's failure does not stop the next). */
-  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean): Promise<void> {
-    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init));
+  /** Starts `containers` one after the other; stops as soon as the pod is being killed (`signal`). */
+  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean, signal: AbortSignal | undefined): Promise<void> {
+    for (const container of containers) {
+      if (signal?.aborted === true) {
+        this.options.logger.v(3, 'Pod is being killed: no further container starts', { pod: formatPod(run.pod), skipped: containers.length - containers.indexOf(container) });
+        return;
+      }
+      run.record(await startContainer(this.startDeps, ctx, container, init));
+    }
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */

@@ -145,7 +145,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
 
   return {
 
-    async syncPod(pod): Promise<SyncOutcome> {
+    async syncPod(pod, _kind, signal): Promise<SyncOutcome> {
       const { uid } = pod.metadata;
       const { computed: before, held } = await publishHeld(pod);
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
@@ -173,7 +173,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       }
       // The cgroup and volumes do not change what the runtime holds: the state read for the
       // status serves the sync too (one runtime read fewer per sync).
-      const result = await runtime.syncPod(pod, held);
+      const result = await runtime.syncPod(pod, held, signal);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);

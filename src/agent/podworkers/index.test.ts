@@ -208,3 +208,29 @@ void describe('pod workers while the runtime is unreachable', () => {
     assert.ok(quiet.at(4).length >= 140, `${quiet.at(4).length} lines at v4`);
   });
 });
+
+void describe('pod workers: a kill during a sync', () => {
+  void it('aborts the running sync at once', async () => {
+    const signals: AbortSignal[] = [];
+    let open = (): void => undefined;
+    const syncer: PodSyncer = {
+      syncPod: async (_p, _kind, signal) => {
+        if (signal !== undefined) signals.push(signal);
+        await new Promise<void>((r) => { open = r; });
+        return {};
+      },
+      syncTerminatingPod: () => Promise.resolve(),
+      syncTerminatedPod: () => Promise.resolve(),
+    };
+    const { w } = workers({ syncer });
+    w.updatePod({ type: 'create', pod: pod('a') });
+    await settle();
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]?.aborted, false);
+    w.updatePod({ type: 'kill', pod: pod('a') });
+    assert.equal(signals[0]?.aborted, true);
+    open();
+    await settle();
+    assert.equal(w.stateOf('a'), undefined);
+  });
+});

@@ -34,7 +34,8 @@ export interface SyncOutcome {
 
 /** What the workers call; each call may block and may throw (the worker retries). */
 export interface PodSyncer {
-  syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
+  /** `signal` is aborted when a kill of the pod arrives while the sync runs: it stops starting containers. */
+  syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync', signal?: AbortSignal): Promise<SyncOutcome>;
   /**
    * Kills the pod's containers with the grace period (seconds; undefined: the pod's own). With
    * `failure`, the agent decided the pod fails (upstream's PodStatusFunc): its status says so
@@ -109,6 +110,8 @@ interface Worker {
   failure: PodFailure | undefined;
   /** onKilled callbacks of kill updates, called when the terminating work is done. */
   killed: (() => void)[];
+  /** Aborts the running sync (a kill arrived): a pod with hundreds of containers stops starting them at once. */
+  abort: AbortController | undefined;
 }
 
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
@@ -133,10 +136,11 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     let w = workers.get(uid);
     if (w === undefined) {
       if (update.type === 'sync') return; // a timer of a finished worker
-      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined, failure: undefined, killed: [] };
+      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined, failure: undefined, killed: [], abort: undefined };
       workers.set(uid, w);
     }
     if (update.type === 'kill') {
+      w.abort?.abort();
       w.failure ??= update.failure;
       if (update.onKilled !== undefined) {
         if (w.state === 'terminated') update.onKilled();
@@ -176,7 +180,14 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     try {
       if (w.state === 'syncing') {
         const kind = update.type === 'kill' ? 'sync' : update.type;
-        const outcome = await options.syncer.syncPod(w.pod, kind);
+        const abort = new AbortController();
+        w.abort = abort;
+        let outcome: SyncOutcome;
+        try {
+          outcome = await options.syncer.syncPod(w.pod, kind, abort.signal);
+        } finally {
+          w.abort = undefined;
+        }
         w.failures = 0;
         if (outcome.terminal === true) {
           w.state = 'terminating';
