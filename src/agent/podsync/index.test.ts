@@ -63,7 +63,8 @@ void describe('the pod sync after an agent restart', () => {
     const pod: NodePod = { metadata: { uid: 'u1', name: 'web', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] }, status: held };
     await syncer.syncPod(pod, 'create');
     const computed = status.getPodStatus('u1');
-    assert.equal(computed?.startTime, before);
-    assert.deepEqual(computed?.conditions?.map((c) => c.lastTransitionTime), [before, before, before, before, before]);
+    assert.ok(computed !== undefined);
+    assert.equal(computed.startTime, before);
+    assert.deepEqual(computed.conditions?.map((c) => c.lastTransitionTime), [before, before, before, before, before]);
   });
 });

@@ -225,10 +225,11 @@ void describe('pod workers: a kill during a sync', () => {
     const { w } = workers({ syncer });
     w.updatePod({ type: 'create', pod: pod('a') });
     await settle();
-    assert.equal(signals.length, 1);
-    assert.equal(signals[0]?.aborted, false);
+    const [signal] = signals;
+    assert.ok(signal !== undefined && signals.length === 1);
+    assert.equal(signal.aborted, false);
     w.updatePod({ type: 'kill', pod: pod('a') });
-    assert.equal(signals[0]?.aborted, true);
+    assert.equal(signal.aborted, true);
     open();
     await settle();
     assert.equal(w.stateOf('a'), undefined);
