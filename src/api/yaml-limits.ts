@@ -112,7 +112,8 @@ export function readYamlLimited(
   };
   const problem = treeProblem(tokens, limits, at);
   if (problem !== undefined) return { ok: false, problem };
-  const composer = new Composer({ ...options, prettyErrors: false });
+  // The library's warnings go to the documents' `warnings`, not to the process's stderr.
+  const composer = new Composer({ logLevel: 'error', ...options, prettyErrors: false });
   const docs: Document.Parsed[] = Array.from(composer.compose(tokens));
   return { ok: true, docs };
 }
