@@ -116,7 +116,7 @@ export async function listDropIns(dir: string): Promise<string[]> {
   try {
     const s = await stat(dir);
     if (!s.isDirectory()) {
-      throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `drop-in directory ${dir} is not a directory`, { subject: dir });
+      throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `--config-dir: drop-in directory ${dir} is not a directory`, { subject: dir });
     }
     const names = await readdir(dir);
     return names
@@ -125,7 +125,7 @@ export async function listDropIns(dir: string): Promise<string[]> {
       .map((n) => join(dir, n));
   } catch (err) {
     if (err instanceof OrchError) throw err;
-    throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `cannot read drop-in directory ${dir}: ${messageOf(err)}`, {
+    throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `--config-dir: cannot read drop-in directory ${dir}: ${messageOf(err)}`, {
       subject: dir,
       cause: err,
     });
