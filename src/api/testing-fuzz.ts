@@ -101,3 +101,43 @@ export function mutatedObject(base: unknown, replacement: fc.Arbitrary<unknown>)
     return result;
   });
 }
+
+/** One generated HTTP request: the target exactly as sent, the method, headers and a body. */
+export interface FuzzRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+export interface RequestVocabulary {
+  /** Path segments the server knows (the rest is made of odd ones). */
+  readonly segments: readonly string[];
+  /** Query parameter names the server reads. */
+  readonly parameters: readonly string[];
+  /** Values worth trying for them. */
+  readonly values: readonly string[];
+  /** Header sets worth trying (authorization, content types...). */
+  readonly headers: readonly Record<string, string>[];
+  readonly bodies: readonly string[];
+}
+
+const ODD_SEGMENTS = ['', '.', '..', '%2e%2e', '%', '%zz', '%00', ':', '@', '/', '~', 'x'.repeat(300), '\u00e9', '%C3%A9', '*', ';a=b', '?', '#'];
+const ODD_VALUES = ['', '-1', '0', '1', 'true', 'false', 'x', '%', '%zz', '1e99', '9'.repeat(30), 'a,b', '=', '&', 'x'.repeat(300), '\u00e9'];
+
+/** Requests made of a server's own words and odd ones: paths, methods, query strings, headers, bodies. */
+export function requestArbitrary(v: RequestVocabulary): fc.Arbitrary<FuzzRequest> {
+  // What an HTTP client refuses to send (spaces, controls, non-ASCII) is escaped; '%' is left as it is.
+  const encode = (s: string): string => s.replace(/[^\u0021-\u007e]|[#?]/gu, (c) => encodeURIComponent(c));
+  const segment = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...v.segments) }, { weight: 1, arbitrary: fc.constantFrom(...ODD_SEGMENTS) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }).map(encode) });
+  const leading = fc.constantFrom('/', '/', '/', '//', '///', '//:', '//@', '//:99999/');
+  const pathArb = fc.tuple(leading, fc.array(segment, { maxLength: 7 }), fc.boolean()).map(([lead, parts, slash]) => `${lead}${parts.map(encode).join('/')}${slash ? '/' : ''}`);
+  const value = fc.oneof(fc.constantFrom(...v.values), fc.constantFrom(...ODD_VALUES), fc.string({ maxLength: 8 })).map((x) => encode(x).replace(/&/g, '%26'));
+  const param = fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...v.parameters) }, { weight: 1, arbitrary: fc.string({ maxLength: 5 }).map(encodeURIComponent) }), value, fc.boolean())
+    .map(([k, val, bare]) => (bare ? k : `${k}=${val}`));
+  const query = fc.option(fc.array(param, { maxLength: 4 }).map((ps) => `?${ps.join('&')}`), { nil: '' });
+  const method = fc.constantFrom('GET', 'GET', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'FOO');
+  const headers = fc.constantFrom(...v.headers);
+  const body = fc.oneof(fc.constantFrom(...v.bodies), fc.string({ maxLength: 30 }));
+  return fc.record({ method, path: fc.tuple(pathArb, query).map(([p, q]) => `${p}${q}`), headers, body });
+}

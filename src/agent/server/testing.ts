@@ -31,16 +31,35 @@ export interface Answer {
 }
 
 /** One request with the path exactly as given (no normalization), over TLS to the secure port. */
-export function callAgent(port: number, path: string, o: { method?: string; tls?: boolean; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+export function callAgent(
+  port: number,
+  path: string,
+  o: { method?: string; tls?: boolean; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const done = (res: IncomingMessage): void => {
       const chunks: Buffer[] = [];
+      const finish = (): void => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+      };
+      // A stream that stays open (a log followed, a watch) answers with what came within the time.
+      const timer = setTimeout(() => {
+        finish();
+        res.destroy();
+      }, o.timeoutMs ?? 10_000);
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }); });
-      res.on('error', reject);
+      res.on('end', finish);
+      res.on('error', () => { finish(); });
     };
-    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const, headers: o.headers ?? {} };
+    // A body goes with its length (Node sends a GET's body unframed otherwise).
+    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
+    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const, headers: { ...length, ...(o.headers ?? {}) } };
     const req = o.tls === true ? httpsRequest({ ...options, rejectUnauthorized: false }, done) : request(options, done);
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, body: '' });
+    });
     req.on('error', reject);
     req.end(o.body);
   });

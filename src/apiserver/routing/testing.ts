@@ -38,7 +38,9 @@ export interface ApiAnswer {
 /** One request with the path exactly as given; `token` adds the bearer token. */
 export function callApi(port: number, path: string, o: { method?: string; token?: string; headers?: Record<string, string>; body?: string } = {}): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
-    const headers = { ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
+    // A body goes with its length (Node sends a GET's body unframed otherwise).
+    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
+    const headers = { ...length, ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
     const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers, agent: false }, (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
