@@ -36,16 +36,33 @@ export interface ApiAnswer {
 }
 
 /** One request with the path exactly as given; `token` adds the bearer token. */
-export function callApi(port: number, path: string, o: { method?: string; token?: string; headers?: Record<string, string>; body?: string } = {}): Promise<ApiAnswer> {
+export function callApi(
+  port: number,
+  path: string,
+  o: { method?: string; token?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     // A body goes with its length (Node sends a GET's body unframed otherwise).
     const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
     const headers = { ...length, ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
     const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers, agent: false }, (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
+      const finish = (): void => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+      };
+      // A watch stays open: it answers with what came within the time.
+      const timer = setTimeout(() => {
+        finish();
+        res.destroy();
+      }, o.timeoutMs ?? 10_000);
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }); });
-      res.on('error', reject);
+      res.on('end', finish);
+      res.on('error', () => { finish(); });
+    });
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, body: '' });
     });
     req.on('error', reject);
     req.end(o.body);
