@@ -9,7 +9,7 @@
  * objects without the agent's labels (the runtime manager filters them).
  */
 import type { Clock, Timer } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
@@ -246,7 +246,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
           await options.runtime.removePod(running.uid);
         })()
           .catch((err: unknown) => {
-            log.warn('Cleaning up an orphaned pod failed; retrying at the next housekeeping', { uid: running.uid, err: messageOf(err) });
+            // An unreachable runtime is the PLEG's to report, once.
+            if (isUnavailable(err)) log.v(4, 'Cleaning up an orphaned pod failed: the runtime is unreachable', { uid: running.uid, err: messageOf(err) });
+            else log.warn('Cleaning up an orphaned pod failed; retrying at the next housekeeping', { uid: running.uid, err: messageOf(err) });
           })
           .finally(() => cleaning.delete(running.uid));
         cleaning.set(running.uid, work);
@@ -263,7 +265,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       if (leftover) dirty = true;
     } catch (err) {
       dirty = true;
-      log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
+      // An unreachable runtime is the PLEG's to report, once; housekeeping runs every 2 s.
+      if (isUnavailable(err)) log.v(4, 'Housekeeping failed: the runtime is unreachable', { err: messageOf(err) });
+      else log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
     }
   }
 
