@@ -6,7 +6,7 @@
  * a message that names the limit and, for nesting, the line and column where it is crossed,
  * instead of a stack overflow, an out-of-memory crash or a minute of silence.
  */
-import { Composer, LineCounter, Parser, type CST, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import { Composer, CST, Lexer, LineCounter, Parser, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
 
 export interface YamlLimits {
   /** Largest text, in bytes of its UTF-8 encoding. */
@@ -18,6 +18,8 @@ export interface YamlLimits {
   /** Most aliases (`*name`) in the whole text. */
   readonly maxAliases: number;
 }
+
+const { DOCUMENT, FLOW_END, SCALAR } = CST;
 
 /** Limits for a manifest, a request body or a configuration file: far above any real one. */
 export const DEFAULT_YAML_LIMITS: YamlLimits = {
@@ -93,6 +95,38 @@ function treeProblem(tokens: readonly CST.Token[], limits: YamlLimits, at: (offs
 }
 
 /**
+ * The first limit the text's tokens cross, counted on the lexer's stream (which holds nothing
+ * but the current token): values, aliases and flow nesting. A text of millions of small values
+ * is refused here, after reading as far as the limit, before any syntax tree exists.
+ */
+function tokenProblem(text: string, limits: YamlLimits, at: (offset: number) => string): string | undefined {
+  let values = 0;
+  let aliases = 0;
+  let flow = 0;
+  let offset = 0;
+  let previous = '';
+  for (const token of new Lexer().lex(text)) {
+    if (token === SCALAR) {
+      values++;
+      if (values > limits.maxNodes) return `holds more than ${limits.maxNodes} values (at ${at(offset)})`;
+    } else if (token === '[' || token === '{') {
+      values++;
+      flow++;
+      if (flow > limits.maxDepth) return `nesting too deep at ${at(offset)} (more than ${limits.maxDepth} levels)`;
+    } else if (token === ']' || token === '}') {
+      flow--;
+    } else if (token.startsWith('*') && previous !== SCALAR) {
+      aliases++;
+      if (aliases > limits.maxAliases) return `holds more than ${limits.maxAliases} aliases (at ${at(offset)})`;
+    }
+    // The stream is lossless: every token but the markers is source text.
+    if (token !== SCALAR && token !== DOCUMENT && token !== FLOW_END) offset += token.length;
+    previous = token;
+  }
+  return undefined;
+}
+
+/**
  * Parses every document of `text` within `limits`. Syntax errors stay in each document's
  * `errors` as the yaml library reports them; a crossed limit is the one `problem`. A
  * `lineCounter` in the options is filled as the yaml library's own functions fill it.
@@ -105,11 +139,15 @@ export function readYamlLimited(
   const tooBig = sizeProblem(text, limits.maxBytes);
   if (tooBig !== undefined) return { ok: false, problem: tooBig };
   const lines = options.lineCounter ?? new LineCounter();
-  const tokens = Array.from(new Parser(lines.addNewLine).parse(text));
   const at = (offset: number): string => {
-    const { line, col } = lines.linePos(offset);
-    return `line ${line}:${col}`;
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    return `line ${line}:${offset - before.lastIndexOf('\n')}`;
   };
+  const streamed = tokenProblem(text, limits, at);
+  if (streamed !== undefined) return { ok: false, problem: streamed };
+  // Block nesting is a matter of indentation: the syntax tree (now of bounded size) tells it.
+  const tokens = Array.from(new Parser(lines.addNewLine).parse(text));
   const problem = treeProblem(tokens, limits, at);
   if (problem !== undefined) return { ok: false, problem };
   // The library's warnings go to the documents' `warnings`, not to the process's stderr.
