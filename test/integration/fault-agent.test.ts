@@ -111,6 +111,26 @@ void describe('faults of a standalone agent', () => {
     reportFault({ suite: 'agent kill -9 (half-started pods)', tried: `kill -9 while ${PODS} pods start, restart`, checked, failures: 0, ms: Date.now() - started });
   });
 
+  void it('a pod of 300 containers whose manifest is deleted while they start: the starts stop at once, the pod goes', async () => {
+    const started = Date.now();
+    const containers = Array.from({ length: 300 }, (_, i) => ({ name: `c${i}`, image: containerd.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }));
+    const manifest = podManifest({ name: 'wide', image: containerd.images.busybox, command: 'exec sleep 3600', extraSpec: { containers } });
+    await writeManifest(manifests, 'wide.yaml', manifest);
+    const wide = async (): Promise<number> => (await cri.listContainers({ labelSelector: { 'io.orch.pod.name': `wide-${NODE}` } })).length;
+    await waitFor('the first 5 containers of the wide pod', async () => (await wide()) >= 5, { timeoutMs: 120_000, intervalMs: 100 });
+    await rm(join(manifests, 'wide.yaml'));
+    const atDeletion = await wide();
+    let peak = atDeletion;
+    await waitFor('the wide pod gone from the runtime', async () => {
+      const now = await wide();
+      peak = Math.max(peak, now);
+      return now === 0;
+    }, { timeoutMs: 120_000, intervalMs: 100 });
+    // The file source sees the deletion within its check period (2 s); starts are ~1 per 100 ms.
+    assert.ok(peak < 150, `${peak} containers were created for a pod deleted at ${atDeletion}`);
+    reportFault({ suite: 'manifest of a wide pod deleted', tried: `300-container pod deleted after ${atDeletion} started`, checked: peak, failures: 0, ms: Date.now() - started });
+  });
+
   void it('containerd stopped and started again: pods keep running, two lines in the log, a new pod starts after', async () => {
     const started = Date.now();
     assert.ok(agent !== undefined);
