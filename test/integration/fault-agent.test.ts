@@ -113,6 +113,7 @@ void describe('faults of a standalone agent', () => {
 
   void it('a pod of 300 containers whose manifest is deleted while they start: the starts stop at once, the pod goes', async () => {
     const started = Date.now();
+    agent ??= await start();
     const containers = Array.from({ length: 300 }, (_, i) => ({ name: `c${i}`, image: containerd.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }));
     const manifest = podManifest({ name: 'wide', image: containerd.images.busybox, command: 'exec sleep 3600', extraSpec: { containers } });
     await writeManifest(manifests, 'wide.yaml', manifest);
