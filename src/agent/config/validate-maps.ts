@@ -101,7 +101,9 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
         add(`${field}.limits`, `unknown resource ${JSON.stringify(resource)}; allowed: memory, hugepages-<size>`);
       }
       try {
-        if (parseQuantity(value).mantissa < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        const q = parseQuantity(value).mantissa;
+        if (q < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        else if (q === 0n) add(`${field}.limits`, `${resource} must not be zero (leave the resource out to reserve none on NUMA node ${r.numaNode})`);
       } catch (err) {
         add(`${field}.limits`, `${resource}: ${messageOf(err)}`);
       }
