@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Server, ServerCredentials, status, type Metadata, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type Metadata, type ServiceDefinition } from '@grpc/grpc-js';
 import { recordingTracing } from '../../../api/tracing/testing.js';
 import { connectCri } from './client.js';
 import { criMethods } from './proto.js';
@@ -25,7 +25,7 @@ void describe('CRI call spans', () => {
     const startContainer: Unary = (call, callback) => { seen(call); callback({ code: status.NOT_FOUND, details: 'no container c-9' }); };
     const s = new Server();
     const definition: ServiceDefinition = Object.fromEntries(criMethods('RuntimeService'));
-    s.addService(definition, { RunPodSandbox: runPodSandbox, StartContainer: startContainer } as UntypedServiceImplementation);
+    s.addService(definition, { RunPodSandbox: runPodSandbox, StartContainer: startContainer });
     await new Promise<void>((resolve, reject) => {
       s.bindAsync(endpoint, ServerCredentials.createInsecure(), (err) => { if (err === null) resolve(); else reject(err); });
     });
