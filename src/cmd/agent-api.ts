@@ -11,6 +11,7 @@
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
+import type { Tracer } from '../api/tracing/index.js';
 import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
@@ -55,13 +56,13 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock): Promise<ApiConnection> {
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock, tracer?: Tracer): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('orchclient');
   const clientFor = (connection: OrchConnection): RestClient =>
-    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
+    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log, ...(tracer === undefined ? {} : { tracer }) });
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,

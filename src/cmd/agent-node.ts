@@ -16,13 +16,15 @@ import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRun
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
-import { createPodSyncer } from '../agent/podsync/index.js';
+import { createPodSyncer, tracedPodSyncer } from '../agent/podsync/index.js';
 import { createProberManager, createProberMetrics, type PodEvent, type ProberManager, type ProberMetrics } from '../agent/prober/index.js';
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
 import type { DesiredPods } from '../agent/syncloop/index.js';
+import type { PodSyncer } from '../agent/podworkers/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
+import type { AgentTracing } from './agent-tracing.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
@@ -33,7 +35,7 @@ export interface NodeModules {
   /** The runtime manager's pod statuses, vouched for by the daemon's PLEG. */
   readonly podCache: PodStatusCache;
   readonly status: StatusManager;
-  readonly syncer: ReturnType<typeof createPodSyncer>;
+  readonly syncer: PodSyncer;
   readonly podConfig: PodConfig;
   readonly volumes: VolumeManager;
   readonly cgroups: ReturnType<typeof createPodCgroups>;
@@ -59,6 +61,8 @@ export interface BuildNodeOptions {
   readonly desired: Pick<DesiredPods, 'isDesired'>;
   /** API-server mode: object readers, pull credentials and the event recorder. */
   readonly api?: ApiConnection | undefined;
+  /** Tracing, when configured (src/cmd/agent-tracing.ts). */
+  readonly tracing?: AgentTracing | undefined;
 }
 
 /** Builds the modules; waits for the container runtime to answer first. */
@@ -66,7 +70,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
-  const { api, clock } = options;
+  const { api, clock, tracing } = options;
   const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
   // Image credential provider plugins (checked before anything starts: a missing plugin stops the agent, as upstream).
@@ -78,6 +82,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     runtimeEndpoint: c.containerRuntimeEndpoint,
     ...(c.imageServiceEndpoint === '' ? {} : { imageEndpoint: c.imageServiceEndpoint }),
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer('cri') }),
   });
   try {
     await waitForRuntime(cri, { endpoint: c.containerRuntimeEndpoint, logger: log, clock });
@@ -146,10 +151,11 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
+    tracer: tracing?.tracer('kuberuntime'),
   });
 
   const status = createStatusManager();
-  const syncer = createPodSyncer({
+  const untracedSyncer = createPodSyncer({
     runtime,
     cgroups,
     volumes,
@@ -163,6 +169,8 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     sidecarContainers,
     ...(onEvent === undefined ? {} : { onEvent }),
   });
+  const syncer = tracing === undefined ? untracedSyncer
+    : tracedPodSyncer({ syncer: untracedSyncer, tracer: tracing.tracer('podsync'), parents: tracing.parents });
   const podConfig = createPodConfig({
     nodeName: name,
     staticPodPath: c.staticPodPath,
@@ -173,6 +181,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     logger: logs.logger('podsource'),
     clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
+    ...(tracing === undefined ? {} : { tracing: { tracer: tracing.tracer('podsource'), parents: tracing.parents } }),
   });
   return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };
 }

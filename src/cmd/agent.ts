@@ -22,6 +22,7 @@ import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
+import { startAgentTracing } from './agent-tracing.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -48,18 +49,21 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot,
 async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock, disposers: Disposers): Promise<void> {
   const c = resolved.config;
   const identity = await nodeIdentity(resolved);
+  // Tracing first and stopped last: its provider exports the spans of everything stopping before it.
+  const tracing = await startAgentTracing(resolved, logs, clock);
+  if (tracing !== undefined) disposers.push(() => tracing.provider.shutdown());
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
   const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
   let api: ApiConnection | undefined;
   if (apiModules !== undefined) {
-    const connected = await apiModules.connectApi(resolved, logs, identity, clock);
+    const connected = await apiModules.connectApi(resolved, logs, identity, clock, tracing?.tracer('orchclient'));
     disposers.push(() => connected.close());
     api = connected;
   }
 
   const pods = createPodManager();
-  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api });
+  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
   disposers.push(() => prober.stop());

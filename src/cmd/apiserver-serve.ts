@@ -36,6 +36,9 @@ import {
   type ApiServerOptions,
 } from '../apiserver/server/index.js';
 import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
+import { loadTracingConfigFile, tracedHandler, tracedStore } from '../apiserver/tracing/index.js';
+import { startTracing, type TracingProvider } from '../api/tracing/index.js';
+import { realClock } from '../api/clock.js';
 import { VERSION } from '../version.js';
 import { controllerManager } from './apiserver-controllers.js';
 
@@ -73,6 +76,17 @@ function openStore(o: ApiServerOptions, log: Log): Promise<ManagedStore> {
   return openSqliteStore({ dataDir: o.dataDir, bookmarkIntervalMs, log, ...history });
 }
 
+/** The provider of --tracing-config-file; undefined (nothing of OpenTelemetry loaded) without it. */
+async function startApiServerTracing(o: ApiServerOptions, log: Log): Promise<TracingProvider | undefined> {
+  if (o.tracingConfigFile === '') return undefined;
+  const config = loadTracingConfigFile(o.tracingConfigFile);
+  log(`tracing: exporting to ${config.endpoint}, samplingRatePerMillion ${config.samplingRatePerMillion}`);
+  return startTracing({
+    ...config, serviceName: 'orch-apiserver', hostName: hostname(), clock: realClock,
+    onExportError: (message) => { log(`tracing: ${message}`); },
+  });
+}
+
 /** Starts serving; resolves to the function that shuts everything down, in reverse order. */
 export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promise<void>> {
   const tokens = o.tokenAuthFile === '' ? undefined : loadTokenFile(o.tokenAuthFile);
@@ -93,9 +107,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
   const x509 = await x509Library();
   const version = versionInfo();
   const apiMetrics = createApiServerMetrics({ version });
-  const store = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
+  const tracing = await startApiServerTracing(o, log);
+  const timedStore = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
     apiMetrics.storageCall(operation, type, seconds);
   });
+  const store = tracing === undefined ? timedStore : tracedStore(timedStore, tracing.tracer('orch-apiserver/storage'));
   try {
     await waitForStore(store, 15_000);
     const definitions = resourceDefinitions(o, { x509, userOfToken: (token) => userOfToken(token, tokens), authorizer });
@@ -146,7 +162,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       certPem: serving.certPem,
       keyPem: serving.keyPem,
       clientCaPems,
-      handler: router.handle,
+      handler: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')),
       upgrade: router.upgrade,
     });
     if (o.writeAdminOrchconfig !== '') {
@@ -168,9 +184,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       await signer.close();
       await lifecycle.close();
       await store.close();
+      await tracing?.shutdown();
     };
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
 }

@@ -25,13 +25,15 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
-import { computePodActions, type PodActions } from './compute-actions.js';
+import { traced } from '../../api/tracing/index.js';
+import { computePodActions, podSandboxChanged, type PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
-import { podDnsConfig, readHostDns } from './dns.js';
+import { MISSING_CLUSTER_DNS, podDnsConfig, readHostDns, type DnsWarning } from './dns.js';
 import type { NodeCapacity } from './env.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { ImagePuller } from './images.js';
 import { killContainer, killPod, removePod } from './kill.js';
+import { emitEvent } from './lifecycle.js';
 import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
@@ -77,6 +79,9 @@ class RuntimeManager implements PodRuntimeManager {
   /** Pods between their RunPodSandbox and their first container's start. */
   private readonly startSlots: PodStartSlots;
   private oomWarned = false;
+  /** Pods told MissingClusterDNS (once per pod, as an event); the node-wide line is logged once per start. */
+  private readonly missingClusterDns = new Set<string>();
+  private missingClusterDnsLogged = false;
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
@@ -94,6 +99,7 @@ class RuntimeManager implements PodRuntimeManager {
       qps: options.registryPullQPS ?? 5,
       burst: options.registryBurst ?? 10,
       backOff: options.imageBackOff ?? DEFAULT_IMAGE_BACKOFF,
+      tracer: options.tracer,
     });
     this.seccomp = { runtimeDefault: options.seccompDefault ?? false, profileRoot: options.seccompProfileRoot ?? DEFAULT_SECCOMP_PROFILE_ROOT };
     this.startDeps = {
@@ -156,18 +162,20 @@ class RuntimeManager implements PodRuntimeManager {
   private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
     const run = new SyncRun(pod, status, actions, this.options.logger);
     this.logActions(pod, actions);
-    if (!(await this.killPodOrContainers(run))) return run.result();
-    await this.removeInitContainers(run);
-    const sandboxConfig = await this.sandboxConfig(run);
+    // Each step in a span of its own when tracing (a child of the pod sync's span).
+    const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => traced(this.options.tracer, name, {}, fn);
+    if (!(await step('killPodOrContainers', () => this.killPodOrContainers(run)))) return run.result();
+    await step('removeInitContainers', () => this.removeInitContainers(run));
+    const sandboxConfig = await step('generatePodSandboxConfig', () => this.sandboxConfig(run));
     if (sandboxConfig === undefined) return run.result();
     const slot = this.startSlots.slot();
     try {
-      const sandbox = await this.ensureSandbox(run, sandboxConfig, slot);
+      const sandbox = await step(actions.createSandbox ? 'createPodSandbox' : 'usePodSandbox', () => this.ensureSandbox(run, sandboxConfig, slot));
       if (sandbox === undefined) return run.result();
       const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
-      await this.startContainers(run, ctx, actions.initContainersToStart, true);
+      await step('startInitContainers', () => this.startContainers(run, ctx, actions.initContainersToStart, true));
       if (!actions.initDone) return run.result();
-      await this.startContainers(run, ctx, actions.containersToStart, false);
+      await step('startContainers', () => this.startContainers(run, ctx, actions.containersToStart, false));
       return run.result();
     } finally {
       slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
@@ -178,6 +186,9 @@ class RuntimeManager implements PodRuntimeManager {
   private async killPodOrContainers(run: SyncRun): Promise<boolean> {
     const { pod, actions } = run;
     if (actions.killPod) {
+      if (actions.createSandbox && podSandboxChanged(pod, run.status).sandboxId !== '') {
+        emitEvent(this.startDeps, { type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.', pod });
+      }
       try {
         await killPod(this.startDeps, runningPodOf(run.status), { pod });
       } catch (err) {
@@ -221,10 +232,12 @@ class RuntimeManager implements PodRuntimeManager {
       const hostDns = readHostDns(settings.resolvConf);
       const [nodeIPs, cgroupParent] = await Promise.all([this.options.hostIPs(), this.options.cgroupParent(pod)]);
       const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
-      if (actions.createSandbox) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
+      if (actions.createSandbox) for (const warning of dns.warnings) this.dnsWarning(pod, warning);
       return makeSandboxConfig({ pod, attempt: actions.attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });
     } catch (err) {
-      run.fail(err, { reason: 'ConfigPodSandboxError', message: `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}` });
+      const message = `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}`;
+      if (actions.createSandbox && !isRuntimeUnreachable(err)) this.failedCreateSandbox(pod, message);
+      run.fail(err, { reason: 'ConfigPodSandboxError', message });
       return undefined;
     }
   }
@@ -254,9 +267,26 @@ class RuntimeManager implements PodRuntimeManager {
       this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
       return { id, podIPs };
     } catch (err) {
+      if (!isRuntimeUnreachable(err)) this.failedCreateSandbox(pod, messageOf(err));
       run.fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
       return undefined;
     }
+  }
+
+  /** Upstream's FailedCreatePodSandBox event. */
+  private failedCreateSandbox(pod: NodePod, cause: string): void {
+    emitEvent(this.startDeps, { type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${cause}`, pod });
+  }
+
+  /** A DNS problem of a sandbox being created, as an event; MissingClusterDNS once per pod, and logged once per start for the node. */
+  private dnsWarning(pod: NodePod, warning: DnsWarning): void {
+    if (warning.reason === 'MissingClusterDNS') {
+      if (this.missingClusterDns.has(pod.metadata.uid)) return;
+      this.missingClusterDns.add(pod.metadata.uid);
+      if (!this.missingClusterDnsLogged) this.options.logger.warn(MISSING_CLUSTER_DNS);
+      this.missingClusterDnsLogged = true;
+    }
+    emitEvent(this.startDeps, { type: 'Warning', reason: warning.reason, message: warning.message, pod });
   }
 
   /** What this sync's container starts share: the sandbox, the pod's IPs (the node's on the host network), and the start slot to give back once one started or an image pull begins. */
@@ -310,6 +340,7 @@ class RuntimeManager implements PodRuntimeManager {
     await removePod({ runtime: this.options.runtime, logger: this.options.logger, podLogsRoot: this.podLogsRoot }, uid);
     this.backOff.forgetPrefix(`${uid}_`);
     this.puller.forgetPod(uid);
+    this.missingClusterDns.delete(uid);
   }
 
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {

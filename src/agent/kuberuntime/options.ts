@@ -3,6 +3,7 @@
  * from other modules (volumes, pod cgroups, node identity), the agent's settings that shape
  * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
  */
+import type { Tracer } from '../../api/tracing/index.js';
 import type { Container } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
@@ -107,4 +108,9 @@ export interface RuntimeManagerOptions {
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
+  /**
+   * Spans for the sync's steps (killPodOrContainers, createPodSandbox, startContainer, ...) and
+   * image pulls, children of the pod sync's span.
+   */
+  readonly tracer?: Tracer | undefined;
 }

@@ -27,6 +27,7 @@ import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
 export { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 export { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
+export { tracedPodSyncer, type TracedPodSyncerOptions } from './tracing.js';
 
 /** The pod's cgroup, as the sync needs it. */
 export interface PodCgroupHandle {

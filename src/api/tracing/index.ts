@@ -44,3 +44,27 @@ export function incomingTraceParent(headers: Readonly<Record<string, string | st
 export function traceIdOf(parent: TraceParent): string | undefined {
   return /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(parent.traceparent)?.[1];
 }
+
+/**
+ * Trace contexts handed from where work was asked for to where it runs later, by key (a pod's
+ * UID: the span of the source that brought a pod parents the pod's next sync). One per key, the
+ * latest; taking one removes it, so that the map holds only contexts not yet used.
+ */
+export class TraceParents {
+  private readonly parents = new Map<string, TraceParent>();
+
+  set(key: string, parent: TraceParent): void {
+    this.parents.set(key, parent);
+  }
+
+  /** The context left for `key`, removed; undefined when none was. */
+  take(key: string): TraceParent | undefined {
+    const parent = this.parents.get(key);
+    if (parent !== undefined) this.parents.delete(key);
+    return parent;
+  }
+
+  delete(key: string): void {
+    this.parents.delete(key);
+  }
+}

@@ -21,6 +21,8 @@ export interface ApiServerOptions {
   readonly tokenAuthFile: string;
   readonly authorizationMode: AuthorizationMode;
   readonly authorizationPolicyFile: string;
+  /** A TracingConfiguration file ('' : no tracing, nothing of OpenTelemetry loaded). */
+  readonly tracingConfigFile: string;
   readonly storageBackend: StorageBackend;
   readonly dataDir: string;
   readonly etcdServers: readonly string[];
@@ -79,6 +81,7 @@ export const DEFAULTS: ApiServerOptions = {
   tokenAuthFile: '',
   authorizationMode: 'AlwaysAllow',
   authorizationPolicyFile: '',
+  tracingConfigFile: '',
   storageBackend: 'sqlite',
   dataDir: '/var/lib/orch-apiserver',
   etcdServers: [],
@@ -116,6 +119,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'token-auth-file', kind: 'string', option: 'tokenAuthFile', help: 'CSV file of bearer tokens: token,user,uid,"group1,group2" per line.' },
   { name: 'authorization-mode', kind: 'string', option: 'authorizationMode', help: 'AlwaysAllow, or Policy (rules from --authorization-policy-file; the group system:masters may do everything, authenticated users may read discovery, OpenAPI, version and health).' },
   { name: 'authorization-policy-file', kind: 'string', option: 'authorizationPolicyFile', help: 'With --authorization-mode=Policy: a YAML or JSON list of rules {user?, group?, verbs, resources?, apiGroups?, namespaces?, nonResourcePaths?}; see docs/apiserver.md.' },
+  { name: 'tracing-config-file', kind: 'string', option: 'tracingConfigFile', help: 'File with the apiserver tracing configuration (kind TracingConfiguration: endpoint, samplingRatePerMillion): requests and storage calls are traced and exported over OTLP/gRPC.' },
   { name: 'storage-backend', kind: 'string', option: 'storageBackend', help: 'sqlite (one file in --data-dir) or etcd3 (--etcd-servers).' },
   { name: 'data-dir', kind: 'string', option: 'dataDir', help: 'The directory of the SQLite database (--storage-backend=sqlite).' },
   { name: 'etcd-servers', kind: 'list', option: 'etcdServers', help: 'Comma-separated etcd client URLs (--storage-backend=etcd3), e.g. http://127.0.0.1:2379.' },
