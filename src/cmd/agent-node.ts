@@ -12,7 +12,7 @@ import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
-import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
+import { createPodStatusCache, createRuntimeManager, runtimeNetworkState, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
@@ -155,6 +155,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   });
 
   const status = createStatusManager();
+  const network = runtimeNetworkState({ runtime: cri, clock });
   const untracedSyncer = createPodSyncer({
     runtime,
     cgroups,
@@ -168,6 +169,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     probes: prober,
     sidecarContainers,
     ...(onEvent === undefined ? {} : { onEvent }),
+    networkError: () => network.networkError(),
   });
   const syncer = tracing === undefined ? untracedSyncer
     : tracedPodSyncer({ syncer: untracedSyncer, tracer: tracing.tracer('podsync'), parents: tracing.parents });

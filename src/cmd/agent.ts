@@ -77,7 +77,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const nodeEvent = api?.nodeEvent.bind(api);
   // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
   const shutdown = nodeShutdown({
-    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent,
+    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent, podEvent: api?.podEvent.bind(api),
     nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
   });
   let apiMode: ApiMode | undefined;

@@ -14,7 +14,7 @@
  * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Clock } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { OrchError, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
@@ -79,7 +79,12 @@ export interface PodSyncOptions {
   readonly sidecarContainers?: boolean;
   /** Events the sync decides (DeadlineExceeded), after they were logged. */
   readonly onEvent?: (event: PodEvent) => void;
+  /** Why the runtime's pod network is not ready (undefined: it is); a pod off the host network is not synced meanwhile. */
+  readonly networkError?: () => Promise<string | undefined>;
 }
+
+/** A pod sync refused while the runtime's pod network is not ready (upstream's NetworkNotReady). */
+export const PODSYNC_NETWORK_NOT_READY = 'PODSYNC_NETWORK_NOT_READY';
 
 export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const { runtime, status, logger } = options;
@@ -90,6 +95,32 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const failures = new Map<string, PodFailure>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
+
+  /** Logs an event and hands it on. */
+  function record(event: PodEvent): void {
+    logger.info('Event', { type: event.type, reason: event.reason, pod: podNamespacedName(event.pod), message: event.message });
+    options.onEvent?.(event);
+  }
+
+  /** `read` (a runtime read of the pod), recording upstream's FailedSync when it fails. */
+  async function determining<T>(pod: NodePod, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      record({ type: 'Warning', reason: 'FailedSync', message: `error determining status: ${messageOf(err)}`, pod });
+      throw err;
+    }
+  }
+
+  /** Refuses the sync of a pod off the host network while the runtime's network is not ready (event NetworkNotReady). */
+  async function checkNetwork(pod: NodePod): Promise<void> {
+    if (pod.spec?.hostNetwork === true || options.networkError === undefined) return;
+    const problem = await options.networkError();
+    if (problem === undefined) return;
+    const message = `network is not ready: ${problem}`;
+    record({ type: 'Warning', reason: 'NetworkNotReady', message, pod });
+    throw new OrchError(PODSYNC_NETWORK_NOT_READY, 'unavailable', message, { subject: podNamespacedName(pod) });
+  }
 
   async function publish(pod: NodePod): Promise<ReturnType<typeof computePodStatus>> {
     return (await publishHeld(pod)).computed;
@@ -146,10 +177,11 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
 
     async syncPod(pod): Promise<SyncOutcome> {
       const { uid } = pod.metadata;
-      const { computed: before, held } = await publishHeld(pod);
+      const { computed: before, held } = await determining(pod, () => publishHeld(pod));
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
       const deadline = await checkDeadline(pod, before.startTime);
       if (deadline === 0) return { terminal: true };
+      await checkNetwork(pod);
       let problems: SyncError[] = [];
       // The pod cgroup and the volumes do not depend on each other: made side by side.
       const [cgroup, volumes] = await Promise.allSettled([
@@ -194,9 +226,14 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
       // a list of every pod on the node: when a node's pods go at once, each would list all.
-      const held = await runtime.getPodStatus(uid, name, namespace);
+      const held = await determining(pod, () => runtime.getPodStatus(uid, name, namespace));
       if (held.sandboxes.length > 0 || held.containers.length > 0) {
-        await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
+        try {
+          await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
+        } catch (err) {
+          record({ type: 'Warning', reason: 'FailedKillPod', message: `error killing pod: ${messageOf(err)}`, pod });
+          throw err;
+        }
       }
       await publish(pod);
       logger.v(1, 'Pod terminated', { pod: podNamespacedName(pod) });
