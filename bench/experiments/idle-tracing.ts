@@ -121,6 +121,18 @@ async function round(insts: readonly Instance[], o: IdleTracingOptions, shift: n
   }
 }
 
+/** A round again when one of its processes went away meanwhile (on a shared machine something else may end it), up to 3 times. */
+async function roundWithRetries(insts: readonly Instance[], o: IdleTracingOptions, shift: number, endpoint: string, log: (line: string) => void): Promise<TracingRound> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await round(insts, o, shift, endpoint);
+    } catch (err) {
+      if (attempt === 3) throw err;
+      log(`round ${shift + 1} attempt ${attempt} failed (${err instanceof Error ? err.message : String(err)}); again`);
+    }
+  }
+}
+
 export async function runIdleTracing(o: IdleTracingOptions, log: (line: string) => void): Promise<{ rounds: TracingRound[]; spans: number }> {
   const receiver = await startOtlpReceiver();
   const insts: Instance[] = [];
@@ -128,7 +140,7 @@ export async function runIdleTracing(o: IdleTracingOptions, log: (line: string) 
     for (let i = 0; i < CASES.length; i++) insts.push(await startInstance(o, log));
     const rounds: TracingRound[] = [];
     for (let r = 0; r < o.rounds; r++) {
-      const res = await round(insts, o, r, receiver.endpoint);
+      const res = await roundWithRetries(insts, o, r, receiver.endpoint, log);
       rounds.push(res);
       log(`round ${r + 1}: ${CASES.map((c, i) => `${c.label} ${res.agents[i]?.cpu.toFixed(2) ?? '?'} %`).join(', ')}; containerd ${res.containerd.toFixed(2)} %; steal ${res.steal.toFixed(1)} %`);
     }

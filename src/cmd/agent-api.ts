@@ -31,6 +31,7 @@ import {
 } from '../agent/orchclient/index.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
+import { podCidrFollower } from '../agent/kuberuntime/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
@@ -184,6 +185,8 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const { api, cri } = d;
   const nodeName = d.identity.name;
   const nodeLog = d.logs.logger('nodestatus');
+  // The Node's spec.podCIDR reaches the runtime, as --pod-cidr does in standalone mode.
+  const followPodCidr = podCidrFollower({ runtime: cri, logger: nodeLog });
   const nodeStatus: NodeStatusController = createNodeStatusController({
     client: api.rest,
     identity: {
@@ -214,6 +217,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },
+    onNode: (node) => { void followPodCidr(node.spec?.podCIDR); },
   });
   const lease: LeaseController = createLeaseController({
     client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,

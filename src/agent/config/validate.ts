@@ -8,6 +8,7 @@ import { messageOf } from '../../api/errors.js';
 import { parseByteSize, parseQuantity } from '../../api/quantity.js';
 import { validateDNS1123Subdomain } from '../../api/labels.js';
 import { unknownGates, type FeatureGates } from './feature-gates.js';
+import { ineffectiveSettings } from './ineffective.js';
 import type { CommandLineOptions } from './flags/table.js';
 import { MILLISECOND, SECOND } from './schema.js';
 import type { NodeagentConfiguration } from './types.js';
@@ -231,6 +232,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   validateShowHidden(c, v.version, add);
   validateLoggingAndTracing(c, g, add);
   validateCommandLineOptions(c, v.options, add);
+  warnings.push(...ineffectiveSettings(c));
   return { problems, warnings };
 }
 

@@ -37,4 +37,5 @@ export { SAFE_SYSCTLS, sysctlAdmission, sysctlNamespace, type SysctlAdmitResult,
 export { isSidecar } from './init-actions.js';
 export { runHandler, type HookDeps, type HookRun } from './lifecycle.js';
 export { waitForRuntime, type WaitForRuntimeOptions } from './runtime-ready.js';
+export { podCidrFollower, type PodCidrFollowerOptions } from './pod-cidr.js';
 export { runtimeNetworkState, type RuntimeNetworkState, type RuntimeNetworkStateOptions } from './network-state.js';
