@@ -8,7 +8,10 @@
  * receiver in this process (test/helpers/otlp-receiver.ts), so the sampled one pays for the
  * export as it would with a collector.
  *
- *   node dist/bench/experiments/idle-tracing.js [--pods 30] [--rounds 3] [--window 40] [--settle 20]
+ * The window (default 120 s) spans two of the agents' resyncs (syncFrequency 1 min): a shorter
+ * one holds one resync or none, which moves a figure by more than tracing does.
+ *
+ *   node dist/bench/experiments/idle-tracing.js [--pods 20] [--rounds 3] [--window 120] [--settle 20]
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -178,8 +181,8 @@ async function main(): Promise<void> {
   exitOnSignals();
   const { values } = parseArgs({
     options: {
-      pods: { type: 'string', default: '30' }, rounds: { type: 'string', default: '3' },
-      window: { type: 'string', default: '40' }, settle: { type: 'string', default: '20' },
+      pods: { type: 'string', default: '20' }, rounds: { type: 'string', default: '3' },
+      window: { type: 'string', default: '120' }, settle: { type: 'string', default: '20' },
     },
   });
   const o: IdleTracingOptions = {
