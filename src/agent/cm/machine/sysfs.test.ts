@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 
 import { OrchError } from '../../../api/errors.js';
 import { CPUSet } from '../cpuset.js';
-import { CM_TOPOLOGY_UNREADABLE, CPUTopology, readMachineTopology } from './index.js';
-import { FOUR_NUMA_SYSFS, ONE_NUMA_SYSFS, TWO_NUMA_SYSFS, writeSysfsTree } from './testdata/index.js';
+import { CM_TOPOLOGY_UNREADABLE, CPUTopology } from './index.js';
+import { FOUR_NUMA_SYSFS, ONE_NUMA_SYSFS, TWO_NUMA_SYSFS, machineOf } from './testdata/index.js';
 
-async function read(tree: Readonly<Record<string, string>>): Promise<Awaited<ReturnType<typeof readMachineTopology>>> {
-  const root = await writeSysfsTree(tree);
-  try {
-    return await readMachineTopology({ sysRoot: root });
-  } finally {
-    await rm(root, { recursive: true, force: true });
-  }
-}
+const read = machineOf;
 
 void describe('the sysfs topology reader', () => {
   void it('reads a two-socket machine: sockets, cores named by their lowest thread, NUMA nodes with memory and hugepages', async () => {

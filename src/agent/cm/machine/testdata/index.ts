@@ -1,10 +1,12 @@
 /**
- * Recorded sysfs trees for the topology tests (imported by tests only), and a writer that lays
- * one out below a temporary directory, which the reader then takes as its sysRoot.
+ * Recorded sysfs trees for the topology tests (imported by tests only), a writer that lays one
+ * out below a temporary directory (the reader's sysRoot), and the reading of one into a topology.
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+
+import { readMachineTopology, type MachineTopology } from '../sysfs.js';
 
 export { FOUR_NUMA_SYSFS } from './four-numa.js';
 export { ONE_NUMA_SYSFS } from './one-numa.js';
@@ -18,4 +20,14 @@ export async function writeSysfsTree(tree: Readonly<Record<string, string>>): Pr
     await writeFile(join(root, path), content);
   }
   return root;
+}
+
+/** Lays `tree` out in a temporary directory, reads it, and removes the directory. */
+export async function machineOf(tree: Readonly<Record<string, string>>): Promise<MachineTopology> {
+  const root = await writeSysfsTree(tree);
+  try {
+    return await readMachineTopology({ sysRoot: root });
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
 }
