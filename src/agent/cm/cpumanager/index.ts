@@ -9,7 +9,7 @@
  * cgroup files (the runtime applies the cpuset), or keep allocations of pods that are gone.
  */
 export { takeByTopologyDistributed, takeByTopologyPacked } from './accumulator.js';
-export { CM_CPU_MANAGER_CONFIG, createCPUManager, type CPUManager, type CPUManagerOptions, type RunningContainer } from './manager.js';
+export { CM_CPU_MANAGER_CONFIG, activeContainers, createCPUManager, type CPUManager, type CPUManagerOptions, type RunningContainer } from './manager.js';
 export { CM_CPU_POLICY_OPTION, parseStaticPolicyOptions, validateStaticPolicyOptions, type StaticPolicyOptions } from './options.js';
 export { CM_CPU_STATE_INVALID, CPU_MANAGER_STATE_FILE, decodeCPUCheckpoint, encodeCPUCheckpoint, openCPUState, type Assignments, type CPUState } from './state.js';
 export { StaticPolicy, guaranteedCPUs, podGuaranteedCPUs } from './static-policy.js';

@@ -53,7 +53,7 @@ void describe('the CPU manager', () => {
     const again = createCPUManager(await options(TWO_NUMA_SYSFS), () => NO_AFFINITY);
     again.allocate(gu, gu.spec!.containers[0]!);
     assert.equal(again.cpuAffinity('gu', 'c0').toString(), cpus);
-    again.removeStaleState([]);
+    again.releaseUnless(() => false);
     assert.equal(again.cpuAffinity('gu', 'c0').toString(), '0-15', 'released into the shared pool');
     await assert.rejects(async () => createCPUManager(await options(TWO_NUMA_SYSFS, { policy: 'none' }), () => NO_AFFINITY),
       (err: unknown) => err instanceof OrchError && err.code === CM_CPU_STATE_INVALID && /configured policy "none" differs from state checkpoint policy "static"/.test(err.message));

@@ -18,7 +18,7 @@ import { CPUSet } from '../cpuset.js';
 import type { CPUTopology } from '../machine/index.js';
 import { allContainers, type AffinityStore, type HintProvider, type ProviderHints } from '../topologymanager/index.js';
 import { parseStaticPolicyOptions, validateStaticPolicyOptions } from './options.js';
-import { CM_CPU_STATE_INVALID, openCPUState, type Assignments, type CPUState } from './state.js';
+import { CM_CPU_STATE_INVALID, openCPUState, type CPUState } from './state.js';
 import { StaticPolicy } from './static-policy.js';
 
 /** The CPU manager's settings do not fit this machine (no CPU reservation, reserved CPUs offline). */
@@ -51,11 +51,16 @@ export interface CPUManager extends HintProvider {
   readonly policy: 'none' | 'static';
   /** The CPU set a container runs on: its exclusive CPUs, else the shared pool (empty with the none policy). */
   cpuAffinity(podUID: string, container: string): CPUSet;
-  /** Releases the CPUs of containers that are not in `active` (pods admitted and not finished). */
-  removeStaleState(active: readonly NodePod[]): void;
-  /** Updates running containers of `active` pods whose CPU set differs from the one last applied. */
+  /** Releases the CPUs of every container `keep` does not keep (stale state, a refused pod). */
+  releaseUnless(keep: (podUID: string, container: string) => boolean): void;
+  /** Releases stale state, then updates running containers of `active` pods whose CPU set differs from the one last applied. */
   reconcile(active: readonly NodePod[], running: readonly RunningContainer[], update: (id: string, cpus: string) => Promise<void>): Promise<void>;
-  assignments(): Assignments;
+}
+
+/** Keeps the containers of `active` pods (upstream removeStaleState's rule). */
+export function activeContainers(active: readonly NodePod[]): (podUID: string, container: string) => boolean {
+  const live = new Map(active.map((p) => [p.metadata.uid, new Set(allContainers(p).map((c) => c.name))]));
+  return (podUID, container) => live.get(podUID)?.has(container) === true;
 }
 
 function config(message: string, subject: string): OrchError {
@@ -114,17 +119,16 @@ export function createCPUManager(options: CPUManagerOptions, affinity: () => Aff
     cpuAffinity(podUID, container) {
       return state.cpuSet(podUID, container) ?? state.defaultCPUSet();
     },
-    removeStaleState(active) {
+    releaseUnless(keep) {
       if (policy === undefined) return;
-      const live = new Map(active.map((p) => [p.metadata.uid, new Set(allContainers(p).map((c) => c.name))]));
       for (const [podUID, containers] of [...state.assignments()]) {
-        for (const name of [...containers.keys()]) if (live.get(podUID)?.has(name) !== true) removeContainer(podUID, name);
-        if (!live.has(podUID)) policy.forgetPod(podUID);
+        for (const name of [...containers.keys()]) if (!keep(podUID, name)) removeContainer(podUID, name);
+        if (!state.assignments().has(podUID)) policy.forgetPod(podUID);
       }
     },
     async reconcile(active, running, update) {
       if (policy === undefined) return;
-      this.removeStaleState(active);
+      this.releaseUnless(activeContainers(active));
       const byRef = new Map(running.map((c) => [`${c.podUID}\0${c.name}`, c.id]));
       const seen = new Set<string>();
       for (const pod of active) {
@@ -145,6 +149,5 @@ export function createCPUManager(options: CPUManagerOptions, affinity: () => Aff
       }
       for (const id of [...applied.keys()]) if (!seen.has(id)) applied.delete(id);
     },
-    assignments: () => state.assignments(),
   };
 }

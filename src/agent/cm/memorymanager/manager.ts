@@ -15,8 +15,8 @@ import { parseQuantity, quantityValue } from '../../../api/quantity.js';
 import type { Logger } from '../../logging/index.js';
 import { CPUSet } from '../cpuset.js';
 import type { NUMANodeInfo } from '../machine/index.js';
-import { allContainers, type AffinityStore, type HintProvider, type ProviderHints } from '../topologymanager/index.js';
-import { CM_MEMORY_STATE_INVALID, openMemoryState, type MemoryAssignments } from './state.js';
+import type { AffinityStore, HintProvider, ProviderHints } from '../topologymanager/index.js';
+import { CM_MEMORY_STATE_INVALID, openMemoryState } from './state.js';
 import { StaticMemoryPolicy, type ReservedMemory } from './static-policy.js';
 
 /** reservedMemory does not match node allocatable or the machine, or the Static policy has none. */
@@ -41,9 +41,8 @@ export interface MemoryManager extends HintProvider {
   readonly policy: 'None' | 'Static';
   /** The NUMA nodes of a container's memory (its cpuset.mems); empty when it has no exclusive memory. */
   numaNodes(podUID: string, container: string): CPUSet;
-  /** Releases the memory of containers that are not in `active`. */
-  removeStaleState(active: readonly NodePod[]): void;
-  assignments(): MemoryAssignments;
+  /** Releases the memory of every container `keep` does not keep (stale state, a refused pod). */
+  releaseUnless(keep: (podUID: string, container: string) => boolean): void;
 }
 
 function config(message: string): OrchError {
@@ -113,18 +112,16 @@ export function createMemoryManager(options: MemoryManagerOptions, affinity: () 
     numaNodes(podUID, container) {
       return CPUSet.of(...(state.entries.get(podUID)?.get(container) ?? []).flatMap((b) => b.numaAffinity ?? []));
     },
-    removeStaleState(active) {
+    releaseUnless(keep) {
       if (policy === undefined) return;
-      const live = new Map(active.map((p) => [p.metadata.uid, new Set(allContainers(p).map((c) => c.name))]));
       for (const [podUID, containers] of [...state.entries]) {
         for (const name of [...containers.keys()]) {
-          if (live.get(podUID)?.has(name) === true) continue;
+          if (keep(podUID, name)) continue;
           log.v(2, 'Memory manager: releasing the memory of a container', { podUID, container: name });
           policy.removeContainer(state, podUID, name);
         }
-        if (!live.has(podUID)) policy.forgetPod(podUID);
+        if (!state.entries.has(podUID)) policy.forgetPod(podUID);
       }
     },
-    assignments: () => state.entries,
   };
 }

@@ -46,8 +46,8 @@ export interface TopologyManager extends AffinityStore {
   readonly policy: PolicyName;
   /** Admits the pod or refuses it with upstream's reason; the providers have allocated once it is admitted. */
   admit(pod: NodePod): AdmitResult;
-  /** Forgets the affinities of a pod that is gone or refused. */
-  removePod(podUID: string): void;
+  /** Forgets the affinities of every pod `keep` does not keep (gone or refused). */
+  forgetUnless(keep: (podUID: string) => boolean): void;
 }
 
 export interface TopologyManagerOptions {
@@ -124,8 +124,8 @@ export function createTopologyManager(options: TopologyManagerOptions, providers
         return refusal(err);
       }
     },
-    removePod(podUID) {
-      affinities.delete(podUID);
+    forgetUnless(keep) {
+      for (const uid of [...affinities.keys()]) if (!keep(uid)) affinities.delete(uid);
     },
     affinity(podUID, containerName) {
       return affinities.get(podUID)?.get(containerName) ?? { numaAffinity: undefined, preferred: false };
