@@ -210,30 +210,12 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
       const reservedCgroups: ReservedCgroup[] = [];
       if (levels.has('system-reserved')) reservedCgroups.push({ level: 'system-reserved', name: s.systemReservedCgroup, config: reservedCgroupConfig(reserved.systemReserved) });
       if (levels.has('orch-reserved')) reservedCgroups.push({ level: 'orch-reserved', name: s.orchReservedCgroup, config: reservedCgroupConfig(reserved.orchReserved) });
-      const podsName = qosCgroupName('Guaranteed', s);
-      const enforcement = await enforceNodeAllocatable({
-        hierarchies: h.hierarchies,
-        podsCgroup: fsComponents(podsName, s.cgroupDriver),
-        podsCgroupName: driverName(podsName, s.cgroupDriver),
-        podsConfig: podsCgroupConfig(s.reservation, h.capacity, s.cgroupsPerQOS && levels.has('pods')),
-        reserved: reservedCgroups,
-        clock: deps.clock,
-        logger: log,
-        onEvent,
-      });
-      stops.push(() => { enforcement.stop(); });
-      const system = await startSystemCgroups({
-        hierarchies: h.hierarchies,
-        nodeagentCgroups: s.nodeagentCgroups,
-        systemCgroups: s.systemCgroups,
-        runtimeCgroups: s.runtimeCgroups,
-        runtimeSocket: s.runtimeSocket,
-        selfPid: deps.selfPid ?? process.pid,
-        processes: deps.processes ?? procProcessTable(deps.procRoot),
-        clock: deps.clock,
-        logger: log,
-      });
-      stops.push(() => { system.stop(); });
+      try {
+        await startEnforcement(h, reservedCgroups, levels);
+      } catch (err) {
+        for (const stop of stops.splice(0)) stop();
+        throw err;
+      }
       activity = a;
       timer = deps.clock.setTimer(s.cpuManagerReconcilePeriodMs, tick);
     },
@@ -256,4 +238,32 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
       await running;
     },
   };
+
+  /** Node allocatable and the system cgroups; each started part's stop goes on `stops`. */
+  async function startEnforcement(h: NonNullable<typeof host>, reservedCgroups: readonly ReservedCgroup[], levels: ReadonlySet<string>): Promise<void> {
+    const podsName = qosCgroupName('Guaranteed', s);
+    const enforcement = await enforceNodeAllocatable({
+      hierarchies: h.hierarchies,
+      podsCgroup: fsComponents(podsName, s.cgroupDriver),
+      podsCgroupName: driverName(podsName, s.cgroupDriver),
+      podsConfig: podsCgroupConfig(s.reservation, h.capacity, s.cgroupsPerQOS && levels.has('pods')),
+      reserved: reservedCgroups,
+      clock: deps.clock,
+      logger: log,
+      onEvent,
+    });
+    stops.push(() => { enforcement.stop(); });
+    const system = await startSystemCgroups({
+      hierarchies: h.hierarchies,
+      nodeagentCgroups: s.nodeagentCgroups,
+      systemCgroups: s.systemCgroups,
+      runtimeCgroups: s.runtimeCgroups,
+      runtimeSocket: s.runtimeSocket,
+      selfPid: deps.selfPid ?? process.pid,
+      processes: deps.processes ?? procProcessTable(deps.procRoot),
+      clock: deps.clock,
+      logger: log,
+    });
+    stops.push(() => { system.stop(); });
+  }
 }

@@ -49,10 +49,11 @@ export interface ResourceManagers {
  */
 export function createResourceManagers(s: ResourceManagerSettings, machine: MachineTopology, reservation: ReadonlyMap<string, number>, logger: Logger): ResourceManagers {
   const numa = { nodes: machine.numaNodes.map((n) => n.id), distances: new Map(machine.numaNodes.map((n) => [n.id, n.distances])) };
-  let topology: TopologyManager | undefined;
+  // The CPU and memory managers read affinities from the topology manager, which is built over them.
+  const built: { topology?: TopologyManager } = {};
   const affinity = (): TopologyManager => {
-    if (topology === undefined) throw new Error('the topology manager is not built yet');
-    return topology;
+    if (built.topology === undefined) throw new Error('the topology manager is not built yet');
+    return built.topology;
   };
   const cpu: CPUManager = createCPUManager({
     policy: s.cpuManagerPolicy,
@@ -76,14 +77,14 @@ export function createResourceManagers(s: ResourceManagerSettings, machine: Mach
     }, affinity)
     : undefined;
   const providers = memory === undefined ? [cpu] : [cpu, memory];
-  topology = createTopologyManager({
+  const tm = createTopologyManager({
     policy: s.topologyManagerPolicy,
     scope: s.topologyManagerScope,
     policyOptions: { preferClosestNUMA: s.topologyManagerPolicyOptions['prefer-closest-numa-nodes'] === 'true' },
     numa,
     logger: logger.named('topologymanager'),
   }, () => providers);
-  const tm = topology;
+  built.topology = tm;
   logger.info('Resource managers started', { cpuManagerPolicy: cpu.policy, memoryManagerPolicy: memory?.policy ?? 'off (MemoryManager gate)', topologyManagerPolicy: tm.policy, topologyManagerScope: s.topologyManagerScope });
 
   const releaseUnless = (keep: (podUID: string, container: string) => boolean): void => {

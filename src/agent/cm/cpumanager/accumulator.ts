@@ -47,11 +47,10 @@ class Accumulator {
   private sortCores(): number[] {
     const cores = (groups: number[], coresIn: (id: number) => CPUSet): number[] =>
       groups.flatMap((g) => this.sorted(coresIn(g).list(), (c) => this.free.cpusInCores(c)));
-    const seen = new Set<number>();
     const ordered = this.numaFirst()
       ? cores(this.sortSockets(), (s) => this.free.coresInSockets(s))
       : cores(this.sortNUMANodes(), (n) => this.free.coresInNUMANodes(n));
-    return ordered.filter((c) => !seen.has(c) && seen.add(c) !== undefined);
+    return [...new Set(ordered)];
   }
 
   sortCPUs(): number[] {

@@ -14,11 +14,12 @@ void describe('the sysfs topology reader', () => {
     assert.equal(machine.cpus.length, 16);
     assert.deepEqual(machine.cpus[9], { id: 9, coreId: 1, socketId: 0, numaNode: 0 });
     assert.deepEqual(machine.cpus[12], { id: 12, coreId: 4, socketId: 1, numaNode: 1 });
-    assert.equal(machine.numaNodes.length, 2);
-    assert.equal(machine.numaNodes[0]?.cpus.toString(), '0-3,8-11');
-    assert.equal(machine.numaNodes[0]?.memoryBytes, 32 * 1024 ** 3);
-    assert.deepEqual(machine.numaNodes[0]?.hugepages, [{ pageSizeBytes: 2 * 1024 ** 2, pages: 512 }, { pageSizeBytes: 1024 ** 3, pages: 0 }]);
-    assert.deepEqual(machine.numaNodes[1]?.distances, [21, 10]);
+    const [node0, node1, ...more] = machine.numaNodes;
+    assert.ok(node0 !== undefined && node1 !== undefined && more.length === 0, 'two NUMA nodes');
+    assert.equal(node0.cpus.toString(), '0-3,8-11');
+    assert.equal(node0.memoryBytes, 32 * 1024 ** 3);
+    assert.deepEqual(node0.hugepages, [{ pageSizeBytes: 2 * 1024 ** 2, pages: 512 }, { pageSizeBytes: 1024 ** 3, pages: 0 }]);
+    assert.deepEqual(node1.distances, [21, 10]);
     const topo = CPUTopology.of(machine);
     assert.deepEqual([topo.numCPUs, topo.numCores, topo.numSockets, topo.numNUMANodes, topo.cpusPerCore()], [16, 8, 2, 2, 2]);
     assert.equal(topo.cpusInNUMANodes(1).toString(), '4-7,12-15');

@@ -63,9 +63,11 @@ void describe('the memory manager', () => {
     assert.deepEqual(mm.topologyHints(gu, gu.spec!.containers[0]!)?.['hugepages-2Mi']?.map((h) => [h.numaAffinity, h.preferred]), [[maskOf(0), true], [maskOf(0, 1), false]],
       'only node 0 has 2 MiB pages');
     mm.allocate(gu, gu.spec!.containers[0]!);
-    const saved = JSON.parse(await readFile(join(dir, MEMORY_MANAGER_STATE_FILE), 'utf8')) as { machineState: Record<string, { memoryMap: Record<string, { reserved: number }> }> };
-    assert.equal(saved.machineState['0']?.memoryMap['memory']?.reserved, 2 * GI);
-    assert.equal(saved.machineState['0']?.memoryMap['hugepages-2Mi']?.reserved, 4 * 1024 ** 2);
+    const saved = JSON.parse(await readFile(join(dir, MEMORY_MANAGER_STATE_FILE), 'utf8')) as { machineState: Partial<Record<string, { memoryMap: Partial<Record<string, { reserved: number }>> }>> };
+    const node0 = saved.machineState['0']?.memoryMap;
+    assert.ok(node0 !== undefined);
+    assert.equal(node0['memory']?.reserved, 2 * GI);
+    assert.equal(node0['hugepages-2Mi']?.reserved, 4 * 1024 ** 2);
     const again = createMemoryManager(opts, () => NO_AFFINITY);
     assert.equal(again.numaNodes('gu', 'c0').toString(), '0');
     again.releaseUnless(() => false);
