@@ -81,7 +81,7 @@ function enforceReserved(o: EnforceAllocatableOptions, hierarchies: readonly Hie
  * Enforces node allocatable; resolves once the reserved cgroups hold their limits (the pods
  * cgroup is retried in the background until stop()). Throws CM_NODE_ALLOCATABLE.
  */
-export async function enforceNodeAllocatable(o: EnforceAllocatableOptions): Promise<{ stop(): void }> {
+export async function enforceNodeAllocatable(o: EnforceAllocatableOptions): Promise<{ readonly stop: () => void }> {
   const hierarchies = await Promise.all(o.hierarchies.map((h) => describeHierarchy(h.path)));
   let timer: Timer | undefined;
   let stopped = false;

@@ -112,7 +112,7 @@ function rootHierarchy(hierarchies: readonly CgroupHierarchy[]): CgroupHierarchy
 }
 
 /** Makes the cgroups and moves the processes once now and then every period. Throws CM_SYSTEM_CGROUPS for `/`. */
-export async function startSystemCgroups(o: SystemCgroupsOptions): Promise<{ stop(): void }> {
+export async function startSystemCgroups(o: SystemCgroupsOptions): Promise<{ readonly stop: () => void }> {
   if (o.systemCgroups === '/') throw new OrchError(CM_SYSTEM_CGROUPS, 'invalid', 'system container cannot be root ("/")', { subject: 'systemCgroups' });
   if (o.nodeagentCgroups === '' && o.systemCgroups === '' && o.runtimeCgroups === '') return { stop: () => undefined };
   const hierarchies: Hierarchy[] = await Promise.all(o.hierarchies.map((h) => describeHierarchy(h.path)));
@@ -177,7 +177,7 @@ export async function startSystemCgroups(o: SystemCgroupsOptions): Promise<{ sto
   };
   tick();
   return {
-    stop() {
+    stop: () => {
       stopped = true;
       timer?.cancel();
     },
