@@ -157,4 +157,18 @@ void describe('resource managers and node allocatable through the agent binary',
     assert.equal(after.defaultCpuSet, '0');
     assert.equal((await podNamed('gu2'))?.status?.reason, 'UnexpectedAdmissionError');
   });
+
+  void it('refuses at start a changed CPU manager policy and settings that need cgroup v2', async () => {
+    await agent?.stop();
+    agent = undefined;
+    const withoutCpuPolicy = args().filter((a) => !a.startsWith('--cpu-manager-policy='));
+    const changed = await startAgentProcess({ endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, manifestDir: manifests, rootDir, noWait: true, args: [...withoutCpuPolicy, '--cpu-manager-policy=none'] });
+    assert.equal(await changed.exited(), 1);
+    assert.match(changed.logs(), /configured policy "none" differs from state checkpoint policy "static", please drain this node and delete the CPU manager checkpoint file/);
+    const qos = await startAgentProcess({ endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, manifestDir: manifests, rootDir, noWait: true, args: [...args(), '--feature-gates=MemoryQoS=true'] });
+    assert.equal(await qos.exited(), 1);
+    assert.match(qos.logs(), /featureGates\.MemoryQoS: sets memory\.min and memory\.high of pods and containers, which only cgroup v2 has; this node's memory controller is on cgroup v1/);
+    // The running pods were not touched by the refused starts.
+    assert.equal(await exec('gu', 'grep Cpus_allowed_list /proc/self/status'), 'Cpus_allowed_list:\t1');
+  });
 });
