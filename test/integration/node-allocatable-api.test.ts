@@ -56,9 +56,10 @@ void describe('node allocatable in API-server mode', () => {
       const n = res.status === 200 ? res.body as Node : undefined;
       return n?.status?.allocatable?.cpu === undefined ? undefined : n;
     }, { timeoutMs: 60_000 });
-    assert.equal(node.status?.capacity?.cpu, '2');
-    assert.equal(node.status?.allocatable?.cpu, '1', 'reservedSystemCPUs=1 is one CPU off');
-    assert.equal(kibibytes(node.status?.allocatable?.memory), kibibytes(node.status?.capacity?.memory) - 200 * 1024, 'the reservation, not the eviction threshold');
+    const { capacity, allocatable } = node.status ?? {};
+    assert.equal(capacity?.cpu, '2');
+    assert.equal(allocatable?.cpu, '1', 'reservedSystemCPUs=1 is one CPU off');
+    assert.equal(kibibytes(allocatable.memory), kibibytes(capacity.memory) - 200 * 1024, 'the reservation, not the eviction threshold');
     await waitFor('the NodeAllocatableEnforced event', async () =>
       /NodeAllocatableEnforced\s+node\/testnode\s+Updated Node Allocatable limit across pods/.test((await runKubectl(server, ['get', 'events', '-A'])).stdout), { timeoutMs: 30_000 });
   });

@@ -126,8 +126,8 @@ void describe('resource managers and node allocatable through the agent binary',
     await waitFor('the Burstable pod on the shared pool without CPU 1', async () => (await exec('bu', 'grep Cpus_allowed_list /proc/self/status')) === 'Cpus_allowed_list:\t0', { timeoutMs: 30_000 });
     const guContainer = await runningContainer(cri, 'gu');
     const spec = JSON.parse((await cri.containerStatus({ containerId: guContainer?.id ?? '', verbose: true })).info['info'] ?? '{}') as { runtimeSpec?: { linux?: { resources?: { cpu?: { cpus?: string; mems?: string } } } } };
-    assert.equal(spec.runtimeSpec?.linux?.resources?.cpu?.cpus, '1');
-    assert.equal(spec.runtimeSpec?.linux?.resources?.cpu?.mems, '0', 'the memory manager set cpuset.mems');
+    const cpuset = spec.runtimeSpec?.linux?.resources?.cpu;
+    assert.deepEqual([cpuset?.cpus, cpuset?.mems], ['1', '0'], 'the CPU manager set cpuset.cpus, the memory manager cpuset.mems');
     assert.equal(Number(await cgroupFile('memory', `${root}/orchpods/burstable/memory.limit_in_bytes`)), Math.floor((allocatable - 32 * MI) / 4096) * 4096, 'qosReserved holds back half of the Guaranteed request');
 
     await writeManifest(manifests, 'gu2.yaml', podManifest({ name: 'gu2', image, hostNetwork: true, command: 'exec sleep 3600', extraContainer: { resources: gu } }));
@@ -135,8 +135,8 @@ void describe('resource managers and node allocatable through the agent binary',
       const p = await podNamed('gu2');
       return p?.status?.phase === 'Failed' ? p : undefined;
     }, { timeoutMs: 30_000 });
-    assert.equal(refused.status?.reason, 'UnexpectedAdmissionError');
-    assert.equal(refused.status?.message, 'Allocate failed due to not enough cpus available to satisfy request: requested=1, available=0, which is unexpected');
+    assert.deepEqual([refused.status?.reason, refused.status?.message],
+      ['UnexpectedAdmissionError', 'Allocate failed due to not enough cpus available to satisfy request: requested=1, available=0, which is unexpected']);
 
     const pid = agent.process.pid ?? 0;
     for (const path of await cgroupsOf(pid)) assert.equal(path, `${root}/nodeagent`, 'the agent in nodeagentCgroups in every hierarchy');
