@@ -146,11 +146,13 @@ void describe('resource managers and node allocatable through the agent binary',
 
   void it('keeps the assignments across an agent restart', async () => {
     const before = JSON.parse(await readFile(join(rootDir, 'cpu_manager_state'), 'utf8')) as { entries: Record<string, Record<string, string>> };
+    const containers = [(await runningContainer(cri, 'gu'))?.id, (await runningContainer(cri, 'bu'))?.id];
     await agent?.stop();
     agent = await startAgentProcess({ endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, manifestDir: manifests, rootDir, args: args() });
     await waitFor('the pods seen again', async () => (await podNamed('gu2'))?.status?.phase === 'Failed' && (await podNamed('gu'))?.status?.phase === 'Running', { timeoutMs: 30_000 });
     assert.equal(await exec('gu', 'grep Cpus_allowed_list /proc/self/status'), 'Cpus_allowed_list:\t1');
     assert.equal(await exec('bu', 'grep Cpus_allowed_list /proc/self/status'), 'Cpus_allowed_list:\t0');
+    assert.deepEqual([(await runningContainer(cri, 'gu'))?.id, (await runningContainer(cri, 'bu'))?.id], containers, 'the same containers, not recreated');
     const after = JSON.parse(await readFile(join(rootDir, 'cpu_manager_state'), 'utf8')) as { entries: Record<string, Record<string, string>>; defaultCpuSet: string };
     assert.deepEqual(after.entries, before.entries);
     assert.deepEqual(Object.values(after.entries), [{ main: '1' }]);
