@@ -162,6 +162,8 @@ export interface ApiModeDeps {
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
+  readonly nodeProblem?: () => string | undefined;
 }
 
 export interface ApiMode {
@@ -171,6 +173,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** Something the node status reports changed (readiness): report it now. */
+  nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -202,7 +206,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem()),
+    facts: runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()),
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -241,6 +245,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
         lease.start();
         mirrors.start();
       }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
+    },
+    nodeStatusChanged() {
+      nodeStatus.requestUpdate();
     },
     podFinished(pod) {
       writer.podFinished(pod);

@@ -37,6 +37,10 @@ export interface ClusterOptions {
   readonly node?: string;
   /** More orch-apiserver flags. */
   readonly serverArgs?: readonly string[];
+  /** More nodeagent flags. */
+  readonly agentArgs?: readonly string[];
+  /** The agent's environment on top of this process's. */
+  readonly agentEnv?: Readonly<Record<string, string>>;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -74,8 +78,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       args: [
         `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
         `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
-        '--node-status-update-frequency=2s',
+        '--node-status-update-frequency=2s', ...(options.agentArgs ?? []),
       ],
+      ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
     });
     const readyServer = server;
     await waitFor(`node ${node} Ready`, async () => {
