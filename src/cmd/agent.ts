@@ -101,7 +101,8 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
+    // upstream's order: sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -118,6 +119,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
   health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
+  // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
+  await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
+  disposers.push(() => node.containerManager.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
   if (shutdown !== undefined) {
