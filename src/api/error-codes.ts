@@ -7,7 +7,7 @@
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
   'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'EVENTS', 'GC', 'KUBERUNTIME', 'NODE',
-  'ORCHCLIENT', 'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
+  'ORCHCLIENT', 'PODSOURCE', 'PODSYNC', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
 export const ERROR_CODES: Readonly<Record<string, string>> = {
@@ -18,6 +18,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   API_INVALID_KEY_VALUE: 'a key=value list is malformed',
   API_INVALID_TAINT: 'a taint is not key[=value]:Effect',
   API_TOKEN_BUCKET_INVALID: 'a token bucket was asked for with a qps not above 0 or a burst not an integer of at least 1',
+  // src/agent/podsync
+  PODSYNC_NETWORK_NOT_READY: 'a pod off the host network was not synced: the runtime\'s pod network is not ready (event NetworkNotReady)',
   // src/agent/config
   CONFIG_INVALID: 'the configuration has problems; each is listed',
   CONFIG_FILE_UNREADABLE: 'the --config file cannot be read',
@@ -136,6 +138,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
   APISERVER_PROTO_MISSING: 'the .proto files of the protobuf encoding (proto/orch) cannot be found',
+  APISERVER_TRACING_CONFIG_INVALID: 'the --tracing-config-file is unreadable or not a valid TracingConfiguration',
   APISERVER_METRICS_READ_ONLY: 'a write or watch of the resource metrics API, which is read-only',
   // src/apiserver/storage
   STORE_NOT_FOUND: 'no object at the key',
