@@ -33,7 +33,7 @@ void describe('the volume stats cache', () => {
     for (let i = 0; i < 50 && cache.podVolumes('u1') === undefined; i++) await settle(5);
     const first = cache.podVolumes('u1');
     assert.deepEqual(first?.volumes.map((v) => v.name), ['data', 'cfg'], 'no hostPath, nothing for a volume not set up');
-    const dataStats = first?.volumes[0];
+    const dataStats = first?.volumes.at(0);
     assert.ok(dataStats !== undefined && (dataStats.usedBytes ?? 0) >= 64 * 1024, JSON.stringify(dataStats));
     assert.equal(dataStats.inodesUsed, 3, 'the directory, sub and blob');
     assert.ok((dataStats.capacityBytes ?? 0) > 0);
@@ -44,7 +44,7 @@ void describe('the volume stats cache', () => {
     assert.equal(cache.podVolumes('u1'), first, 'unchanged until the next period');
     await clock.advance(60_000);
     for (let i = 0; i < 50 && cache.podVolumes('u1') === first; i++) await settle(5);
-    assert.ok((cache.podVolumes('u1')?.volumes[0]?.usedBytes ?? 0) >= 192 * 1024);
+    assert.ok((cache.podVolumes('u1')?.volumes.at(0)?.usedBytes ?? 0) >= 192 * 1024);
     await cache.stop();
     assert.equal(clock.pending().length, 0);
     assert.deepEqual(await diskUsage(join(root, 'pods/u1/volumes/orch.io~configmap/cfg')).then((u) => u.inodesUsed), 1);

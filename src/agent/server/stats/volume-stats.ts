@@ -7,7 +7,7 @@
  * and the eviction manager read the last measurement; a pod measured for the first time is
  * measured at once.
  */
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Volume } from 'kubernetes-types/core/v1.js';
@@ -72,13 +72,13 @@ export async function diskUsage(path: string): Promise<{ usedBytes: number; inod
   const seen = new Set<number>();
   let usedBytes = 0;
   let inodesUsed = 0;
-  const visit = async (p: string, s: Awaited<ReturnType<typeof lstat>>): Promise<void> => {
-    if (Number(s.dev) !== Number(top.dev)) return;
-    if (Number(s.nlink) > 1) {
-      if (seen.has(Number(s.ino))) return;
-      seen.add(Number(s.ino));
+  const visit = async (p: string, s: Stats): Promise<void> => {
+    if (s.dev !== top.dev) return;
+    if (s.nlink > 1) {
+      if (seen.has(s.ino)) return;
+      seen.add(s.ino);
     }
-    usedBytes += Number(s.blocks) * 512;
+    usedBytes += s.blocks * 512;
     inodesUsed++;
     if (!s.isDirectory()) return;
     let entries: Dirent[];
