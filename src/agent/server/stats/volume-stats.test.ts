@@ -32,12 +32,13 @@ void describe('the volume stats cache', () => {
     cache.start();
     for (let i = 0; i < 50 && cache.podVolumes('u1') === undefined; i++) await settle(5);
     const first = cache.podVolumes('u1');
-    assert.deepEqual(first?.volumes.map((v) => v.name), ['data', 'cfg'], 'no hostPath, nothing for a volume not set up');
-    const dataStats = first?.volumes.at(0);
+    assert.ok(first !== undefined);
+    assert.deepEqual(first.volumes.map((v) => v.name), ['data', 'cfg'], 'no hostPath, nothing for a volume not set up');
+    const dataStats = first.volumes.at(0);
     assert.ok(dataStats !== undefined && (dataStats.usedBytes ?? 0) >= 64 * 1024, JSON.stringify(dataStats));
     assert.equal(dataStats.inodesUsed, 3, 'the directory, sub and blob');
     assert.ok((dataStats.capacityBytes ?? 0) > 0);
-    const hostsAndVolumes = first?.ephemeral.usedBytes ?? 0;
+    const hostsAndVolumes = first.ephemeral.usedBytes;
     assert.ok(hostsAndVolumes > (dataStats.usedBytes ?? 0), 'the configMap and /etc/hosts count too');
     assert.deepEqual(clock.pending().map((t) => t.delayMs), [60_000]);
     await writeFile(join(data, 'more'), Buffer.alloc(128 * 1024, 1));
