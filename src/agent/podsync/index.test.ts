@@ -40,4 +40,27 @@ void describe('the pod sync', () => {
     assert.equal(status.getPodStatus('u1')?.reason, DEADLINE_EXCEEDED_REASON);
     assert.deepEqual(events, [DEADLINE_EXCEEDED_REASON]);
   });
+
+  void it('publishes a recorded failure (an eviction) with its condition when the pod is terminated, and forgets it once the pod finished', async () => {
+    const clock = new FakeClock();
+    const status = createStatusManager();
+    const syncer = createPodSyncer({
+      runtime: emptyRuntime(clock),
+      cgroups: { ensure: () => Promise.resolve('/pod'), remove: () => Promise.resolve() },
+      volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: () => Promise.resolve() },
+      status, logger: new FakeLogger(), hostIPs: () => ['10.0.0.1'], isDesired: () => true, qosClass: () => 'BestEffort', clock,
+    });
+    const pod: NodePod = { metadata: { uid: 'u2', name: 'hog', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    assert.deepEqual(await syncer.syncPod(pod, 'create'), {});
+    const message = 'The node was low on resource: memory. ';
+    syncer.recordFailure('u2', { reason: 'Evicted', message, condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message } });
+    await syncer.syncTerminatingPod(pod, 1);
+    const s = status.getPodStatus('u2');
+    assert.deepEqual([s?.phase, s?.reason, s?.message], ['Failed', 'Evicted', message]);
+    assert.deepEqual(s?.conditions?.find((c) => c.type === 'DisruptionTarget'), {
+      type: 'DisruptionTarget', status: 'True', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'TerminationByKubelet', message,
+    });
+    await syncer.syncTerminatedPod(pod);
+    assert.equal(status.getPodStatus('u2')?.reason, 'Evicted', 'the last status stays while the pod is wanted');
+  });
 });

@@ -10,7 +10,8 @@
  * (DeadlineExceeded), and gives emptyDir volumes the pod's fsGroup.
  *
  * Owns: the order of those steps, the last sync errors of each pod (for its status) and the
- * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
+ * failures decided for it (DeadlineExceeded here, Evicted by the eviction manager through
+ * recordFailure) until the pod's worker finishes. Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Clock } from '../../api/clock.js';
@@ -21,7 +22,7 @@ import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberunt
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
-import { computePodStatus, type StatusManager } from '../status/index.js';
+import { computePodStatus, type PodFailure, type StatusManager } from '../status/index.js';
 import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
@@ -80,13 +81,19 @@ export interface PodSyncOptions {
   readonly onEvent?: (event: PodEvent) => void;
 }
 
-export function createPodSyncer(options: PodSyncOptions): PodSyncer {
+/** The per-pod sync, and the failures other modules decide for a pod. */
+export interface NodePodSyncer extends PodSyncer {
+  /** The pod fails with this reason (e.g. Evicted): its next status is Failed with it, until its worker finished. */
+  recordFailure(uid: string, failure: PodFailure): void;
+}
+
+export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
   const { runtime, status, logger } = options;
   const now = (): Date => new Date(options.clock.now());
   const errors = new Map<string, readonly SyncError[]>();
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
-  const failures = new Map<string, { reason: string; message: string }>();
+  const failures = new Map<string, PodFailure>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
 
@@ -142,6 +149,9 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   }
 
   return {
+    recordFailure(uid, failure) {
+      failures.set(uid, failure);
+    },
 
     async syncPod(pod): Promise<SyncOutcome> {
       const { uid } = pod.metadata;
