@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { durationToMs } from '../../api/duration.js';
 import { OrchError } from '../../api/errors.js';
+import { MEMCG_NOTIFICATION_REFUSAL } from '../config/index.js';
 import { fsComponents, qosCgroupName, type CgroupConfig } from '../cm/index.js';
 import { readMountInfo } from '../volumes/index.js';
 import { parseThresholds, type ThresholdConfig } from './thresholds.js';
@@ -18,9 +19,7 @@ import type { Threshold } from './types.js';
 /** kernelMemcgNotification is true: memory threshold notifications need an eventfd Node.js cannot make. */
 export const EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED = 'EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED';
 
-export const MEMCG_NOTIFICATION_REFUSAL =
-  'memory threshold notifications need an eventfd registered in the memory cgroup\'s cgroup.event_control, which Node.js cannot create '
-  + 'without a native addon; leave it false (memory thresholds are then seen by the eviction manager\'s pass every 10 s)';
+export { MEMCG_NOTIFICATION_REFUSAL };
 
 export interface EvictionConfig extends ThresholdConfig {
   /** Nanoseconds (the configuration's duration). */
