@@ -23,7 +23,7 @@ import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder 
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import {
-  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodeStatusController,
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodePressure, type NodeStatusController,
 } from '../agent/nodestatus/index.js';
 import {
   createOrchClient, createRestClient, getIfExists, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
@@ -161,6 +161,8 @@ export interface ApiModeDeps {
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** The eviction manager's pressure conditions. */
+  readonly pressure: () => NodePressure;
 }
 
 export interface ApiMode {
@@ -170,6 +172,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** A fact of the node status changed (pressure): report it now rather than at the next period. */
+  nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -201,7 +205,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem()),
+    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem()), pressure: d.pressure },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -245,6 +249,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       writer.podFinished(pod);
       // A static pod that finished or went away changes what mirrors there should be.
       if (podSource(pod) !== API_SOURCE) mirrors.requestSync();
+    },
+    nodeStatusChanged() {
+      nodeStatus.requestUpdate();
     },
     async stop() {
       await source.stop();

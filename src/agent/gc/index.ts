@@ -25,7 +25,7 @@
 export { createContainerGC, GC_CONTAINER_FAILED, type ContainerGC, type ContainerGCOptions, type ContainerGCPassOptions, type ContainerGCResult, type GcRuntime } from './container-gc.js';
 export type { ContainerGCPolicy, PodStates } from './container-plan.js';
 export { createImageGC, GC_IMAGE_FREE_FAILED, GC_IMAGE_FS_UNKNOWN, type ImageGC, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';
-export { imageFsSource, type ImageFsSourceOptions, type ImageFsUsage } from './image-fs.js';
+export { imageFsMountpoint, imageFsSource, type ImageFsSourceOptions, type ImageFsUsage } from './image-fs.js';
 export { readRuntimeConfig, type RuntimeConfig } from './runtime-config.js';
 export {
   createGarbageCollector, CONTAINER_GC_PERIOD_MS, IMAGE_GC_PERIOD_MS,

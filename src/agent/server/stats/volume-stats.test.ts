@@ -10,6 +10,13 @@ import { createVolumeStatsCache, diskUsage } from './volume-stats.js';
 const dirs: string[] = [];
 after(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }); });
 
+/** Polls `cond` between turns of the event loop until it holds, for at most 10 s (the measurement waits for the thread pool). */
+async function until(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!cond() && Date.now() < deadline) await settle(1);
+  assert.ok(cond(), 'condition not met within 10 s');
+}
+
 const POD: NodePod = {
   metadata: { uid: 'u1', name: 'p', namespace: 'ns' },
   spec: {
@@ -30,7 +37,7 @@ void describe('the volume stats cache', () => {
     const clock = new FakeClock();
     const cache = createVolumeStatsCache({ rootDir: root, pods: () => [POD], periodMs: 60_000, clock });
     cache.start();
-    for (let i = 0; i < 50 && cache.podVolumes('u1') === undefined; i++) await settle(5);
+    await until(() => cache.podVolumes('u1') !== undefined);
     const first = cache.podVolumes('u1');
     assert.ok(first !== undefined);
     assert.deepEqual(first.volumes.map((v) => v.name), ['data', 'cfg'], 'no hostPath, nothing for a volume not set up');
@@ -40,11 +47,12 @@ void describe('the volume stats cache', () => {
     assert.ok((dataStats.capacityBytes ?? 0) > 0);
     const hostsAndVolumes = first.ephemeral.usedBytes;
     assert.ok(hostsAndVolumes > (dataStats.usedBytes ?? 0), 'the configMap and /etc/hosts count too');
+    await until(() => clock.pending().length === 1);
     assert.deepEqual(clock.pending().map((t) => t.delayMs), [60_000]);
     await writeFile(join(data, 'more'), Buffer.alloc(128 * 1024, 1));
     assert.equal(cache.podVolumes('u1'), first, 'unchanged until the next period');
     await clock.advance(60_000);
-    for (let i = 0; i < 50 && cache.podVolumes('u1') === first; i++) await settle(5);
+    await until(() => cache.podVolumes('u1') !== first);
     assert.ok((cache.podVolumes('u1')?.volumes.at(0)?.usedBytes ?? 0) >= 192 * 1024);
     await cache.stop();
     assert.equal(clock.pending().length, 0);

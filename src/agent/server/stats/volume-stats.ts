@@ -139,7 +139,7 @@ export function createVolumeStatsCache(o: VolumeStatsOptions): VolumeStatsCache 
     const pod = o.pods().find((p) => p.metadata.uid === uid);
     if (pod === undefined || pending.has(uid)) return;
     pending.add(uid);
-    void measurePod(pod).then((s) => { if (on) cache.set(uid, s); }, (err: unknown) => {
+    void measurePod(pod).then((s) => { if (on && !cache.has(uid)) cache.set(uid, s); }, (err: unknown) => {
       o.logger?.v(2, 'Measuring a pod\'s volumes failed', { podUID: uid, err: messageOf(err) });
     }).finally(() => pending.delete(uid));
   }
