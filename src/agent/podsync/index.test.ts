@@ -41,13 +41,14 @@ void describe('the pod sync', () => {
     assert.deepEqual(events, [DEADLINE_EXCEEDED_REASON]);
   });
 
-  void it('publishes a recorded failure (an eviction) with its condition when the pod is terminated, and forgets it once the pod finished', async () => {
+  void it('publishes a recorded failure (an eviction) with its condition when the pod is terminated, and releases its volumes', async () => {
     const clock = new FakeClock();
     const status = createStatusManager();
+    const cleaned: string[] = [];
     const syncer = createPodSyncer({
       runtime: emptyRuntime(clock),
       cgroups: { ensure: () => Promise.resolve('/pod'), remove: () => Promise.resolve() },
-      volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: () => Promise.resolve() },
+      volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: (uid) => { cleaned.push(uid); return Promise.resolve(); } },
       status, logger: new FakeLogger(), hostIPs: () => ['10.0.0.1'], isDesired: () => true, qosClass: () => 'BestEffort', clock,
     });
     const pod: NodePod = { metadata: { uid: 'u2', name: 'hog', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
@@ -62,5 +63,6 @@ void describe('the pod sync', () => {
     });
     await syncer.syncTerminatedPod(pod);
     assert.equal(status.getPodStatus('u2')?.reason, 'Evicted', 'the last status stays while the pod is wanted');
+    assert.deepEqual(cleaned, ['u2'], 'its volumes go although its source still wants it');
   });
 });

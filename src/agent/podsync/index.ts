@@ -83,7 +83,11 @@ export interface PodSyncOptions {
 
 /** The per-pod sync, and the failures other modules decide for a pod. */
 export interface NodePodSyncer extends PodSyncer {
-  /** The pod fails with this reason (e.g. Evicted): its next status is Failed with it, until its worker finished. */
+  /**
+   * The pod fails with this reason (an eviction): its next status is Failed with it, until its
+   * worker finished; once terminated, its volumes are released even while its source still
+   * wants it (upstream tears down a terminated pod's volumes; an eviction for disk counts on it).
+   */
   recordFailure(uid: string, failure: PodFailure): void;
 }
 
@@ -94,6 +98,8 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
   const failures = new Map<string, PodFailure>();
+  /** Pods failed by another module (evicted): their volumes go once they are terminated. */
+  const released = new Set<string>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
 
@@ -151,6 +157,7 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
   return {
     recordFailure(uid, failure) {
       failures.set(uid, failure);
+      released.add(uid);
     },
 
     async syncPod(pod): Promise<SyncOutcome> {
@@ -212,7 +219,10 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);
         status.removePod(uid);
+      } else if (released.has(uid)) {
+        await options.volumes.cleanupPodVolumes(uid);
       }
+      released.delete(uid);
       await options.cgroups.remove(uid);
       options.probes?.removePod(uid);
       errors.delete(uid);
