@@ -24,6 +24,10 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CONFIG_FILE_MALFORMED: 'a configuration file is not YAML or JSON (file:line:col given)',
   CONFIG_DROPIN_DIR: 'the drop-in directory cannot be read',
   CREDENTIAL_PROVIDER_CONFIG_INVALID: 'the credential provider config has problems; each is listed',
+  // src/agent/credentialprovider
+  CREDENTIAL_PROVIDER_PLUGIN_MISSING: 'the credential provider bin dir or a provider\'s plugin does not exist',
+  CREDENTIAL_PROVIDER_PLUGIN_FAILED: 'a credential provider plugin could not run, exited non-zero or outlived its limit',
+  CREDENTIAL_PROVIDER_RESPONSE_INVALID: 'a credential provider plugin answered with something other than a valid CredentialProviderResponse',
   // src/agent/startup
   STARTUP_SWAP_ON: 'swap is on and failSwapOn is true',
   STARTUP_SWAP_UNREADABLE: '/proc/swaps cannot be read',
@@ -62,6 +66,9 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   NODE_MACHINE_INFO_UNREADABLE: '/proc/meminfo cannot be read or has no MemTotal',
   NODE_RESOURCE_INVALID: 'a reserved amount or hard eviction threshold does not parse',
   NODE_LEASE_UPDATE_FAILED: 'the node lease was not renewed in 5 tries (logged; tried again at the next interval)',
+  // src/agent/shutdown
+  NODE_SHUTDOWN_LOGIND_UNAVAILABLE: 'systemd-logind cannot be reached on the system D-Bus (graceful node shutdown is off; one warning)',
+  NODE_SHUTDOWN_LOGIND_CALL_FAILED: 'a call to logind or systemd over the system D-Bus failed or got no answer',
   ORCHCLIENT_ABORTED: "the caller's signal fired or the client was closed before the answer came",
   ORCHCLIENT_OPTIONS_INVALID: 'REST client or rate-limiter options are out of range (negative QPS, burst below 1)',
   ORCHCLIENT_WATCH_DECODE_FAILED: 'a watch stream line is not a JSON watch event, or is over 16 MiB',

@@ -163,6 +163,8 @@ export interface ApiModeDeps {
   readonly health: HealthChecks;
   /** The eviction manager's pressure conditions. */
   readonly pressure: () => NodePressure;
+  /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
+  readonly nodeProblem?: () => string | undefined;
 }
 
 export interface ApiMode {
@@ -172,7 +174,7 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
-  /** A fact of the node status changed (pressure): report it now rather than at the next period. */
+  /** Something the node status reports changed (readiness, pressure): report it now rather than at the next period. */
   nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
@@ -205,7 +207,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem()), pressure: d.pressure },
+    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -245,13 +247,13 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
         mirrors.start();
       }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
     },
+    nodeStatusChanged() {
+      nodeStatus.requestUpdate();
+    },
     podFinished(pod) {
       writer.podFinished(pod);
       // A static pod that finished or went away changes what mirrors there should be.
       if (podSource(pod) !== API_SOURCE) mirrors.requestSync();
-    },
-    nodeStatusChanged() {
-      nodeStatus.requestUpdate();
     },
     async stop() {
       await source.stop();

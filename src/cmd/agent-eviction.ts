@@ -4,7 +4,7 @@
  * evictionMinimumReclaim, evictionPressureTransitionPeriod, evictionMaxPodGracePeriod,
  * enforceNodeAllocatable, localStorageCapacityIsolation) and wired to what it reads (the node's
  * signal sources, the stats provider's pod stats, the desired pods and their workers) and what
- * it drives (the pod workers' kill path, the failures podsync records, the garbage collectors'
+ * it drives (the pod workers' kill path with the Evicted failure, the garbage collectors'
  * reclaim, events and metrics). Built before the sync loop (its admission check comes first,
  * as upstream's), started once the garbage collectors run. Not part of --runonce.
  */
@@ -14,7 +14,7 @@ import type { NodePod } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import {
   createEvictionManager, createEvictionMetrics, createPodTerminator, createSignalReader, evictionSettings, memoryCgroupDirs,
-  type EvictionEvent, type EvictionManager, type NodeReclaim, type PodStatsView, type PressureCondition, type TerminateOptions,
+  type EvictionEvent, type EvictionManager, type NodeReclaim, type PodStatsView, type PressureCondition,
 } from '../agent/eviction/index.js';
 import { imageFsMountpoint } from '../agent/gc/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
@@ -30,8 +30,6 @@ export interface EvictionDeps {
   readonly cri: CriClient;
   readonly pods: DesiredPods;
   readonly workers: PodWorkers;
-  /** podsync's agent-decided failures. */
-  readonly recordFailure: (uid: string, failure: Omit<TerminateOptions, 'gracePeriodSeconds'>) => void;
   /** The stats provider's pods (snapshots at most `maxAgeMs` old). */
   readonly podStats: (maxAgeMs: number) => Promise<readonly PodStatsView[]>;
   readonly registry: Registry;
@@ -73,7 +71,7 @@ export async function createEviction(d: EvictionDeps): Promise<Eviction> {
     podStats: { podStats: (maxAgeMs) => d.podStats(maxAgeMs) },
     activePods: () => d.pods.pods().filter((p) => d.workers.stateOf(p.metadata.uid) === 'syncing'),
     podCleanedUp: (uid) => d.workers.stateOf(uid) === undefined,
-    terminator: createPodTerminator({ workers: d.workers, recordFailure: d.recordFailure, clock: d.clock }),
+    terminator: createPodTerminator({ workers: d.workers, clock: d.clock }),
     reclaim: {
       deleteAllUnusedContainers: () => reclaim?.deleteAllUnusedContainers() ?? Promise.resolve(),
       deleteUnusedImages: () => reclaim?.deleteUnusedImages() ?? Promise.resolve(),

@@ -10,6 +10,7 @@ import { durationToMs } from '../api/duration.js';
 import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
+import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
 import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
@@ -68,6 +69,11 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const { api, clock } = options;
   const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
+  // Image credential provider plugins (checked before anything starts: a missing plugin stops the agent, as upstream).
+  const credentialLog = logs.logger('credentialprovider');
+  const credentialProviders = o.imageCredentialProviderConfig === '' ? undefined : await loadCredentialProviders({
+    configPath: o.imageCredentialProviderConfig, binDir: o.imageCredentialProviderBinDir, clock, logger: credentialLog,
+  });
   const cri = connectCri({
     runtimeEndpoint: c.containerRuntimeEndpoint,
     ...(c.imageServiceEndpoint === '' ? {} : { imageEndpoint: c.imageServiceEndpoint }),
@@ -113,6 +119,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     ...(api === undefined ? {} : { objects: api.objects }),
   });
   const podCache = createPodStatusCache({ clock });
+  const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });
   const runtime = createRuntimeManager({
     clock,
     nodeCapacity: () => capacity,
@@ -138,7 +145,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     sidecarContainers,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
-    ...(api === undefined ? {} : { pullCredentials: api.pullCredentials }),
+    ...(pullCredentials === undefined ? {} : { pullCredentials }),
   });
 
   const status = createStatusManager();

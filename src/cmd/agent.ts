@@ -22,6 +22,7 @@ import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
 import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
+import { nodeShutdown } from './agent-shutdown.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -77,10 +78,16 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   disposers.push(() => volumeStats.stop());
   const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });
 
+  const nodeEvent = api?.nodeEvent.bind(api);
+  // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
+  const shutdown = nodeShutdown({
+    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent,
+    nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
+  });
   let apiMode: ApiMode | undefined;
+  // The eviction manager: its kills carry the Evicted failure through the workers.
   const eviction = await createEviction({
     resolved, logs, clock, cri, pods, workers, registry: metrics.registry,
-    recordFailure: (uid, failure) => { node.syncer.recordFailure(uid, failure); },
     podStats: async (maxAgeMs) => (await stats.snapshot(maxAgeMs)).pods,
     onNodeEvent: api === undefined ? undefined : (e) => { api.nodeEvent(e.type, e.reason, e.message); },
     onPodEvent: api === undefined ? undefined : (pod, e) => { api.podEvent({ ...e, pod }); },
@@ -88,11 +95,13 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
   if (api !== undefined && apiModules !== undefined) {
     apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, clock, cri, status, pods, health, pressure: () => eviction.pressure(),
+      resolved, logs, api, identity, clock, cri, status, pods, health,
+      pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
     });
   }
 
+  const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
   const recordEvent = api?.podEvent.bind(api);
   const syncLoop = createSyncLoop({
     clock,
@@ -105,7 +114,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? [])],
+    admit: [eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -124,6 +133,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
+  if (shutdown !== undefined) {
+    const manager = shutdown;
+    await manager.start();
+    disposers.push(() => manager.stop());
+  }
   pleg.start();
   disposers.push(() => pleg.stop());
   await podConfig.start();
@@ -139,7 +153,6 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts), then
   // the eviction manager, which reclaims through them.
-  const nodeEvent = api?.nodeEvent.bind(api);
   const cleanup = startNodeCleanup({
     resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
     sourcesReady: () => podConfig.sourcesReady(),

@@ -43,8 +43,8 @@ export interface ClusterOptions {
   readonly controllers?: boolean;
   /** The agent's root directory once containerd runs (default `<dir>/root`); containerd's stop unmounts what is under its own directory. */
   readonly agentRootDir?: (containerd: ContainerdInstance) => string;
-  /** More nodeagent flags, once containerd runs (e.g. thresholds from the free space of its file system). */
-  readonly agentArgs?: (containerd: ContainerdInstance, rootDir: string) => Promise<readonly string[]> | readonly string[];
+  /** More nodeagent flags; a function computes them once containerd runs (e.g. thresholds from the free space of its file system). */
+  readonly agentArgs?: readonly string[] | ((containerd: ContainerdInstance, rootDir: string) => Promise<readonly string[]> | readonly string[]);
   /** The agent's environment on top of this process's. */
   readonly agentEnv?: Readonly<Record<string, string>>;
 }
@@ -87,7 +87,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
         `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
         '--node-status-update-frequency=2s',
-        ...(await options.agentArgs?.(containerd, rootDir) ?? []),
+        ...(typeof options.agentArgs === 'function' ? await options.agentArgs(containerd, rootDir) : options.agentArgs ?? []),
       ],
       ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
     });

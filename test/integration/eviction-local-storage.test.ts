@@ -40,7 +40,7 @@ async function createPod(name: string, container: Record<string, unknown>, volum
 
 async function statusOf(name: string): Promise<PodStatus> {
   const res = await cluster.server.client.request('GET', `/api/v1/namespaces/default/pods/${name}`);
-  return (res.body.status ?? {}) as PodStatus;
+  return (res.body.status ?? {});
 }
 
 async function evicted(name: string): Promise<PodStatus> {

@@ -71,7 +71,7 @@ void describe('the eviction manager', () => {
     assert.deepEqual(t.reclaims, ['containers', 'images']);
     assert.deepEqual(t.nodeEvents, [{ type: 'Warning', reason: 'EvictionThresholdMet', message: 'Attempting to reclaim ephemeral-storage' }]);
     const message = 'The node was low on resource: ephemeral-storage. Threshold quantity: 100Mi, available: 50Mi. ';
-    assert.deepEqual(t.killed, [{ pod: 'hog', options: { gracePeriodSeconds: 1, reason: 'Evicted', message, condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message } } }]);
+    assert.deepEqual(t.killed, [{ pod: 'hog', options: { gracePeriodSeconds: 1, reason: 'Evicted', message, disruptionReason: 'TerminationByNodeagent' } }]);
     assert.deepEqual(t.podEvents, [`hog Warning Evicted: ${message}`]);
     assert.deepEqual(t.m.conditions(), ['DiskPressure']);
     assert.deepEqual(t.pressure, [['DiskPressure']]);

@@ -43,6 +43,8 @@ export const IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS = 1;
 export const POD_CLEANUP_TIMEOUT_MS = 30_000;
 export const POD_CLEANUP_POLL_MS = 1000;
 export const EVICTED_REASON = 'Evicted';
+/** The DisruptionTarget condition's reason on a pressure eviction (upstream's TerminationByKubelet, renamed). */
+export const DISRUPTION_REASON = 'TerminationByNodeagent';
 
 export interface EvictionManagerOptions {
   readonly thresholds: readonly Threshold[];
@@ -131,7 +133,7 @@ export function createEvictionManager(o: EvictionManagerOptions): EvictionManage
     try {
       await o.terminator.terminate(pod, {
         gracePeriodSeconds, reason: EVICTED_REASON, message,
-        ...(disruption ? { condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message } } : {}),
+        ...(disruption ? { disruptionReason: DISRUPTION_REASON } : {}),
       });
       log.info('Eviction manager: pod is evicted successfully', { pod: podNamespacedName(pod) });
     } catch (err) {

@@ -6,14 +6,13 @@ import { pod } from './fixtures.js';
 import { createPodTerminator } from './terminator.js';
 
 void describe('the pod terminator', () => {
-  void it('records the failure, kills through the pod worker with the grace period and waits for the kill', async () => {
+  void it('kills through the pod worker with the grace period and the failure, and waits for the kill', async () => {
     const clock = new FakeClock();
     const calls: string[] = [];
     let state: string | undefined = 'syncing';
     const t = createPodTerminator({
       clock,
-      recordFailure: (uid, f) => calls.push(`failure ${uid} ${f.reason}: ${f.message}`),
-      workers: { updatePod: (u) => { calls.push(`${u.type} ${u.pod.metadata.name} ${u.gracePeriodSeconds}`); state = 'terminating'; }, stateOf: () => state },
+      workers: { updatePod: (u) => { calls.push(`${u.type} ${u.pod.metadata.name} ${u.gracePeriodSeconds} ${u.failure.reason}: ${u.failure.message}`); state = 'terminating'; }, stateOf: () => state },
     });
     let done = false;
     const p = t.terminate(pod('p'), { gracePeriodSeconds: 1, reason: 'Evicted', message: 'low' }).then(() => { done = true; });
@@ -22,12 +21,12 @@ void describe('the pod terminator', () => {
     state = 'terminated';
     await clock.advance(100);
     await p;
-    assert.deepEqual(calls, ['failure uid-p Evicted: low', 'kill p 1']);
+    assert.deepEqual(calls, ['kill p 1 Evicted: low']);
   });
 
   void it('gives up after the grace period and half again, at least 10 s', async () => {
     const clock = new FakeClock();
-    const t = createPodTerminator({ clock, recordFailure: () => undefined, workers: { updatePod: () => undefined, stateOf: () => 'terminating' } });
+    const t = createPodTerminator({ clock, workers: { updatePod: () => undefined, stateOf: () => 'terminating' } });
     const start = clock.now();
     const p = t.terminate(pod('p'), { gracePeriodSeconds: 20, reason: 'Evicted', message: '' });
     const failed = assert.rejects(p, (err: unknown) => err instanceof OrchError && err.code === 'EVICTION_KILL_TIMEOUT' && err.message === 'timeout waiting to kill pod ns/p (30s)');

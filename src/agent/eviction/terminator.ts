@@ -1,14 +1,14 @@
 /**
  * The pod terminator of the eviction manager (upstream's killPodNow behind
- * TerminatePodAbnormallyAndWait): records the failure the pod's status will carry (phase
- * Failed, the reason and message, the DisruptionTarget condition), hands the pod worker a kill
- * with the grace period, and waits until the worker has killed the containers: at most the
- * grace period and half again, and never less than 10 s, as upstream.
+ * TerminatePodAbnormallyAndWait): hands the pod worker a kill with the grace period and the
+ * failure the pod's status carries from then on (phase Failed, the reason and message, the
+ * DisruptionTarget condition for a pressure eviction), and waits until the worker has killed
+ * the containers: at most the grace period and half again, and never less than 10 s, as upstream.
  */
 import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
-import type { PodTerminator, TerminateOptions } from './types.js';
+import type { PodTerminator } from './types.js';
 
 /** A pod the eviction manager killed was still terminating after the wait. */
 export const EVICTION_KILL_TIMEOUT = 'EVICTION_KILL_TIMEOUT';
@@ -16,14 +16,19 @@ export const EVICTION_KILL_TIMEOUT = 'EVICTION_KILL_TIMEOUT';
 const MIN_WAIT_MS = 10_000;
 const POLL_MS = 100;
 
+/** The failure a kill carries (the pod workers' PodFailure). */
+export interface KillFailure {
+  readonly reason: string;
+  readonly message: string;
+  readonly disruptionReason?: string;
+}
+
 export interface PodTerminatorDeps {
-  /** The pod workers: the kill, and the worker's state (undefined once it finished). */
+  /** The pod workers: the kill with its failure, and the worker's state (undefined once it finished). */
   readonly workers: {
-    updatePod(update: { readonly type: 'kill'; readonly pod: NodePod; readonly gracePeriodSeconds: number }): void;
+    updatePod(update: { readonly type: 'kill'; readonly pod: NodePod; readonly gracePeriodSeconds: number; readonly failure: KillFailure }): void;
     stateOf(uid: string): string | undefined;
   };
-  /** The failure the pod's status carries from now on (podsync's agent-decided failures). */
-  readonly recordFailure: (uid: string, failure: Omit<TerminateOptions, 'gracePeriodSeconds'>) => void;
   readonly clock: Clock;
 }
 
@@ -32,8 +37,7 @@ export function createPodTerminator(d: PodTerminatorDeps): PodTerminator {
     async terminate(pod, options) {
       const { uid } = pod.metadata;
       const { gracePeriodSeconds, ...failure } = options;
-      d.recordFailure(uid, failure);
-      d.workers.updatePod({ type: 'kill', pod, gracePeriodSeconds });
+      d.workers.updatePod({ type: 'kill', pod, gracePeriodSeconds, failure });
       const waitMs = Math.max(MIN_WAIT_MS, Math.floor(gracePeriodSeconds * 1.5) * 1000);
       const deadline = d.clock.now() + waitMs;
       const killed = (): boolean => { const s = d.workers.stateOf(uid); return s !== 'syncing' && s !== 'terminating'; };

@@ -111,8 +111,8 @@ export interface TerminateOptions {
   readonly gracePeriodSeconds: number;
   readonly reason: string;
   readonly message: string;
-  /** The DisruptionTarget condition the pod's status gets. */
-  readonly condition?: { readonly type: string; readonly reason: string; readonly message: string };
+  /** The DisruptionTarget condition's reason, when the eviction is a disruption (pressure, not local storage limits). */
+  readonly disruptionReason?: string;
 }
 
 /** Ends a pod abnormally (phase Failed) and waits for its containers to be killed. */

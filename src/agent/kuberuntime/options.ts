@@ -100,8 +100,11 @@ export interface RuntimeManagerOptions {
    * pods keep the runtime's score, and one warning says so.
    */
   readonly canLowerOomScore?: () => boolean;
-  /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
-  readonly pullCredentials?: (pod: NodePod, image: string) => Promise<AuthConfig | undefined>;
+  /**
+   * Registry credentials for a pod's pulls from `repository` (its imagePullSecrets, then the
+   * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
+   */
+  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
 }

@@ -52,8 +52,8 @@ export interface StartDeps extends KillDeps {
   readonly seccomp: SeccompSettings;
   /** Told the OOM score adjustment of each container created (warns once when it cannot apply). */
   readonly checkOomScore: (adjust: number) => void;
-  /** Registry credentials for a pod's pull of an image (its imagePullSecrets); absent: anonymous pulls. */
-  readonly pullCredentials?: ((pod: NodePod, image: string) => Promise<AuthConfig | undefined>) | undefined;
+  /** Registry credentials for a pod's pull from a repository, tried in turn; absent or none: anonymous pulls. */
+  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
 }
 
 export interface StartContext {
@@ -159,7 +159,7 @@ async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' |
   const credentials = deps.pullCredentials;
   const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig, {
     emit: (e) => { emitEvent(deps, e); },
-    ...(credentials === undefined ? {} : { auth: (ref: string) => credentials(pod, ref) }),
+    ...(credentials === undefined ? {} : { auth: (repository: string) => credentials(pod, repository) }),
     ...(ctx.onPull === undefined ? {} : { onPull: ctx.onPull }),
   });
   if (!image.ok) {

@@ -41,7 +41,7 @@ void describe('the pod sync', () => {
     assert.deepEqual(events, [DEADLINE_EXCEEDED_REASON]);
   });
 
-  void it('publishes a recorded failure (an eviction) with its condition when the pod is terminated, and releases its volumes', async () => {
+  void it('publishes the failure a kill carries (an eviction) with its condition, and releases the pod\'s volumes once terminated', async () => {
     const clock = new FakeClock();
     const status = createStatusManager();
     const cleaned: string[] = [];
@@ -54,12 +54,11 @@ void describe('the pod sync', () => {
     const pod: NodePod = { metadata: { uid: 'u2', name: 'hog', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
     assert.deepEqual(await syncer.syncPod(pod, 'create'), {});
     const message = 'The node was low on resource: memory. ';
-    syncer.recordFailure('u2', { reason: 'Evicted', message, condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message } });
-    await syncer.syncTerminatingPod(pod, 1);
+    await syncer.syncTerminatingPod(pod, 1, { reason: 'Evicted', message, disruptionReason: 'TerminationByNodeagent' });
     const s = status.getPodStatus('u2');
     assert.deepEqual([s?.phase, s?.reason, s?.message], ['Failed', 'Evicted', message]);
     assert.deepEqual(s?.conditions?.find((c) => c.type === 'DisruptionTarget'), {
-      type: 'DisruptionTarget', status: 'True', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'TerminationByKubelet', message,
+      type: 'DisruptionTarget', status: 'True', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'TerminationByNodeagent', message,
     });
     await syncer.syncTerminatedPod(pod);
     assert.equal(status.getPodStatus('u2')?.reason, 'Evicted', 'the last status stays while the pod is wanted');

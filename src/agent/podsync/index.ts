@@ -10,8 +10,8 @@
  * (DeadlineExceeded), and gives emptyDir volumes the pod's fsGroup.
  *
  * Owns: the order of those steps, the last sync errors of each pod (for its status) and the
- * failures decided for it (DeadlineExceeded here, Evicted by the eviction manager through
- * recordFailure) until the pod's worker finishes. Must not: decide admission or orphans (the sync loop
+ * failures decided for it (DeadlineExceeded here; Evicted or a node shutdown through the kill
+ * that carries them). Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Clock } from '../../api/clock.js';
@@ -21,8 +21,8 @@ import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
-import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
-import { computePodStatus, type PodFailure, type StatusManager } from '../status/index.js';
+import type { PodFailure, PodSyncer, SyncOutcome } from '../podworkers/index.js';
+import { computePodStatus, type StatusManager } from '../status/index.js';
 import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
@@ -81,25 +81,13 @@ export interface PodSyncOptions {
   readonly onEvent?: (event: PodEvent) => void;
 }
 
-/** The per-pod sync, and the failures other modules decide for a pod. */
-export interface NodePodSyncer extends PodSyncer {
-  /**
-   * The pod fails with this reason (an eviction): its next status is Failed with it, until its
-   * worker finished; once terminated, its volumes are released even while its source still
-   * wants it (upstream tears down a terminated pod's volumes; an eviction for disk counts on it).
-   */
-  recordFailure(uid: string, failure: PodFailure): void;
-}
-
-export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
+export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const { runtime, status, logger } = options;
   const now = (): Date => new Date(options.clock.now());
   const errors = new Map<string, readonly SyncError[]>();
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
   const failures = new Map<string, PodFailure>();
-  /** Pods failed by another module (evicted): their volumes go once they are terminated. */
-  const released = new Set<string>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
 
@@ -155,10 +143,6 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
   }
 
   return {
-    recordFailure(uid, failure) {
-      failures.set(uid, failure);
-      released.add(uid);
-    },
 
     async syncPod(pod): Promise<SyncOutcome> {
       const { uid } = pod.metadata;
@@ -199,9 +183,14 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
       return waits.length === 0 ? {} : { requeueAfterMs: Math.min(...waits) };
     },
 
-    async syncTerminatingPod(pod, gracePeriodSeconds) {
+    async syncTerminatingPod(pod, gracePeriodSeconds, failure) {
       const { uid, name, namespace } = pod.metadata;
       options.probes?.stopLivenessAndStartup(uid);
+      if (failure !== undefined && !failures.has(uid) && status.getPodStatus(uid)?.phase !== 'Succeeded') {
+        // As upstream's PodStatusFunc: the status says Failed before the containers stop (a pod that succeeded stays so).
+        failures.set(uid, failure);
+        await publish(pod);
+      }
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
       // a list of every pod on the node: when a node's pods go at once, each would list all.
@@ -219,10 +208,12 @@ export function createPodSyncer(options: PodSyncOptions): NodePodSyncer {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);
         status.removePod(uid);
-      } else if (released.has(uid)) {
+      } else if (failures.has(uid)) {
+        // A pod the agent failed (evicted, shut down) releases its volumes once terminated even
+        // while its source still wants it, as upstream tears down a terminated pod's volumes: an
+        // eviction for disk counts on its emptyDirs going.
         await options.volumes.cleanupPodVolumes(uid);
       }
-      released.delete(uid);
       await options.cgroups.remove(uid);
       options.probes?.removePod(uid);
       errors.delete(uid);

@@ -2,7 +2,7 @@
  * The pod status as the upstream agent computes it from the spec and what the runtime holds:
  * container statuses (state, last state, restart count, ready, started, image ID, container
  * ID), the phase, the five conditions, pod and host IPs, the QoS class, and a failure decided
- * by the agent (DeadlineExceeded, Evicted with its DisruptionTarget condition). Readiness and startup come from the prober; with the
+ * by the agent (DeadlineExceeded). Readiness and startup come from the prober; with the
  * SidecarContainers gate, restartable init containers count as upstream counts them (running
  * and started: initialized; their readiness joins ContainersReady; exited: not in the phase).
  * Pure: no I/O, time is passed in.
@@ -27,20 +27,13 @@ export interface StatusInput {
   /** Restartable init containers are sidecars (the SidecarContainers gate). */
   readonly sidecarContainers?: boolean;
   /**
-   * The agent failed the pod (DeadlineExceeded, Evicted): phase Failed with this reason and
-   * message, and the condition when given (the eviction's DisruptionTarget, True).
+   * The agent failed the pod (e.g. DeadlineExceeded): phase Failed with this reason and message;
+   * with `disruptionReason`, also the DisruptionTarget condition (node shutdown).
    */
-  readonly failure?: PodFailure;
+  readonly failure?: { readonly reason: string; readonly message: string; readonly disruptionReason?: string };
   /** The QoS class to report. */
   readonly qosClass?: string;
   readonly now: Date;
-}
-
-/** A failure the agent decided. */
-export interface PodFailure {
-  readonly reason: string;
-  readonly message: string;
-  readonly condition?: { readonly type: string; readonly reason: string; readonly message: string };
 }
 
 const RUNTIME_PREFIX = 'containerd://';
@@ -238,10 +231,13 @@ export function computePodStatus(input: StatusInput): PodStatus {
     condition('ContainersReady', !terminal && unready.length === 0, previous, now, readyReason, readyMessage),
     condition('PodScheduled', true, previous, now),
   ];
-  const failed = input.failure?.condition;
-  if (failed !== undefined) {
-    const before = previous?.conditions?.find((c) => c.type === failed.type && c.status === 'True');
-    conditions.push({ type: failed.type, status: 'True', lastTransitionTime: before?.lastTransitionTime ?? formatTime(now.getTime()), reason: failed.reason, message: failed.message });
+  const disruption = input.failure?.disruptionReason;
+  if (disruption !== undefined && input.failure !== undefined) {
+    const before = previous?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+    conditions.push({
+      type: 'DisruptionTarget', status: 'True', reason: disruption, message: input.failure.message,
+      lastTransitionTime: before?.lastTransitionTime ?? formatTime(now.getTime()),
+    });
   }
   const status: PodStatus = {
     phase,

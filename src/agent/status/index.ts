@@ -10,7 +10,7 @@ import type { PodStatus } from 'kubernetes-types/core/v1.js';
 
 import { jsonEqual } from '../../api/json-equal.js';
 
-export { computePodStatus, podPhase, rejectedPodStatus, type PodFailure, type StatusInput } from './compute.js';
+export { computePodStatus, podPhase, rejectedPodStatus, type StatusInput } from './compute.js';
 
 export interface StatusManager {
   /** Records the newest status of a pod; listeners hear of a change. */

@@ -12,7 +12,7 @@ import { LeaderElector } from './leaderelection/index.js';
 import { NodeLifecycleController, TaintEvictionController } from './nodelifecycle/index.js';
 import { PodGarbageCollector } from './podgc/index.js';
 import { Scheduler, type Binder } from './scheduler/index.js';
-import { controllerEnabled, type ControllerName } from './selection.js';
+import { CONTROLLER_NAMES, controllerEnabled, type ControllerName } from './selection.js';
 
 export interface ControllerClients {
   readonly pods: ResourceClient;
@@ -94,7 +94,12 @@ export class ControllerManager {
     return controllerEnabled(this.options.controllers, name);
   }
 
+  /** Starts the election, or the loops at once without it; with no loop enabled, nothing (no Lease is written). */
   start(): void {
+    if (!CONTROLLER_NAMES.some((n) => this.enabled(n))) {
+      this.options.log('controllers: none enabled (--controllers); no leader election');
+      return;
+    }
     if (this.elector === undefined) this.want(true);
     else this.elector.start();
   }
@@ -127,7 +132,7 @@ export class ControllerManager {
   private async startTerm(): Promise<void> {
     if (this.term !== undefined || !this.wanted) return;
     const o = this.options;
-    const names = (['scheduler', 'node-lifecycle-controller', 'taint-eviction-controller', 'pod-garbage-collector-controller'] as const).filter((n) => this.enabled(n));
+    const names = CONTROLLER_NAMES.filter((n) => this.enabled(n));
     if (names.length === 0) return;
     const informer = (client: ResourceClient, what: string): Informer => new Informer({ client, clock: o.clock, log: o.log, what });
     const pods = informer(o.clients.pods, 'pods');
