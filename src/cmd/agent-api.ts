@@ -34,6 +34,7 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import type { NodeIdentity } from './agent-node.js';
+import { nodeStatusReservation } from './agent-cm.js';
 
 export interface ApiConnection {
   readonly rest: RestClient;
@@ -204,7 +205,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       agentVersion: d.resolved.version,
       maxPods: c.maxPods,
       podsPerCore: c.podsPerCore,
-      reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
+      reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
     facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure },

@@ -11,7 +11,7 @@ import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
-import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
+import { createPodCgroups, podCgroupParent, qosClass, type ContainerManager } from '../agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
@@ -23,6 +23,7 @@ import { createStatusManager, type StatusManager } from '../agent/status/index.j
 import type { DesiredPods } from '../agent/syncloop/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
+import { buildContainerManager } from './agent-cm.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
@@ -37,6 +38,8 @@ export interface NodeModules {
   readonly podConfig: PodConfig;
   readonly volumes: VolumeManager;
   readonly cgroups: ReturnType<typeof createPodCgroups>;
+  /** Node allocatable, the resource managers and the system cgroups; the daemon starts it. */
+  readonly containerManager: ContainerManager;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
 }
@@ -91,6 +94,15 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     throw err;
   }
 
+  // The host's cgroups and topology, and the settings they cannot honour (refused here, in every mode).
+  const containerManager = buildContainerManager(resolved, logs, clock, cri, api);
+  let host;
+  try {
+    host = await containerManager.prepare();
+  } catch (err) {
+    cri.close();
+    throw err;
+  }
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({
     ...cgroupConfig,
@@ -99,6 +111,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     podPidsLimit: c.podPidsLimit,
     cpuCFSQuota: c.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(c.cpuCFSQuotaPeriod / 1000),
+    ...(host.qosMemoryReserve === undefined ? {} : { qosMemoryReserve: host.qosMemoryReserve }),
   });
   const sidecarContainers = resolved.gates.enabled('SidecarContainers');
   // Events are logged by the module that decided them; in API-server mode they are also recorded.
@@ -146,6 +159,8 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
+    containerCpuset: (pod, container) => containerManager.cpuset(pod, container),
+    ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
   });
 
   const status = createStatusManager();
@@ -174,5 +189,5 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, prober, proberMetrics };
 }

@@ -114,7 +114,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
+    // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+    admit: [
+      eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
+      ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
+    ],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -131,6 +135,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
   health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
+  // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
+  await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
+  disposers.push(() => node.containerManager.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
   if (shutdown !== undefined) {

@@ -55,6 +55,14 @@ export interface ContainerConfigInput {
   readonly terminationMessageFile?: string;
   /** Default: no RuntimeDefault fallback, profiles under DEFAULT_SECCOMP_PROFILE_ROOT. */
   readonly seccomp?: SeccompSettings;
+  /** The CPUs and memory nodes the CPU and memory managers give the container (cpuset.cpus, cpuset.mems). */
+  readonly cpuset?: ContainerCpuset;
+}
+
+/** A container's cpuset as the resource managers decide it ('' or absent: not set). */
+export interface ContainerCpuset {
+  readonly cpus?: string;
+  readonly mems?: string;
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -175,7 +183,11 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
+      resources: {
+        ...containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
+        ...(input.cpuset?.cpus === undefined || input.cpuset.cpus === '' ? {} : { cpusetCpus: input.cpuset.cpus }),
+        ...(input.cpuset?.mems === undefined || input.cpuset.mems === '' ? {} : { cpusetMems: input.cpuset.mems }),
+      },
       securityContext: securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }),
     },
   };

@@ -11,6 +11,7 @@ import type { AuthConfig, ContainerService, ImageService, SandboxService, Stream
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
+import type { ContainerCpuset } from './container-config.js';
 import type { PodStatusCache } from './status-cache.js';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -107,4 +108,8 @@ export interface RuntimeManagerOptions {
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
+  /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */
+  readonly containerCpuset?: (pod: NodePod, container: Container) => ContainerCpuset;
+  /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
+  readonly memorySwap?: 'no-swap' | 'unlimited';
 }

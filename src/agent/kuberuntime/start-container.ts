@@ -27,7 +27,7 @@ import type { Logger } from '../logging/index.js';
 import type { AuthConfig, ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { BackOff } from './backoff.js';
 import { findContainer } from './compute-actions.js';
-import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
+import { formatPod, makeContainerConfig, verifyRunAsNonRoot, type ContainerCpuset } from './container-config.js';
 import type { NodeCapacity } from './env.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { hashContainer } from './hash.js';
@@ -54,6 +54,8 @@ export interface StartDeps extends KillDeps {
   readonly checkOomScore: (adjust: number) => void;
   /** Registry credentials for a pod's pull from a repository, tried in turn; absent or none: anonymous pulls. */
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  /** The container's cpuset from the CPU and memory managers (upstream PreCreateContainer); absent: none. */
+  readonly cpuset?: ((pod: NodePod, container: Container) => ContainerCpuset) | undefined;
 }
 
 export interface StartContext {
@@ -207,6 +209,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
       mounts,
       seccomp: deps.seccomp,
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
+      ...(deps.cpuset === undefined ? {} : { cpuset: deps.cpuset(pod, container) }),
     });
   } catch (err) {
     return configFailure(deps, pod, name, err);
