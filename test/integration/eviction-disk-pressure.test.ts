@@ -121,7 +121,7 @@ void describe('disk pressure', () => {
 
     const late = await waitFor('the late pod refused', async () => { const s = await statusOf('late'); return s.phase === 'Failed' ? s : undefined; }, { timeoutMs: 20_000 });
     assert.equal(late.reason, 'Evicted');
-    assert.match(late.message ?? '', /The node had condition: \[DiskPressure\]\. $/);
+    assert.match(late.message ?? '', /^Pod was rejected: The node had condition: \[DiskPressure\]\. $/);
 
     // The writer's emptyDir goes with it: the space is back while the condition holds.
     await waitFor('the space freed', async () => await available() > thresholdBytes + 16 * MIB, { timeoutMs: 30_000 });

@@ -23,7 +23,7 @@ import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, podNamespacedName, toleratesTaint, type NodePod } from '../../api/pod/index.js';
 import { TAINT_NODE_MEMORY_PRESSURE } from '../../api/taints.js';
-import { qosClass } from '../cm/index.js';
+import { qosClass } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { hasLocalStorageLimits, localStorageViolation } from './local-storage.js';
 import type { EvictionMetrics } from './metrics.js';
