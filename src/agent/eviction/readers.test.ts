@@ -52,9 +52,9 @@ void describe('the signal readers', () => {
     const o = makeObservations(r);
     assert.deepEqual(o.get('memory.available'), { available: 524_000, capacity: 1_024_000, time: clock.now() });
     assert.deepEqual(o.get('pid.available'), { available: 19_588, capacity: 20_000, time: clock.now() });
-    assert.equal(r.nodefs?.inodes, s.files);
+    assert.equal(r.nodefs.inodes, s.files);
     // Free inodes move with every file another process makes on the temp file system: the observation is the read's.
-    assert.equal(o.get('nodefs.inodesFree')?.available, r.nodefs?.inodesFree);
+    assert.equal(o.get('nodefs.inodesFree')?.available, r.nodefs.inodesFree);
   });
 
   void it('fall back to /proc/meminfo without a memory hierarchy, leave out an unlimited pods cgroup, and report what they cannot read', async () => {
