@@ -24,7 +24,7 @@ import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder 
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import {
-  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodeStatusController,
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodePressure, type NodeStatusController,
 } from '../agent/nodestatus/index.js';
 import {
   createOrchClient, createRestClient, getIfExists, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
@@ -164,6 +164,8 @@ export interface ApiModeDeps {
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** The eviction manager's pressure conditions. */
+  readonly pressure: () => NodePressure;
   /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
   readonly nodeProblem?: () => string | undefined;
 }
@@ -175,7 +177,7 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
-  /** Something the node status reports changed (readiness): report it now. */
+  /** Something the node status reports changed (readiness, pressure): report it now rather than at the next period. */
   nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
@@ -210,7 +212,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()),
+    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),

@@ -16,10 +16,11 @@ import { sysctlAdmission } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { createPleg } from '../agent/pleg/index.js';
 import { createPodWorkers } from '../agent/podworkers/index.js';
-import { createAgentMetrics, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
+import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
 import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop/index.js';
 import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
+import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
 import { startAgentTracing } from './agent-tracing.js';
@@ -74,6 +75,13 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
   disposers.push(() => workers.stop());
+  const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
+  // The pods' volume stats (every volumeStatsAggPeriod) and the stats snapshots the servers and the eviction manager share.
+  const volumeStats = createVolumeStatsCache({ rootDir: resolved.options.rootDir, pods: () => pods.pods(), periodMs: durationToMs(c.volumeStatsAggPeriod), clock, logger: logs.logger('stats') });
+  volumeStats.start();
+  disposers.push(() => volumeStats.stop());
+  const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });
+
   const nodeEvent = api?.nodeEvent.bind(api);
   // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
   const shutdown = nodeShutdown({
@@ -81,9 +89,18 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
   });
   let apiMode: ApiMode | undefined;
+  // The eviction manager: its kills carry the Evicted failure through the workers.
+  const eviction = await createEviction({
+    resolved, logs, clock, cri, pods, workers, registry: metrics.registry,
+    podStats: async (maxAgeMs) => (await stats.snapshot(maxAgeMs)).pods,
+    onNodeEvent: api === undefined ? undefined : (e) => { api.nodeEvent(e.type, e.reason, e.message); },
+    onPodEvent: api === undefined ? undefined : (pod, e) => { api.podEvent({ ...e, pod }); },
+    onPressureChange: () => { apiMode?.nodeStatusChanged(); },
+  });
   if (api !== undefined && apiModules !== undefined) {
     apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, clock, cri, status, pods, health, nodeProblem: () => shutdown?.problem(),
+      resolved, logs, api, identity, clock, cri, status, pods, health,
+      pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
     });
   }
@@ -101,8 +118,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    // upstream's order: sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
+    // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+    admit: [
+      eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
+      ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
+    ],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -140,17 +160,21 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   }
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
-  const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
   disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
 
-  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts).
-  disposers.push(startNodeCleanup({
+  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts), then
+  // the eviction manager, which reclaims through them.
+  const cleanup = startNodeCleanup({
     resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
     sourcesReady: () => podConfig.sourcesReady(),
     isRemovable: (uid) => !pods.isDesired(uid) && workers.stateOf(uid) === undefined,
+    isTerminated: (uid) => workers.stateOf(uid) === undefined,
     podChanged: (uid) => { node.podCache.invalidate(uid); },
     onEvent: nodeEvent === undefined ? undefined : (e) => { nodeEvent(e.type, e.reason, e.message); },
-  }));
+  });
+  disposers.push(() => cleanup.stop());
+  eviction.start(cleanup);
+  disposers.push(() => eviction.stop());
   const servers = await startServers({
     config: c,
     certDir: resolved.options.certDir,
@@ -165,6 +189,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     logs,
     gates: resolved.gates,
     metrics,
+    stats,
     logger: logs.logger('server'),
     clock,
   });

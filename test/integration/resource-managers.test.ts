@@ -136,7 +136,7 @@ void describe('resource managers and node allocatable through the agent binary',
       return p?.status?.phase === 'Failed' ? p : undefined;
     }, { timeoutMs: 30_000 });
     assert.deepEqual([refused.status?.reason, refused.status?.message],
-      ['UnexpectedAdmissionError', 'Allocate failed due to not enough cpus available to satisfy request: requested=1, available=0, which is unexpected']);
+      ['UnexpectedAdmissionError', 'Pod was rejected: Allocate failed due to not enough cpus available to satisfy request: requested=1, available=0, which is unexpected']);
 
     const pid = agent.process.pid ?? 0;
     for (const path of await cgroupsOf(pid)) assert.equal(path, `${root}/nodeagent`, 'the agent in nodeagentCgroups in every hierarchy');

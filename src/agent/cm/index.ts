@@ -25,7 +25,6 @@
  * remove a cgroup any other way than rmdir, or call the runtime except through the calls it is
  * handed (the running containers and their cpuset update).
  */
-export { qosClass, type QOSClass } from './qos.js';
 export {
   CM_INVALID,
   POD_CGROUPS_ROOT,

@@ -33,7 +33,6 @@ export { createPodStatusCache, type ObservedObject, type PodStatusCache, type Po
 export { KUBERUNTIME_INVALID_IMAGE } from './image-reference.js';
 export { KUBERUNTIME_KILL_FAILED, KUBERUNTIME_REMOVE_FAILED, MIN_GRACE_PERIOD_SECONDS, terminationGracePeriod } from './kill.js';
 export { KUBERUNTIME_RUN_AS_NON_ROOT } from './container-config.js';
-export { podQosClass, type QosClass } from './resources.js';
 export { DEFAULT_POD_LOGS_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, parsePodLogsDirectoryName, podLogsDirectory } from './sandbox-config.js';
 export { isRuntimeUnreachable } from './errors.js';
 export { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';

@@ -74,4 +74,28 @@ void describe('the pod sync', () => {
     await assert.rejects(syncer.syncTerminatingPod(pod, 2), /stop timed out/);
     assert.equal(events[2], 'FailedKillPod: error killing pod: stop timed out');
   });
+
+  void it('publishes the failure a kill carries (an eviction) with its condition, and releases the pod\'s volumes once terminated', async () => {
+    const clock = new FakeClock();
+    const status = createStatusManager();
+    const cleaned: string[] = [];
+    const syncer = createPodSyncer({
+      runtime: emptyRuntime(clock),
+      cgroups: { ensure: () => Promise.resolve('/pod'), remove: () => Promise.resolve() },
+      volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: (uid) => { cleaned.push(uid); return Promise.resolve(); } },
+      status, logger: new FakeLogger(), hostIPs: () => ['10.0.0.1'], isDesired: () => true, qosClass: () => 'BestEffort', clock,
+    });
+    const pod: NodePod = { metadata: { uid: 'u2', name: 'hog', namespace: 'shop' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    assert.deepEqual(await syncer.syncPod(pod, 'create'), {});
+    const message = 'The node was low on resource: memory. ';
+    await syncer.syncTerminatingPod(pod, 1, { reason: 'Evicted', message, disruptionReason: 'TerminationByNodeagent' });
+    const s = status.getPodStatus('u2');
+    assert.deepEqual([s?.phase, s?.reason, s?.message], ['Failed', 'Evicted', message]);
+    assert.deepEqual(s?.conditions?.find((c) => c.type === 'DisruptionTarget'), {
+      type: 'DisruptionTarget', status: 'True', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'TerminationByNodeagent', message,
+    });
+    await syncer.syncTerminatedPod(pod);
+    assert.equal(status.getPodStatus('u2')?.reason, 'Evicted', 'the last status stays while the pod is wanted');
+    assert.deepEqual(cleaned, ['u2'], 'its volumes go although its source still wants it');
+  });
 });

@@ -10,7 +10,8 @@
  * (DeadlineExceeded), and gives emptyDir volumes the pod's fsGroup.
  *
  * Owns: the order of those steps, the last sync errors of each pod (for its status) and the
- * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
+ * failures decided for it (DeadlineExceeded here; Evicted or a node shutdown through the kill
+ * that carries them). Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Clock } from '../../api/clock.js';
@@ -245,6 +246,11 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);
         status.removePod(uid);
+      } else if (failures.has(uid)) {
+        // A pod the agent failed (evicted, shut down) releases its volumes once terminated even
+        // while its source still wants it, as upstream tears down a terminated pod's volumes: an
+        // eviction for disk counts on its emptyDirs going.
+        await options.volumes.cleanupPodVolumes(uid);
       }
       await options.cgroups.remove(uid);
       options.probes?.removePod(uid);

@@ -9,6 +9,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v1.js';
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
+import { qosClass } from '../../api/pod/index.js';
 import { formatTime } from '../../api/time.js';
 
 export interface StatusInput {
@@ -193,15 +194,22 @@ function condition(
   };
 }
 
-/** The whole status of a pod that runs on this node. */
 /**
  * The status of a pod refused at admission (upstream's rejectPod): Failed with the refusal's
- * reason and message, started at `now`; it never runs, so there is nothing else to report.
+ * reason, its message after "Pod was rejected: ", the pod's QoS class, started at `now`; it
+ * never runs, so there is nothing else to report.
  */
-export function rejectedPodStatus(reason: string, message: string, now: number): PodStatus {
-  return { phase: 'Failed', reason, message, startTime: formatTime(now) };
+export function rejectedPodStatus(pod: Pod, reason: string, message: string, now: number): PodStatus {
+  let qos: string | undefined;
+  try {
+    qos = qosClass(pod);
+  } catch {
+    // A malformed quantity is itself the refusal's cause (validation names it): no class to report.
+  }
+  return { phase: 'Failed', reason, message: `Pod was rejected: ${message}`, ...(qos === undefined ? {} : { qosClass: qos }), startTime: formatTime(now) };
 }
 
+/** The whole status of a pod that runs on this node. */
 export function computePodStatus(input: StatusInput): PodStatus {
   const { pod, runtime, previous, now } = input;
   const spec = pod.spec;

@@ -151,7 +151,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const { uid } = pod.metadata;
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
-    status.setPodStatus(uid, rejectedPodStatus(reason, message, clock.now()));
+    status.setPodStatus(uid, rejectedPodStatus(pod, reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
   }
 

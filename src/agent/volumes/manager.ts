@@ -160,7 +160,7 @@ class LocalVolumeManager implements VolumeManager {
     const dir = emptyDirPath(this.rootDir, uid, spec.name);
     const sized = spec.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: spec.sizeLimitBytes };
     if (!spec.memory) {
-      // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it (a later issue).
+      // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it.
       this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
       return { kind: 'emptyDir', hostPath: dir, readOnly: false, ...sized };
     }

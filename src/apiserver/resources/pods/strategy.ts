@@ -4,8 +4,7 @@
  * the QoS class, the spec's immutability on update (only images, activeDeadlineSeconds,
  * tolerations additions and schedulingGates removals may change), and graceful deletion.
  */
-import { applyPodDefaults, decodePod, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, validatePod } from '../../../api/pod/index.js';
-import { compareQuantities, parseQuantity, type Quantity } from '../../../api/quantity.js';
+import { applyPodDefaults, decodePod, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, qosClass as podQosClass, validatePod } from '../../../api/pod/index.js';
 import { jsonEqual } from '../../patch/index.js';
 import { str, type ResourceStrategy, type WireObject } from '../../registry/index.js';
 import type { FieldErrors } from '../../status/index.js';
@@ -33,32 +32,18 @@ function defaulted(object: WireObject): void {
   if (decoded.ok) object.spec = applyPodDefaults(decoded.pod).spec;
 }
 
-function quantity(value: unknown): Quantity | undefined {
-  try {
-    return typeof value === 'string' || typeof value === 'number' ? parseQuantity(String(value)) : undefined;
-  } catch {
-    // Validation reports the malformed quantity; here it just does not count.
-    return undefined;
-  }
-}
-
-/** Guaranteed, Burstable or BestEffort from the cpu and memory requests and limits (upstream's rule). */
+/**
+ * The QoS class a new pod's status records (upstream's rule, src/api/pod/qos.ts); a malformed
+ * quantity counts as none here, since validation refuses the pod naming the field.
+ */
 export function qosClass(spec: WireObject): string {
-  const containers = [...recs(spec.containers), ...recs(spec.initContainers)];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const requests = rec(rec(c.resources).requests);
-    const limits = rec(rec(c.resources).limits);
-    for (const name of ['cpu', 'memory']) {
-      const request = quantity(requests[name]);
-      const limit = quantity(limits[name]);
-      if ((request !== undefined && request.mantissa !== 0n) || (limit !== undefined && limit.mantissa !== 0n)) any = true;
-      if (limit === undefined || (request !== undefined && compareQuantities(request, limit) !== 0)) guaranteed = false;
-    }
+  const decoded = decodePod({ spec });
+  if (!decoded.ok) return 'BestEffort';
+  try {
+    return podQosClass(decoded.pod);
+  } catch {
+    return 'BestEffort';
   }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
 const UPDATABLE = 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, '
