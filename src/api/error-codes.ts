@@ -71,6 +71,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   ORCHCLIENT_UNAVAILABLE: 'the API server cannot be reached',
   // src/agent/kuberuntime
   KUBERUNTIME_ENV_INVALID: 'a container env value refers to something the agent cannot resolve',
+  KUBERUNTIME_ENV_SOURCE_UNAVAILABLE: 'a ConfigMap or Secret a container env names cannot be read (no API server, or the read failed)',
+  KUBERUNTIME_ENV_REFERENCE_NOT_FOUND: 'a ConfigMap, Secret or key a container env names does not exist and is not optional',
   KUBERUNTIME_INVALID_IMAGE: 'an image reference is malformed',
   KUBERUNTIME_SANDBOX_CONFIG_INVALID: 'the pod sandbox configuration cannot be built',
   KUBERUNTIME_RUN_AS_NON_ROOT: 'runAsNonRoot is set and the container would run as root',

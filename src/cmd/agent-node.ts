@@ -138,7 +138,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     sidecarContainers,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
-    ...(api === undefined ? {} : { pullCredentials: api.pullCredentials }),
+    ...(api === undefined ? {} : { pullCredentials: api.pullCredentials, envObjects: api.objects }),
   });
 
   const status = createStatusManager();

@@ -12,6 +12,7 @@ import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation } from '../runtime/cri/index.js';
 import { expandCommand, makeEnvironment, type NodeCapacity } from './env.js';
+import type { EnvObjects } from './env-sources.js';
 import { hashContainer } from './hash.js';
 import {
   CONTAINER_HASH_ANNOTATION,
@@ -55,6 +56,8 @@ export interface ContainerConfigInput {
   readonly terminationMessageFile?: string;
   /** Default: no RuntimeDefault fallback, profiles under DEFAULT_SECCOMP_PROFILE_ROOT. */
   readonly seccomp?: SeccompSettings;
+  /** The ConfigMaps and Secrets the container's env names (default none). */
+  readonly envObjects?: EnvObjects;
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -143,10 +146,13 @@ export function verifyRunAsNonRoot(pod: NodePod, container: Container, image: { 
   }
 }
 
-/** The configuration. Throws KUBERUNTIME_ENV_INVALID when the environment cannot be built. */
+/** The configuration. Throws KUBERUNTIME_ENV_INVALID or KUBERUNTIME_ENV_REFERENCE_NOT_FOUND when the environment cannot be built. */
 export function makeContainerConfig(input: ContainerConfigInput): ContainerConfig {
   const { pod, container } = input;
-  const env = makeEnvironment({ pod, container, podIPs: input.podIPs, hostIPs: input.hostIPs, nodeName: input.nodeName, capacity: input.capacity });
+  const env = makeEnvironment({
+    pod, container, podIPs: input.podIPs, hostIPs: input.hostIPs, nodeName: input.nodeName, capacity: input.capacity,
+    ...(input.envObjects === undefined ? {} : { objects: input.envObjects }),
+  });
   const { command, args } = expandCommand(container, env);
   const messagePath = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
   const mounts = input.mounts.map(criMount);

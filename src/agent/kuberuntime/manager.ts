@@ -109,6 +109,7 @@ class RuntimeManager implements PodRuntimeManager {
       },
       puller: this.puller,
       pullCredentials: options.pullCredentials,
+      envObjects: options.envObjects,
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,

@@ -11,6 +11,7 @@ import type { AuthConfig, ContainerService, ImageService, SandboxService, Stream
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
+import type { EnvObjectSource } from './env-sources.js';
 import type { PodStatusCache } from './status-cache.js';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -102,6 +103,8 @@ export interface RuntimeManagerOptions {
   readonly canLowerOomScore?: () => boolean;
   /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
   readonly pullCredentials?: (pod: NodePod, image: string) => Promise<AuthConfig | undefined>;
+  /** Where env (configMapKeyRef, secretKeyRef, envFrom) reads its objects; absent (standalone): a container that names one fails with CreateContainerConfigError. */
+  readonly envObjects?: EnvObjectSource;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
 }

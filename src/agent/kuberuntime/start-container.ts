@@ -29,6 +29,7 @@ import type { BackOff } from './backoff.js';
 import { findContainer } from './compute-actions.js';
 import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
 import type { NodeCapacity } from './env.js';
+import { invalidEnvFromKeys, readEnvObjects, type EnvObjectSource } from './env-sources.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { hashContainer } from './hash.js';
 import type { ImagePuller } from './images.js';
@@ -54,6 +55,8 @@ export interface StartDeps extends KillDeps {
   readonly checkOomScore: (adjust: number) => void;
   /** Registry credentials for a pod's pull of an image (its imagePullSecrets); absent: anonymous pulls. */
   readonly pullCredentials?: ((pod: NodePod, image: string) => Promise<AuthConfig | undefined>) | undefined;
+  /** Where env reads ConfigMaps and Secrets; absent (standalone): a container that names one fails. */
+  readonly envObjects?: EnvObjectSource | undefined;
 }
 
 export interface StartContext {
@@ -192,8 +195,13 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
   const { image, restartCount, messageFile } = preparation.ready;
   let config: ContainerConfig;
   try {
+    const envObjects = await readEnvObjects(deps.envObjects, pod, container);
+    for (const message of invalidEnvFromKeys(pod, container, envObjects)) {
+      emitEvent(deps, { type: 'Warning', reason: 'InvalidEnvironmentVariableNames', message, pod });
+    }
     const mounts = await deps.volumes.mountsFor(pod, container, { id: ctx.sandboxId, podIPs: ctx.podIPs });
     config = makeContainerConfig({
+      envObjects,
       pod,
       container,
       init,
