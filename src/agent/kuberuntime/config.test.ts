@@ -132,7 +132,7 @@ void describe('container config', () => {
   void it('host-network pods get the node namespaces; env errors throw', () => {
     assert.equal(makeContainerConfig(input(pod({ hostNetwork: true }))).linux?.securityContext?.namespaceOptions?.network, 'NODE');
     const bad: Container = { name: 'b', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] };
-    assert.throws(() => makeContainerConfig(input(pod(), { container: bad })), { code: 'KUBERUNTIME_ENV_INVALID' });
+    assert.throws(() => makeContainerConfig(input(pod(), { container: bad })), { code: 'KUBERUNTIME_ENV_REFERENCE_NOT_FOUND' });
   });
 
   void it('verifyRunAsNonRoot as upstream', () => {

@@ -213,7 +213,7 @@ void describe('syncPod', () => {
     fake.failNext('startContainer', new OrchError('CRI_ERROR', 'internal', 'exec: not found'));
     const r = await sync(p);
     assert.deepEqual(r.errors.map((e) => [e.container, e.reason]), [['a', 'CreateContainerError'], ['b', 'RunContainerError'], ['c', 'ErrImageNeverPull'], ['d', 'CreateContainerConfigError']]);
-    assert.match(r.errors[3]?.message ?? '', /needs the API server/);
+    assert.match(r.errors[3]?.message ?? '', /env S: secretKeyRef "s" \(key "k"\) names a Secret of the API server, and this agent runs without one/);
     const b = [...fake.containers.values()].find((c) => c.config.metadata.name === 'b');
     assert.equal(b?.reason, 'StartError', 'a failed start is left to the runtime, as upstream');
     const next = await sync(p);
