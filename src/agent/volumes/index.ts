@@ -40,6 +40,10 @@ export {
   type VolumeObjectSource,
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
+export {
+  createObjectManager, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, type ChangeDetectionStrategy, type ObjectManager, type ObjectManagerOptions,
+} from './object-manager.js';
+export { podReferences, type PodReferences } from './object-references.js';
 export { mountsFor, ETC_HOSTS_CONTAINER_PATH, type MountsForOptions } from './mounts.js';
 export { etcHostsContent, podHostname, writeEtcHosts, type PodHostname, type WriteEtcHostsOptions } from './etc-hosts.js';
 export {
