@@ -113,6 +113,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',
   APISERVER_PKI: 'the serving or CA certificate cannot be read or generated',
   APISERVER_POLICY_INVALID: 'the authorization policy file is malformed',
+  APISERVER_SERVICE_ACCOUNT_KEY_INVALID: 'a service account key file cannot be read or holds no usable RSA or ECDSA key',
   APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
