@@ -65,8 +65,8 @@ void describe('bound tokens', () => {
     assert.equal(payload.sub, 'system:serviceaccount:ns:robot');
     assert.deepEqual(payload['orch.io'], { namespace: 'ns', serviceaccount: { name: 'robot', uid: 'sa-uid' }, pod: { name: 'web', uid: 'pod-uid' } });
     const ok = await issuer.verify(token, now + 659_000);
-    assert.equal(ok.kind, 'valid');
-    if (ok.kind === 'valid') assert.deepEqual({ pod: ok.token.pod, audiences: ok.token.audiences }, { pod: subject.pod, audiences: ['api'] });
+    assert.ok(ok.kind === 'valid');
+    assert.deepEqual({ pod: ok.token.pod, audiences: ok.token.audiences }, { pod: subject.pod, audiences: ['api'] });
     assert.deepEqual(await issuer.verify(token, now + 661_000), { kind: 'invalid', reason: 'service account token has expired' });
   });
 
@@ -94,8 +94,7 @@ void describe('the service account authenticator', () => {
 
   void it('answers the service account user, its groups and the bound pod', async () => {
     const result = await authn.authenticate(await token({ pod: { name: 'web', uid: 'pod-uid' } }));
-    assert.equal(result.kind, 'user');
-    if (result.kind !== 'user') return;
+    assert.ok(result.kind === 'user');
     assert.deepEqual({ ...result.user, extra: { ...result.user.extra, 'authentication.orch.io/credential-id': [] } }, {
       name: 'system:serviceaccount:ns:robot', uid: 'sa-uid', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns'],
       extra: { 'authentication.orch.io/pod-name': ['web'], 'authentication.orch.io/pod-uid': ['pod-uid'], 'authentication.orch.io/credential-id': [] },
