@@ -13,7 +13,7 @@ import { messageOf } from '../api/errors.js';
 import { SECOND } from '../api/duration.js';
 import { realClock } from '../api/clock.js';
 import { createAuthenticator, loadTokenFile, reviewToken, type AuthenticatorOptions } from '../apiserver/authn/index.js';
-import { withDefaultTolerationSeconds } from '../apiserver/admission/index.js';
+import { withDefaultTolerationSeconds, withServiceAccountAdmission, type ServiceAccountAdmissionOptions } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
 import { evictionConnector } from '../apiserver/eviction/index.js';
 import { createApiServerMetrics, instrumentStore } from '../apiserver/metrics/index.js';
@@ -112,7 +112,10 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       registryOf: (plural) => registryOf('', plural), clock: realClock,
     });
     const authn: AuthenticatorOptions = { ...(tokens === undefined ? {} : { tokens }), serviceAccounts: saTokens.authenticator };
-    const definitions = resourceDefinitions(o, { x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer });
+    const definitions = resourceDefinitions(o, {
+      x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer,
+      serviceAccount: (namespace, name) => saTokens.lookup('serviceaccounts', namespace, name),
+    });
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
@@ -168,7 +171,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
     }
     log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
-    const controllers = controllerManager(o, registryOf, log);
+    const controllers = controllerManager(o, registryOf, o.tlsCertFile === '' ? ca.certPem : serving.certPem, log);
     controllers.start();
     return async () => {
       await controllers.close();
@@ -195,6 +198,7 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
   x509: Parameters<typeof csrDefinition>[0];
   reviewToken: Parameters<typeof reviewDefinitions>[0]['reviewToken'];
   authorizer: Authorizer;
+  serviceAccount: ServiceAccountAdmissionOptions['serviceAccount'];
 }): ResourceDefinition[] {
   const reviews = reviewDefinitions({ reviewToken: deps.reviewToken, authorizer: deps.authorizer });
   const csr = csrDefinition(deps.x509);
@@ -206,7 +210,10 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     namespaceDefinition,
     ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
     nodeDefinition,
-    withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
+    withServiceAccountAdmission(
+      withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
+      { serviceAccount: deps.serviceAccount, clock: realClock },
+    ),
     configMapDefinition,
     secretDefinition,
     serviceAccountDefinition,

@@ -36,8 +36,10 @@ export interface StartApiServerOptions {
   /** A policy file's text: turns on --authorization-mode=Policy. */
   readonly policy?: string;
   /**
-   * Run the control loops (scheduler, node lifecycle, taint eviction, pod GC). Off by default
-   * (`--controllers=`): tests of the API surface make nodes and pods by hand, which the loops
+   * Run every control loop (scheduler, node lifecycle, taint eviction, pod GC). By default only
+   * those of service accounts run (the `default` service account and the `kube-root-ca.crt`
+   * ConfigMap of each namespace, which every pod's ServiceAccount admission and API access
+   * volume need): tests of the API surface make nodes and pods by hand, which the other loops
    * would bind, taint and delete.
    */
   readonly controllers?: boolean;
@@ -219,7 +221,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     `--token-auth-file=${join(dir, 'tokens.csv')}`, `--write-admin-orchconfig=${kubeconfig}`,
     ...(options.storage === 'etcd' ? ['--storage-backend=etcd3', `--etcd-servers=${etcdEndpoints.join(',')}`, `--etcd-prefix=/orch-${randomBytes(4).toString('hex')}`] : []),
     ...(options.policy === undefined ? [] : ['--authorization-mode=Policy', `--authorization-policy-file=${join(dir, 'policy.yaml')}`]),
-    ...(options.controllers === true ? [] : ['--controllers=']),
+    ...(options.controllers === true ? [] : ['--controllers=serviceaccount-controller,root-ca-certificate-publisher-controller']),
     ...(options.args ?? []),
   ];
   if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);

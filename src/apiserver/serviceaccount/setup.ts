@@ -28,6 +28,8 @@ export interface ServiceAccountTokens {
   readonly authenticator: ServiceAccountAuthenticator;
   readonly connector: Connector;
   readonly apiAudiences: readonly string[];
+  /** Reads a service account, pod or secret through the registries (undefined: not found). */
+  readonly lookup: ObjectLookup;
 }
 
 /** Loads the keys (making one under the data directory when no signing key file is given). Throws APISERVER_SERVICE_ACCOUNT_KEY_INVALID. */
@@ -45,6 +47,7 @@ export function serviceAccountTokens(o: ServiceAccountTokensOptions): ServiceAcc
   return {
     issuer,
     apiAudiences,
+    lookup,
     authenticator: createServiceAccountAuthenticator({ issuer, lookup, apiAudiences, clock: o.clock }),
     connector: tokenRequestConnector({
       issuer, apiAudiences, maxExpirationSeconds: o.maxExpirationSeconds, maxRequestBytes: o.maxRequestBytes,
