@@ -60,8 +60,9 @@ void describe('the service account loops', () => {
     loop.start();
     await s.clock.advance(0);
     const cm = s.configMaps.peek('a', 'kube-root-ca.crt');
-    assert.deepEqual(cm?.data, { 'ca.crt': 'PEM' });
-    assert.match(String((cm?.metadata as { annotations: Record<string, string> }).annotations['orch.io/description']), /CA bundle/);
+    assert.ok(cm !== undefined);
+    assert.deepEqual(cm.data, { 'ca.crt': 'PEM' });
+    assert.match(String((cm.metadata as { annotations: Record<string, string> }).annotations['orch.io/description']), /CA bundle/);
     await s.configMaps.update('a', 'kube-root-ca.crt', { ...cm, data: { 'ca.crt': 'tampered', extra: 'x' } });
     await s.clock.advance(0);
     assert.deepEqual(s.configMaps.peek('a', 'kube-root-ca.crt')?.data, { 'ca.crt': 'PEM' });
