@@ -95,6 +95,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   VOLUME_OBJECT_NOT_FOUND: 'a configMap or secret a volume needs does not exist and is not optional',
   VOLUME_KEY_NOT_FOUND: 'a volume item names a key its object lacks and is not optional',
   VOLUME_OBJECT_UNAVAILABLE: 'reading a configMap or secret for a volume from the API server failed',
+  VOLUME_TOKEN_UNAVAILABLE: 'a service account token for a projected volume could not be had from the API server',
   VOLUME_WRITE_FAILED: 'the files of a configMap, secret, projected or downwardAPI volume could not be written',
   // src/agent/events
   EVENTS_INVALID_OPTIONS: 'the event recorder options are out of range (qps, burst, reporting instance)',

@@ -2,7 +2,8 @@
  * Part of nodeagent's composition root: API-server mode (--orchconfig, with
  * --bootstrap-orchconfig). `connectApi` runs before the node's modules are built: TLS bootstrap,
  * the REST client (orchAPIQPS/orchAPIBurst, contentType), client-certificate rotation, the
- * event recorder, the readers volumes and pulls need, and the client of the servers' token and
+ * event recorder, the object manager (ConfigMaps and Secrets of volumes, env and pulls), the
+ * token manager (projected service account tokens), and the client of the servers' token and
  * access reviews. `createApiMode` builds, before the sync loop, what runs against the API server
  * (node registration and status, the lease, the pod watch, the status writer, mirror pods) and
  * the admission checks that read the Node; `start` starts it once the loops run. Without
@@ -32,7 +33,9 @@ import type { ServingCertificateSource } from '../agent/server/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
-import { createObjectManager, type ChangeDetectionStrategy, type ObjectManager } from '../agent/volumes/index.js';
+import {
+  createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+} from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 
 export interface ApiConnection {
@@ -40,6 +43,8 @@ export interface ApiConnection {
   readonly recorder: EventRecorder;
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy). */
   readonly objects: ObjectManager;
+  /** The service account tokens of projected volumes. */
+  readonly tokens: ServiceAccountTokenSource;
   /** The desired pods, registered with `objects` as they come and go. */
   trackPods(pods: PodManager): PodManager;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
@@ -99,6 +104,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     rest,
     recorder,
     objects,
+    tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     reviews,
     trackPods: (pods) => registeringPods(pods, objects),
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),

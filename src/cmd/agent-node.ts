@@ -110,7 +110,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
-    ...(api === undefined ? {} : { objects: api.objects }),
+    ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens }),
   });
   const podCache = createPodStatusCache({ clock });
   const runtime = createRuntimeManager({
