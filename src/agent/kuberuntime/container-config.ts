@@ -58,6 +58,8 @@ export interface ContainerConfigInput {
   readonly seccomp?: SeccompSettings;
   /** The ConfigMaps and Secrets the container's env names (default none). */
   readonly envObjects?: EnvObjects;
+  /** An ephemeral container, with the ID of its target container (whose process namespace it joins). */
+  readonly ephemeral?: { readonly targetId?: string };
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -120,6 +122,12 @@ function securityContext(pod: Pod, container: Container, settings: SeccompSettin
   };
 }
 
+/** An ephemeral container with a target joins the target's process namespace, when the pod does not share one (upstream). */
+function targeted(sc: LinuxContainerSecurityContext, targetId: string | undefined): LinuxContainerSecurityContext {
+  if (targetId === undefined || sc.namespaceOptions?.pid !== 'CONTAINER') return sc;
+  return { ...sc, namespaceOptions: { ...sc.namespaceOptions, pid: 'TARGET', targetId } };
+}
+
 /** True when the container must be checked against its image's user (runAsNonRoot without runAsUser). */
 export function needsImageUser(pod: Pod, container: Container): boolean {
   const sc = effectiveSecurityContext(pod, container);
@@ -167,7 +175,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     ...(container.workingDir === undefined || container.workingDir === '' ? {} : { workingDir: container.workingDir }),
     envs: env.map((e) => ({ key: e.name, value: e.value })),
     mounts,
-    labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.init ? 'init' : 'regular' },
+    labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.ephemeral !== undefined ? 'ephemeral' : input.init ? 'init' : 'regular' },
     annotations: {
       [CONTAINER_HASH_ANNOTATION]: hashContainer(container),
       [CONTAINER_RESTART_COUNT_ANNOTATION]: String(input.restartCount),
@@ -182,7 +190,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     tty: container.tty === true,
     linux: {
       resources: containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
-      securityContext: securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }),
+      securityContext: targeted(securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }), input.ephemeral?.targetId),
     },
   };
 }

@@ -42,6 +42,19 @@ void describe('pod status', () => {
     assert.deepEqual([a.containerID, a.imageID, a.started], ['containerd://a-0', 'sha256:abc', true]);
   });
 
+  void it('reports ephemeral containers in ephemeralContainerStatuses, never ready, outside the phase and readiness', () => {
+    const p = pod();
+    p.spec = { ...p.spec, containers: p.spec?.containers ?? [], ephemeralContainers: [{ name: 'dbg', image: 'busybox' }, { name: 'dbg2', image: 'busybox' }] };
+    const s = status(p, runtime([c('a', 'running'), c('b', 'running'), c('dbg', 'exited', { ephemeral: true, exitCode: 1 })]), [{ container: 'dbg2', reason: 'ErrImagePull', message: 'no such image' }]);
+    assert.equal(s.phase, 'Running');
+    assert.equal(s.conditions?.find((x) => x.type === 'Ready')?.status, 'True');
+    assert.deepEqual(s.containerStatuses?.map((x) => x.name), ['a', 'b']);
+    const [dbg, dbg2] = s.ephemeralContainerStatuses ?? [];
+    assert.deepEqual([dbg?.name, dbg?.ready, dbg?.started, dbg?.state?.terminated?.exitCode, dbg?.containerID], ['dbg', false, undefined, 1, 'containerd://dbg-0']);
+    assert.deepEqual(dbg2?.state, { waiting: { reason: 'ErrImagePull', message: 'no such image' } });
+    assert.equal(status(pod(), runtime([c('a', 'running'), c('b', 'running')])).ephemeralContainerStatuses, undefined);
+  });
+
   void it('shows CrashLoopBackOff with the last termination', () => {
     const s = status(pod(), runtime([c('a', 'exited', { exitCode: 2, restartCount: 3 }), c('b', 'running')]), [{ container: 'a', reason: 'CrashLoopBackOff', message: 'back-off 40s' }]);
     const a = s.containerStatuses?.[0];
