@@ -34,9 +34,12 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
 import {
-  createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+  createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
+
+/** What of the node's own Node object the connection reads. */
+type NodeAnnotations = Parameters<typeof nodeObjectTtlMs>[0];
 
 export interface ApiConnection {
   readonly rest: RestClient;
@@ -47,6 +50,8 @@ export interface ApiConnection {
   readonly tokens: ServiceAccountTokenSource;
   /** The desired pods, registered with `objects` as they come and go. */
   trackPods(pods: PodManager): PodManager;
+  /** Where the node's own Node object is read (its annotations tune `objects`). */
+  useNode(source: () => NodeAnnotations | undefined): void;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
   /** Records a pod event the node's modules decided. */
   podEvent(event: PodEvent): void;
@@ -96,8 +101,11 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     // The modules log their events already; the recorder's own line is verbose.
     logVerbosity: 3,
   });
+  // The Cache strategy's TTL is the Node's ttl annotation once the node status controller has the Node.
+  let node: () => NodeAnnotations | undefined = () => undefined;
   const objects = createObjectManager({
     rest, clock, logger: logs.logger('volumes'), strategy: c.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy,
+    cacheTtlMs: () => nodeObjectTtlMs(node()),
   });
   const reviews = createOrchClient({ connection, clock });
   return {
@@ -107,6 +115,9 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     reviews,
     trackPods: (pods) => registeringPods(pods, objects),
+    useNode(source) {
+      node = source;
+    },
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
@@ -254,6 +265,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     onCreated: (uid) => { writer.requestWrite(uid); },
   });
   source.onMirrorsChanged(() => { mirrors.requestSync(); });
+  api.useNode(() => nodeStatus.node());
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node()),
     start() {

@@ -6,7 +6,7 @@ import { FakeClock, settle } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRestClient } from '../orchclient/testing.js';
-import { createObjectManager, type ChangeDetectionStrategy } from './object-manager.js';
+import { createObjectManager, nodeObjectTtlMs, type ChangeDetectionStrategy } from './object-manager.js';
 import { podReferences } from './object-references.js';
 
 const CMS = '/api/v1/namespaces/ns/configmaps';
@@ -76,6 +76,22 @@ void describe('the object manager', () => {
     await manager.configMap('ns', 'a');
     assert.equal(rest.callsOf('get').length, 3, 'a registration drops the kept copy');
     await assert.rejects(manager.configMap('ns', 'b'), (err: unknown) => isOrchError(err) && err.code === 'VOLUME_OBJECT_UNAVAILABLE' && /not registered/.test(err.message));
+  });
+
+  void it('Cache: the TTL follows the Node\'s annotation when it has one', async () => {
+    const clock = new FakeClock();
+    const rest = new FakeRestClient({ now: () => clock.now() });
+    rest.put(`${CMS}/a`, { metadata: { name: 'a', namespace: 'ns' }, data: { k: '1' } });
+    let node: { metadata: { annotations: Record<string, string> } } | undefined;
+    const manager = createObjectManager({ rest, strategy: 'Cache', clock, logger: new FakeLogger(), cacheTtlMs: () => nodeObjectTtlMs(node) });
+    manager.registerPod(pod('1', ['a']));
+    await manager.configMap('ns', 'a');
+    node = { metadata: { annotations: { 'node.alpha.orch.io/ttl': '5' } } };
+    await clock.advance(5_000);
+    await manager.configMap('ns', 'a');
+    assert.equal(rest.callsOf('get').length, 2);
+    assert.equal(nodeObjectTtlMs({ metadata: { annotations: { 'node.alpha.orch.io/ttl': 'soon' } } }), undefined);
+    assert.equal(nodeObjectTtlMs(undefined), undefined);
   });
 
   void it('Cache: a failed refresh serves the kept copy', async () => {

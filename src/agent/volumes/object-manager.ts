@@ -18,6 +18,15 @@ export type ChangeDetectionStrategy = 'Get' | 'Cache' | 'Watch';
 
 /** Upstream's defaultTTL of the Cache strategy. */
 export const DEFAULT_OBJECT_CACHE_TTL_MS = 60_000;
+/** The Node annotation that sets the Cache strategy's TTL in seconds (upstream: node.alpha.kubernetes.io/ttl, set by the TTL controller). */
+export const OBJECT_TTL_ANNOTATION = 'node.alpha.orch.io/ttl';
+
+/** The TTL a node's annotation asks for (ms), or undefined when it has none or it is not an integer. */
+export function nodeObjectTtlMs(node: { readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } } | undefined): number | undefined {
+  const value = node?.metadata?.annotations?.[OBJECT_TTL_ANNOTATION];
+  if (value === undefined || !/^-?\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim()) * 1000;
+}
 /** How long a read under Watch waits for its object's first list. */
 export const DEFAULT_WATCH_SYNC_TIMEOUT_MS = 5_000;
 
@@ -35,8 +44,8 @@ export interface ObjectManagerOptions {
   readonly strategy: ChangeDetectionStrategy;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Cache: how long a read copy serves (default 1 min). */
-  readonly cacheTtlMs?: number;
+  /** Cache: how long a read copy serves, asked at each read (default 1 min; the agent passes its Node's ttl annotation). */
+  readonly cacheTtlMs?: () => number | undefined;
   /** Watch: how long a read waits for the object's first list (default 5 s). */
   readonly watchSyncTimeoutMs?: number;
 }
@@ -47,7 +56,7 @@ function storeFor<T extends ConfigMap | Secret>(o: ObjectManagerOptions, resourc
     case 'Get':
       return getStore<T>(common);
     case 'Cache':
-      return cacheStore<T>({ ...common, ttlMs: o.cacheTtlMs ?? DEFAULT_OBJECT_CACHE_TTL_MS });
+      return cacheStore<T>({ ...common, ttlMs: () => o.cacheTtlMs?.() ?? DEFAULT_OBJECT_CACHE_TTL_MS });
     case 'Watch':
       return watchStore<T>({ ...common, syncTimeoutMs: o.watchSyncTimeoutMs ?? DEFAULT_WATCH_SYNC_TIMEOUT_MS });
   }

@@ -5,7 +5,8 @@
  *   | strategy | reads                                                                  | requests       |
  *   |----------|------------------------------------------------------------------------|----------------|
  *   | Get      | a GET on every read                                                    | one per read   |
- *   | Cache    | a GET when the kept copy is older than the TTL (1 min), or when a pod   | one per object |
+ *   | Cache    | a GET when the kept copy is older than the TTL (the Node's ttl          | one per object |
+ *   |          | annotation, else 1 min), or when a pod                                  |                |
  *   |          | naming the object was registered since (added or changed)              | per TTL        |
  *   | Watch    | memory: one list and watch per object (fieldSelector metadata.name),    | a re-opened    |
  *   |          | shared by the pods naming it, stopped when the last one goes or once   | watch per 5 to |
@@ -68,8 +69,8 @@ interface CacheItem<T> {
   inflight: Promise<T | undefined> | undefined;
 }
 
-/** Cache: a copy kept for `ttlMs`, dropped when a pod naming the object is registered. */
-export function cacheStore<T extends ApiObject>(o: StoreOptions & { readonly ttlMs: number }): ObjectStore<T> {
+/** Cache: a copy kept for `ttlMs()`, dropped when a pod naming the object is registered. */
+export function cacheStore<T extends ApiObject>(o: StoreOptions & { readonly ttlMs: () => number }): ObjectStore<T> {
   const items = new Map<string, CacheItem<T>>();
   async function fetch(item: CacheItem<T>, namespace: string, name: string): Promise<T | undefined> {
     try {
@@ -89,7 +90,7 @@ export function cacheStore<T extends ApiObject>(o: StoreOptions & { readonly ttl
     get(namespace, name) {
       const item = items.get(key(namespace, name));
       if (item === undefined) return Promise.reject(notRegistered(o.resource, namespace, name));
-      if (item.data !== undefined && o.clock.now() - item.data.at < o.ttlMs) return Promise.resolve(item.data.object);
+      if (item.data !== undefined && o.clock.now() - item.data.at < o.ttlMs()) return Promise.resolve(item.data.object);
       item.inflight ??= fetch(item, namespace, name);
       return item.inflight;
     },
