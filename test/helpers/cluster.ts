@@ -27,7 +27,7 @@ export interface Cluster {
   readonly node: string;
   /** The agent's secure port. */
   readonly agentPort: number;
-  /** A scratch directory removed by stop(). */
+  /** A scratch directory removed by stop(); the agent's root directory is `<dir>/root`. */
   readonly dir: string;
   /** Stops the agent, the server and containerd; removes the files. */
   stop(): Promise<void>;
@@ -37,6 +37,8 @@ export interface ClusterOptions {
   readonly node?: string;
   /** More orch-apiserver flags. */
   readonly serverArgs?: readonly string[];
+  /** More nodeagent flags (e.g. `--config=<file>`, `--sync-frequency=10s`). */
+  readonly agentArgs?: readonly string[];
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -74,7 +76,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       args: [
         `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
         `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
-        '--node-status-update-frequency=2s',
+        '--node-status-update-frequency=2s', ...(options.agentArgs ?? []),
       ],
     });
     const readyServer = server;
