@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   containerd runc containernetworking-plugins iptables skopeo docker-registry
   busybox-static etcd-server etcd-client util-linux curl ca-certificates apache2-utils
-  python3 make g++
+  python3 make g++ dbus
 )
 
 missing=()

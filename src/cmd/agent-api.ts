@@ -37,6 +37,7 @@ import {
   createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
+import { nodeStatusReservation } from './agent-cm.js';
 
 /** What of the node's own Node object the connection reads. */
 type NodeAnnotations = Parameters<typeof nodeObjectTtlMs>[0];
@@ -198,6 +199,8 @@ export interface ApiModeDeps {
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
+  readonly nodeProblem?: () => string | undefined;
 }
 
 export interface ApiMode {
@@ -207,6 +210,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** Something the node status reports changed (readiness): report it now. */
+  nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -235,10 +240,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       agentVersion: d.resolved.version,
       maxPods: c.maxPods,
       podsPerCore: c.podsPerCore,
-      reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
+      reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem()),
+    facts: runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()),
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -278,6 +283,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
         lease.start();
         mirrors.start();
       }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
+    },
+    nodeStatusChanged() {
+      nodeStatus.requestUpdate();
     },
     podFinished(pod) {
       writer.podFinished(pod);

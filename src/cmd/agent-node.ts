@@ -10,7 +10,8 @@ import { durationToMs } from '../api/duration.js';
 import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
+import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
+import { createPodCgroups, podCgroupParent, qosClass, type ContainerManager } from '../agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
@@ -22,6 +23,7 @@ import { createStatusManager, type StatusManager } from '../agent/status/index.j
 import type { DesiredPods } from '../agent/syncloop/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
+import { buildContainerManager } from './agent-cm.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
@@ -36,6 +38,8 @@ export interface NodeModules {
   readonly podConfig: PodConfig;
   readonly volumes: VolumeManager;
   readonly cgroups: ReturnType<typeof createPodCgroups>;
+  /** Node allocatable, the resource managers and the system cgroups; the daemon starts it. */
+  readonly containerManager: ContainerManager;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
 }
@@ -68,6 +72,11 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const { api, clock } = options;
   const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
+  // Image credential provider plugins (checked before anything starts: a missing plugin stops the agent, as upstream).
+  const credentialLog = logs.logger('credentialprovider');
+  const credentialProviders = o.imageCredentialProviderConfig === '' ? undefined : await loadCredentialProviders({
+    configPath: o.imageCredentialProviderConfig, binDir: o.imageCredentialProviderBinDir, clock, logger: credentialLog,
+  });
   const cri = connectCri({
     runtimeEndpoint: c.containerRuntimeEndpoint,
     ...(c.imageServiceEndpoint === '' ? {} : { imageEndpoint: c.imageServiceEndpoint }),
@@ -85,6 +94,15 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     throw err;
   }
 
+  // The host's cgroups and topology, and the settings they cannot honour (refused here, in every mode).
+  const containerManager = buildContainerManager(resolved, logs, clock, cri, api);
+  let host;
+  try {
+    host = await containerManager.prepare();
+  } catch (err) {
+    cri.close();
+    throw err;
+  }
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({
     ...cgroupConfig,
@@ -93,6 +111,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     podPidsLimit: c.podPidsLimit,
     cpuCFSQuota: c.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(c.cpuCFSQuotaPeriod / 1000),
+    ...(host.qosMemoryReserve === undefined ? {} : { qosMemoryReserve: host.qosMemoryReserve }),
   });
   const sidecarContainers = resolved.gates.enabled('SidecarContainers');
   // Events are logged by the module that decided them; in API-server mode they are also recorded.
@@ -113,6 +132,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens }),
   });
   const podCache = createPodStatusCache({ clock });
+  const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });
   const runtime = createRuntimeManager({
     clock,
     nodeCapacity: () => capacity,
@@ -138,7 +158,10 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     sidecarContainers,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
-    ...(api === undefined ? {} : { pullCredentials: api.pullCredentials, envObjects: api.objects }),
+    ...(pullCredentials === undefined ? {} : { pullCredentials }),
+    ...(api === undefined ? {} : { envObjects: api.objects }),
+    containerCpuset: (pod, container) => containerManager.cpuset(pod, container),
+    ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
   });
 
   const status = createStatusManager();
@@ -167,5 +190,5 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, prober, proberMetrics };
 }

@@ -21,6 +21,7 @@ import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop
 import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
+import { nodeShutdown } from './agent-shutdown.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -67,16 +68,23 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     { name: 'log', check: () => undefined },
   ]);
 
+  const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
+  disposers.push(() => workers.stop());
+  const nodeEvent = api?.nodeEvent.bind(api);
+  // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
+  const shutdown = nodeShutdown({
+    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent,
+    nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
+  });
   let apiMode: ApiMode | undefined;
   if (api !== undefined && apiModules !== undefined) {
     apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, clock, cri, status, pods, health,
+      resolved, logs, api, identity, clock, cri, status, pods, health, nodeProblem: () => shutdown?.problem(),
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
     });
   }
 
-  const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
-  disposers.push(() => workers.stop());
+  const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
   const recordEvent = api?.podEvent.bind(api);
   const syncLoop = createSyncLoop({
     clock,
@@ -89,7 +97,8 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? [])],
+    // upstream's order: sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -106,8 +115,16 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
   health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
+  // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
+  await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
+  disposers.push(() => node.containerManager.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
+  if (shutdown !== undefined) {
+    const manager = shutdown;
+    await manager.start();
+    disposers.push(() => manager.stop());
+  }
   pleg.start();
   disposers.push(() => pleg.stop());
   await podConfig.start();
@@ -123,7 +140,6 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
 
   // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts).
-  const nodeEvent = api?.nodeEvent.bind(api);
   disposers.push(startNodeCleanup({
     resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
     sourcesReady: () => podConfig.sourcesReady(),

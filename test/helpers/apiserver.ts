@@ -221,7 +221,9 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     `--token-auth-file=${join(dir, 'tokens.csv')}`, `--write-admin-orchconfig=${kubeconfig}`,
     ...(options.storage === 'etcd' ? ['--storage-backend=etcd3', `--etcd-servers=${etcdEndpoints.join(',')}`, `--etcd-prefix=/orch-${randomBytes(4).toString('hex')}`] : []),
     ...(options.policy === undefined ? [] : ['--authorization-mode=Policy', `--authorization-policy-file=${join(dir, 'policy.yaml')}`]),
-    ...(options.controllers === true ? [] : ['--controllers=serviceaccount-controller,root-ca-certificate-publisher-controller']),
+    // Without the election: its Lease written every 2 s would compact, with a short compaction
+    // interval, the revision a test's watch starts from.
+    ...(options.controllers === true ? [] : ['--controllers=serviceaccount-controller,root-ca-certificate-publisher-controller', '--leader-elect=false']),
     ...(options.args ?? []),
   ];
   if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);

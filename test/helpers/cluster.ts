@@ -37,8 +37,10 @@ export interface ClusterOptions {
   readonly node?: string;
   /** More orch-apiserver flags. */
   readonly serverArgs?: readonly string[];
-  /** More nodeagent flags (e.g. `--config=<file>`, `--sync-frequency=10s`). */
+  /** More nodeagent flags (e.g. `--config=<file>`, `--sync-frequency=5s`). */
   readonly agentArgs?: readonly string[];
+  /** The agent's environment on top of this process's. */
+  readonly agentEnv?: Readonly<Record<string, string>>;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -78,6 +80,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
         '--node-status-update-frequency=2s', ...(options.agentArgs ?? []),
       ],
+      ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
     });
     const readyServer = server;
     await waitFor(`node ${node} Ready`, async () => {

@@ -4,6 +4,7 @@
  * with scripts/node-env/*.sh. Missing binaries make these functions throw (tests fail, never
  * skip). Instances left running when the process exits are stopped synchronously.
  */
+import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { constants as fsConstants, existsSync } from 'node:fs';
 import { access, link, mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -392,4 +394,24 @@ export async function processesUnder(dir: string): Promise<number[]> {
     if (cmdline.includes(dir)) found.push(Number(entry));
   }
   return found;
+}
+
+/**
+ * A registry with the base images and a containerd pulling from it, with a CRI client; their
+ * teardown (the client closed, containerd stopped with no process left under its dir, the
+ * registry stopped) goes on `cleanups`.
+ */
+export async function startRuntimeWithRegistry(cleanups: Cleanups): Promise<{ registry: RegistryInstance; ctrd: ContainerdInstance; cri: CriClient }> {
+  const registry = await startRegistry();
+  cleanups.push(() => registry.stop());
+  const ctrd = await startContainerd({ registryPort: registry.port });
+  cleanups.push(async () => {
+    await ctrd.stop();
+    assert.deepEqual(await processesUnder(ctrd.dir), [], 'processes left behind');
+  });
+  const cri = connectCri({ runtimeEndpoint: ctrd.endpoint, requestTimeoutMs: 60_000 });
+  cleanups.push(() => {
+    cri.close();
+  });
+  return { registry, ctrd, cri };
 }

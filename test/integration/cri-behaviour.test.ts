@@ -3,14 +3,13 @@
  * local docker-registry: what the FakeRuntime of the unit tests must match. One containerd
  * serves every case; each case removes the pods it made.
  */
-import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { after, before } from 'node:test';
 import { messageOf } from '../../src/api/errors.js';
-import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
+import type { CriClient } from '../../src/agent/runtime/cri/index.js';
 import { runCriBehaviour, type CriHarness } from '../../src/agent/runtime/cri/testing.js';
-import { Cleanups, processesUnder, startContainerd, startRegistry, type ContainerdInstance, type RegistryInstance } from '../helpers/containerd.js';
+import { Cleanups, startRuntimeWithRegistry, type ContainerdInstance, type RegistryInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 
 const cleanups = new Cleanups();
@@ -19,17 +18,7 @@ let ctrd: ContainerdInstance;
 let cri: CriClient;
 
 before(async () => {
-  registry = await startRegistry();
-  cleanups.push(() => registry.stop());
-  ctrd = await startContainerd({ registryPort: registry.port });
-  cleanups.push(async () => {
-    await ctrd.stop();
-    assert.deepEqual(await processesUnder(ctrd.dir), [], 'processes left behind');
-  });
-  cri = connectCri({ runtimeEndpoint: ctrd.endpoint, requestTimeoutMs: 60_000 });
-  cleanups.push(() => {
-    cri.close();
-  });
+  ({ registry, ctrd, cri } = await startRuntimeWithRegistry(cleanups));
   await cri.pullImage({ image: { image: registry.images.busybox } });
 });
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isNotFound, isOrchError, isTimeout, type OrchError } from '../../src/api/errors.js';
 import { connectCri, int64, type CriClient, type PodSandboxConfig } from '../../src/agent/runtime/cri/index.js';
-import { Cleanups, freePort, processesUnder, readTcp, requireBinaries, startContainerd, startRegistry } from '../helpers/containerd.js';
+import { Cleanups, freePort, processesUnder, readTcp, requireBinaries, startContainerd, startRuntimeWithRegistry } from '../helpers/containerd.js';
 import type { ContainerdInstance, RegistryInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -64,17 +64,7 @@ void describe('CRI v1 against a real containerd', { timeout: 240_000 }, () => {
   let cri: CriClient;
 
   before(async () => {
-    registry = await startRegistry();
-    cleanups.push(() => registry.stop());
-    ctrd = await startContainerd({ registryPort: registry.port });
-    cleanups.push(async () => {
-      await ctrd.stop();
-      assert.deepEqual(await processesUnder(ctrd.dir), [], 'processes left behind');
-    });
-    cri = connectCri({ runtimeEndpoint: ctrd.endpoint, requestTimeoutMs: 60_000 });
-    cleanups.push(() => {
-      cri.close();
-    });
+    ({ registry, ctrd, cri } = await startRuntimeWithRegistry(cleanups));
     cleanups.push(() => removeAllPods(cri));
   });
 

@@ -28,7 +28,7 @@ const envFor = (version: string): KubectlEnv => ({ binary: binaries.get(version)
 async function podOf(name: string): Promise<Pod> {
   const res = await cluster.server.client.request('GET', `/api/v1/namespaces/default/pods/${name}`);
   assert.equal(res.status, 200, res.text);
-  return res.body as Pod;
+  return res.body;
 }
 
 before(async () => {

@@ -36,12 +36,12 @@ async function review(token: string, audiences?: string[]): Promise<Review> {
     body: { apiVersion: 'authentication.orch.io/v1', kind: 'TokenReview', spec: { token, ...(audiences === undefined ? {} : { audiences }) } },
   });
   assert.equal(res.status, 201, res.text);
-  return (res.body.status ?? {}) as Review;
+  return (res.body.status ?? {});
 }
 
 async function podOf(name: string): Promise<Pod | undefined> {
   const res = await cluster.server.client.request('GET', `/api/v1/namespaces/default/pods/${name}`);
-  return res.status === 200 ? (res.body as Pod) : undefined;
+  return res.status === 200 ? (res.body) : undefined;
 }
 
 before(async () => {
@@ -66,7 +66,7 @@ void describe('kubectl create token', () => {
       const status = await review(token);
       assert.equal(status.authenticated, true, status.error);
       assert.equal(status.user?.username, `system:serviceaccount:default:${sa}`);
-      assert.deepEqual(status.user?.groups, ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']);
+      assert.deepEqual(status.user.groups, ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']);
       const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number; iat: number };
       assert.equal(claims.exp - claims.iat, 1200);
       const asRobot = await cluster.server.client.request('GET', '/api/v1/namespaces/default/configmaps', { token });
@@ -105,7 +105,7 @@ void describe('projected service account tokens', () => {
     const status = await review(token);
     assert.equal(status.authenticated, true, status.error);
     assert.equal(status.user?.username, 'system:serviceaccount:default:default');
-    assert.deepEqual(status.user?.extra?.['authentication.orch.io/pod-name'], ['reader']);
+    assert.deepEqual(status.user.extra?.['authentication.orch.io/pod-name'], ['reader']);
     const vault = await cat('/vault/token');
     assert.deepEqual((await review(vault, ['vault'])).user?.username, 'system:serviceaccount:default:default');
     const claims = JSON.parse(Buffer.from(vault.split('.')[1] ?? '', 'base64url').toString()) as { exp: number; iat: number; aud: string[] };

@@ -138,6 +138,16 @@ void describe('container config', () => {
     });
   });
 
+  void it('puts the cpuset the resource managers chose into the resources', () => {
+    assert.deepEqual(
+      [makeContainerConfig(input(pod(), { cpuset: { cpus: '1', mems: '0' } })).linux?.resources?.cpusetCpus, makeContainerConfig(input(pod(), { cpuset: { cpus: '1', mems: '0' } })).linux?.resources?.cpusetMems],
+      ['1', '0'],
+    );
+    const none = makeContainerConfig(input(pod(), { cpuset: {} })).linux?.resources;
+    assert.equal(none?.cpusetCpus, undefined);
+    assert.equal(none?.cpusetMems, undefined);
+  });
+
   void it('host-network pods get the node namespaces; env errors throw', () => {
     assert.equal(makeContainerConfig(input(pod({ hostNetwork: true }))).linux?.securityContext?.namespaceOptions?.network, 'NODE');
     const bad: Container = { name: 'b', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] };

@@ -60,6 +60,14 @@ export interface ContainerConfigInput {
   readonly envObjects?: EnvObjects;
   /** An ephemeral container, with the ID of its target container (whose process namespace it joins). */
   readonly ephemeral?: { readonly targetId?: string };
+  /** The CPUs and memory nodes the CPU and memory managers give the container (cpuset.cpus, cpuset.mems). */
+  readonly cpuset?: ContainerCpuset;
+}
+
+/** A container's cpuset as the resource managers decide it ('' or absent: not set). */
+export interface ContainerCpuset {
+  readonly cpus?: string;
+  readonly mems?: string;
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -189,7 +197,11 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
+      resources: {
+        ...containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
+        ...(input.cpuset?.cpus === undefined || input.cpuset.cpus === '' ? {} : { cpusetCpus: input.cpuset.cpus }),
+        ...(input.cpuset?.mems === undefined || input.cpuset.mems === '' ? {} : { cpusetMems: input.cpuset.mems }),
+      },
       securityContext: targeted(securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }), input.ephemeral?.targetId),
     },
   };

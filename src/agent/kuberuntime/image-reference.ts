@@ -63,6 +63,18 @@ export function applyDefaultImageTag(image: string): string {
   return ref.tag === '' && ref.digest === '' ? `${image}:${DEFAULT_IMAGE_TAG}` : image;
 }
 
+/**
+ * The repository an image is pulled from, with its registry and without tag or digest, as
+ * upstream's ParseImageName gives it (`busybox:1.35` is `docker.io/library/busybox`): what
+ * credentials are looked up for. Throws like parseImageReference.
+ */
+export function repositoryToPull(image: string): string {
+  const ref = parseImageReference(image);
+  const domain = ref.domain === '' ? 'docker.io' : ref.domain;
+  const path = domain === 'docker.io' && !ref.path.includes('/') ? `library/${ref.path}` : ref.path;
+  return `${domain}/${path}`;
+}
+
 /** Always for `:latest` or an untagged, undigested image, else IfNotPresent (the API's default). */
 export function defaultPullPolicy(image: string): 'Always' | 'IfNotPresent' {
   try {

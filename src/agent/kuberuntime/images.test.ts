@@ -59,6 +59,34 @@ void describe('ImagePuller', () => {
     assert.equal(fake.callsOf('imageStatus').length, 2);
   });
 
+  void it('tries each credential in turn until a pull works, anonymously when there is none; asks for the repository without tag', async () => {
+    const { fake } = setup();
+    fake.registry.set('r.example:5000/team/app:1', 'sha256:aa');
+    const asked: string[] = [];
+    const tried: (string | undefined)[] = [];
+    const picky = new ImagePuller({
+      images: {
+        imageStatus: (r) => fake.imageStatus(r),
+        pullImage: (r) => {
+          tried.push(r.auth?.username);
+          return r.auth?.username === 'good' ? fake.pullImage(r) : Promise.reject(new Error(`401 for ${r.auth?.username ?? 'anonymous'}`));
+        },
+      },
+      logger, clock: new FakeClock(), serialize: true, maxParallel: 0, qps: 0, burst: 0, backOff: { initialMs: 10_000, maxMs: 300_000 },
+    });
+    const auth = (creds: { username: string }[]) => ({ auth: (repo: string) => { asked.push(repo); return Promise.resolve(creds); } });
+    const ok = await picky.ensureImage(pod('u1'), { name: 'c', image: 'r.example:5000/team/app:1' }, sandboxConfig, auth([{ username: 'bad' }, { username: 'good' }]));
+    assert.equal(ok.ok, true);
+    assert.deepEqual(tried, ['bad', 'good']);
+    assert.deepEqual(asked, ['r.example:5000/team/app']);
+    const failed = await picky.ensureImage(pod('u2'), { name: 'c', image: 'r.example:5000/team/app:1', imagePullPolicy: 'Always' }, sandboxConfig, auth([{ username: 'x' }, { username: 'y' }]));
+    assert.ok(!failed.ok);
+    assert.match(failed.message, /\[401 for x, 401 for y\]/);
+    await picky.ensureImage(pod('u3'), { name: 'c', image: 'busybox:1.35' }, sandboxConfig, auth([]));
+    assert.deepEqual(tried.slice(4), [undefined], 'no credentials: one anonymous pull');
+    assert.equal(asked[2], 'docker.io/library/busybox');
+  });
+
   void it('Never: ErrImageNeverPull when absent', async () => {
     const { fake, puller } = setup();
     const r = await puller.ensureImage(pod(), { name: 'c', image: 'absent:1', imagePullPolicy: 'Never' }, sandboxConfig);

@@ -25,7 +25,7 @@ import type { TokenBucket } from '../../api/token-bucket.js';
 import { BackOff, type BackOffSettings } from './backoff.js';
 import { needsImageUser } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
-import { applyDefaultImageTag, defaultPullPolicy } from './image-reference.js';
+import { applyDefaultImageTag, defaultPullPolicy, repositoryToPull } from './image-reference.js';
 import type { ManagerImages } from './options.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
 import type { ContainerWaitingReason } from './types.js';
@@ -40,8 +40,11 @@ export type EnsureImageResult =
 /** What a pull may use from its caller: where its events go and the registry credentials. */
 export interface PullHooks {
   readonly emit?: (event: PodEvent) => void;
-  /** The credentials for pulling `image` (the pod's imagePullSecrets); undefined: anonymous. */
-  readonly auth?: (image: string) => Promise<AuthConfig | undefined>;
+  /**
+   * The credentials for pulling from `repository` (`host[:port]/path`, no tag: the pod's pull
+   * secrets, then the credential provider plugins'), tried in turn; none: an anonymous pull.
+   */
+  readonly auth?: (repository: string) => Promise<readonly AuthConfig[]>;
   /** Told when a pull begins (it may take minutes). */
   readonly onPull?: () => void;
 }
@@ -125,8 +128,8 @@ export class ImagePuller {
     emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
     let imageRef: string;
     try {
-      const auth = await hooks.auth?.(image);
-      imageRef = await this.pull(image, sandboxConfig, auth);
+      const auths = (await hooks.auth?.(repositoryToPull(image))) ?? [];
+      imageRef = await this.pullWithEach(image, sandboxConfig, auths);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.clock.now());
@@ -158,6 +161,25 @@ export class ImagePuller {
       .finally(() => this.inspecting.delete(image));
     this.inspecting.set(image, inspecting);
     return inspecting;
+  }
+
+  /**
+   * Pulls with each credential in turn until one works (upstream tries every credential the
+   * keyring holds for the repository); anonymously when there is none. Fails with every error.
+   */
+  private async pullWithEach(image: string, sandboxConfig: PodSandboxConfig, auths: readonly AuthConfig[]): Promise<string> {
+    if (auths.length === 0) return this.pull(image, sandboxConfig, undefined);
+    const errors: unknown[] = [];
+    for (const auth of auths) {
+      try {
+        return await this.pull(image, sandboxConfig, auth);
+      } catch (err) {
+        if (isRuntimeUnreachable(err)) throw err;
+        errors.push(err);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    throw new Error(`[${errors.map((e) => messageOf(e)).join(', ')}]`);
   }
 
   private pull(image: string, sandboxConfig: PodSandboxConfig, auth: AuthConfig | undefined): Promise<string> {

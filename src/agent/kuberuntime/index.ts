@@ -10,7 +10,9 @@
  * lifecycle hooks (postStart, preStop), killing containers that failed a liveness or startup
  * probe, sidecars (restartable init containers, behind the SidecarContainers gate), the pod log
  * directory layout (`<podLogsRoot>/<ns>_<name>_<uid>/<container>/<restartCount>.log`), and the
- * sysctl admission check (`sysctlAdmission`) the sync loop calls.
+ * sysctl admission check (`sysctlAdmission`) the sync loop calls; each new container's cpuset
+ * and swap limit as the resource managers decide them (injected: `containerCpuset`,
+ * `memorySwap`), and the cpuset updates of running containers the CPU manager asks for.
  * Must not: touch runtime objects without POD_UID_LABEL, prepare volumes or cgroups (they are
  * injected: `volumes`, `cgroupParent`), compute the pod's API status (the status module does,
  * from getPodStatus and the sync errors), run probes (the prober does; `probeResults` says
@@ -18,6 +20,8 @@
  * `requeueAfterMs` when a back-off holds).
  */
 export { createRuntimeManager, hasSysResourceCapability, runningPodOf } from './manager.js';
+export { runningContainerRefs, updateContainerCpuset, type RunningContainerRef } from './container-refs.js';
+export type { ContainerCpuset } from './container-config.js';
 export type { ContainerMount, ContainerVolumes, ManagerImages, ManagerRuntime, RuntimeManagerOptions } from './options.js';
 export type * from './types.js';
 export * from './labels.js';

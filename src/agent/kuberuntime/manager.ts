@@ -119,7 +119,9 @@ class RuntimeManager implements PodRuntimeManager {
       resources: {
         cpuCFSQuota: options.cpuCFSQuota ?? true,
         cpuCFSQuotaPeriodUs: options.cpuCFSQuotaPeriodNs === undefined ? DEFAULT_CFS_PERIOD_US : Math.round(options.cpuCFSQuotaPeriodNs / 1000),
+        memorySwap: options.memorySwap,
       },
+      cpuset: options.containerCpuset,
     };
   }
 

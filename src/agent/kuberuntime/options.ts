@@ -11,6 +11,7 @@ import type { AuthConfig, ContainerService, ImageService, SandboxService, Stream
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
+import type { ContainerCpuset } from './container-config.js';
 import type { EnvObjectSource } from './env-sources.js';
 import type { PodStatusCache } from './status-cache.js';
 import type { NodePod } from '../../api/pod/index.js';
@@ -101,10 +102,17 @@ export interface RuntimeManagerOptions {
    * pods keep the runtime's score, and one warning says so.
    */
   readonly canLowerOomScore?: () => boolean;
-  /** Registry credentials for a pod's pulls (its imagePullSecrets, read from the API server); absent: anonymous pulls. */
-  readonly pullCredentials?: (pod: NodePod, image: string) => Promise<AuthConfig | undefined>;
+  /**
+   * Registry credentials for a pod's pulls from `repository` (its imagePullSecrets, then the
+   * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
+   */
+  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
   /** Where env (configMapKeyRef, secretKeyRef, envFrom) reads its objects; absent (standalone): a container that names one fails with CreateContainerConfigError. */
   readonly envObjects?: EnvObjectSource;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
+  /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */
+  readonly containerCpuset?: (pod: NodePod, container: Container) => ContainerCpuset;
+  /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
+  readonly memorySwap?: 'no-swap' | 'unlimited';
 }

@@ -94,4 +94,12 @@ void describe('containerResources', () => {
     assert.deepEqual(containerResources(pod([c]), c, { ...settings, cpuCFSQuota: false }), { cpuShares: 2048, memoryLimitInBytes: GiB, oomScoreAdj: -997 });
     assert.deepEqual(containerResources(pod([{ name: 'a' }]), { name: 'a' }, settings), { cpuShares: 2, oomScoreAdj: 1000 });
   });
+
+  void it('sets memory+swap on a cgroup v1 node: the memory limit (no swap), or -1 with UnlimitedSwap', () => {
+    const c: Container = { name: 'a', resources: { limits: { memory: '1Gi' } } };
+    assert.equal(containerResources(pod([c]), c, { ...settings, memorySwap: 'no-swap' }).memorySwapLimitInBytes, GiB);
+    assert.equal(containerResources(pod([{ name: 'a' }]), { name: 'a' }, { ...settings, memorySwap: 'no-swap' }).memorySwapLimitInBytes, undefined, 'no memory limit: nothing to match');
+    assert.equal(containerResources(pod([c]), c, { ...settings, memorySwap: 'unlimited' }).memorySwapLimitInBytes, -1);
+    assert.equal(containerResources(pod([c]), c, settings).memorySwapLimitInBytes, undefined);
+  });
 });

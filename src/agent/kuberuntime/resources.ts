@@ -133,6 +133,12 @@ export interface ResourceSettings {
   /** The CFS period in microseconds (--cpu-cfs-quota-period). */
   readonly cpuCFSQuotaPeriodUs: number;
   readonly memoryCapacityBytes: number;
+  /**
+   * Swap on a cgroup v1 node with swap accounting (upstream's swap configuration): 'no-swap' sets
+   * memory+swap to the memory limit, 'unlimited' (UnlimitedSwap with NodeSwap) to -1; absent:
+   * left to the runtime.
+   */
+  readonly memorySwap?: 'no-swap' | 'unlimited' | undefined;
 }
 
 /** The CRI resources of a container. */
@@ -144,6 +150,8 @@ export function containerResources(pod: Pod, container: Container, settings: Res
     cpuShares: milliCpuToShares(cpuRequestMilli(container)),
     ...(quota > 0 ? { cpuQuota: quota, cpuPeriod: settings.cpuCFSQuotaPeriodUs } : {}),
     ...(memoryLimit > 0 ? { memoryLimitInBytes: memoryLimit } : {}),
+    ...(settings.memorySwap === 'no-swap' && memoryLimit > 0 ? { memorySwapLimitInBytes: memoryLimit } : {}),
+    ...(settings.memorySwap === 'unlimited' ? { memorySwapLimitInBytes: -1 } : {}),
     oomScoreAdj: oomScoreAdjust(pod, container, settings.memoryCapacityBytes),
   };
 }

@@ -27,7 +27,7 @@ import type { Logger } from '../logging/index.js';
 import type { AuthConfig, ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { BackOff } from './backoff.js';
 import { findContainer } from './compute-actions.js';
-import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
+import { formatPod, makeContainerConfig, verifyRunAsNonRoot, type ContainerCpuset } from './container-config.js';
 import type { NodeCapacity } from './env.js';
 import { invalidEnvFromKeys, readEnvObjects, type EnvObjectSource } from './env-sources.js';
 import { isRuntimeUnreachable } from './errors.js';
@@ -53,8 +53,10 @@ export interface StartDeps extends KillDeps {
   readonly seccomp: SeccompSettings;
   /** Told the OOM score adjustment of each container created (warns once when it cannot apply). */
   readonly checkOomScore: (adjust: number) => void;
-  /** Registry credentials for a pod's pull of an image (its imagePullSecrets); absent: anonymous pulls. */
-  readonly pullCredentials?: ((pod: NodePod, image: string) => Promise<AuthConfig | undefined>) | undefined;
+  /** Registry credentials for a pod's pull from a repository, tried in turn; absent or none: anonymous pulls. */
+  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  /** The container's cpuset from the CPU and memory managers (upstream PreCreateContainer); absent: none. */
+  readonly cpuset?: ((pod: NodePod, container: Container) => ContainerCpuset) | undefined;
   /** Where env reads ConfigMaps and Secrets; absent (standalone): a container that names one fails. */
   readonly envObjects?: EnvObjectSource | undefined;
 }
@@ -165,7 +167,7 @@ async function prepareContainer(deps: StartDeps, ctx: Pick<StartContext, 'pod' |
   const credentials = deps.pullCredentials;
   const image = await deps.puller.ensureImage(pod, container, ctx.sandboxConfig, {
     emit: (e) => { emitEvent(deps, e); },
-    ...(credentials === undefined ? {} : { auth: (ref: string) => credentials(pod, ref) }),
+    ...(credentials === undefined ? {} : { auth: (repository: string) => credentials(pod, repository) }),
     ...(ctx.onPull === undefined ? {} : { onPull: ctx.onPull }),
   });
   if (!image.ok) {
@@ -233,6 +235,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, spec: C
       mounts,
       seccomp: deps.seccomp,
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
+      ...(deps.cpuset === undefined ? {} : { cpuset: deps.cpuset(pod, container) }),
     });
   } catch (err) {
     return configFailure(deps, pod, name, err);

@@ -20,7 +20,7 @@ import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
-import type { PodSyncer, SyncOutcome } from '../podworkers/index.js';
+import type { PodFailure, PodSyncer, SyncOutcome } from '../podworkers/index.js';
 import { computePodStatus, type StatusManager } from '../status/index.js';
 import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
@@ -86,7 +86,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const errors = new Map<string, readonly SyncError[]>();
 
   /** Failures the agent decided, by pod UID (phase Failed with this reason until the pod goes). */
-  const failures = new Map<string, { reason: string; message: string }>();
+  const failures = new Map<string, PodFailure>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
 
@@ -182,9 +182,14 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       return waits.length === 0 ? {} : { requeueAfterMs: Math.min(...waits) };
     },
 
-    async syncTerminatingPod(pod, gracePeriodSeconds) {
+    async syncTerminatingPod(pod, gracePeriodSeconds, failure) {
       const { uid, name, namespace } = pod.metadata;
       options.probes?.stopLivenessAndStartup(uid);
+      if (failure !== undefined && !failures.has(uid) && status.getPodStatus(uid)?.phase !== 'Succeeded') {
+        // As upstream's PodStatusFunc: the status says Failed before the containers stop (a pod that succeeded stays so).
+        failures.set(uid, failure);
+        await publish(pod);
+      }
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
       // a list of every pod on the node: when a node's pods go at once, each would list all.

@@ -27,8 +27,8 @@ function fakeSyncer(outcome: () => SyncOutcome = () => ({})) {
       }
       return outcome();
     },
-    async syncTerminatingPod(_p, grace) {
-      calls.push(`terminating:${grace ?? 'pod'}`);
+    async syncTerminatingPod(_p, grace, failure) {
+      calls.push(`terminating:${grace ?? 'pod'}${failure === undefined ? '' : `:${failure.reason}`}`);
       await gate;
     },
     async syncTerminatedPod() {
@@ -162,5 +162,24 @@ void describe('pod workers', () => {
     assert.equal(f.calls.length, 4);
     assert.equal(asked, 2);
     await w.stop();
+  });
+  void it('a kill with a failure passes it to the terminating work and calls onKilled once the containers are stopped', async () => {
+    const f = fakeSyncer();
+    const { w } = workers(f);
+    w.updatePod({ type: 'create', pod: pod('a') });
+    await settle();
+    const killed: string[] = [];
+    f.hold();
+    w.updatePod({ type: 'kill', pod: pod('a'), gracePeriodSeconds: 5, failure: { reason: 'Terminated', message: 'm' }, onKilled: () => { killed.push('first'); } });
+    w.updatePod({ type: 'kill', pod: pod('a'), onKilled: () => { killed.push('second'); } });
+    await settle();
+    assert.equal(killed.length, 0);
+    f.release();
+    await settle();
+    assert.deepEqual(f.calls, ['sync:create:1', 'terminating:5:Terminated', 'terminated']);
+    assert.deepEqual(killed, ['first', 'second']);
+    w.updatePod({ type: 'kill', pod: pod('b'), onKilled: () => { killed.push('unknown'); } });
+    await settle();
+    assert.deepEqual(killed.slice(2), ['unknown'], 'a pod without a worker is killed (nothing runs) and reported');
   });
 });

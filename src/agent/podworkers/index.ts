@@ -35,10 +35,22 @@ export interface SyncOutcome {
 /** What the workers call; each call may block and may throw (the worker retries). */
 export interface PodSyncer {
   syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
-  /** Kills the pod's containers with the grace period (seconds; undefined: the pod's own). */
-  syncTerminatingPod(pod: NodePod, gracePeriodSeconds: number | undefined): Promise<void>;
+  /**
+   * Kills the pod's containers with the grace period (seconds; undefined: the pod's own). With
+   * `failure`, the agent decided the pod fails (upstream's PodStatusFunc): its status says so
+   * from before the kill on.
+   */
+  syncTerminatingPod(pod: NodePod, gracePeriodSeconds: number | undefined, failure?: PodFailure): Promise<void>;
   /** Releases what the pod held on the node: containers, sandboxes, volumes, cgroups. */
   syncTerminatedPod(pod: NodePod): Promise<void>;
+}
+
+/** A failure the agent decided for a pod it kills (phase Failed with this reason and message). */
+export interface PodFailure {
+  readonly reason: string;
+  readonly message: string;
+  /** The DisruptionTarget condition's reason, when the kill is a disruption (node shutdown). */
+  readonly disruptionReason?: string;
 }
 
 export interface PodUpdate {
@@ -46,6 +58,13 @@ export interface PodUpdate {
   readonly pod: NodePod;
   /** For kill: the grace period in seconds (default: the pod's terminationGracePeriodSeconds). */
   readonly gracePeriodSeconds?: number;
+  /** For kill: the failure the agent decided (kept from the first kill that gave one). */
+  readonly failure?: PodFailure;
+  /**
+   * For kill: called once the pod's containers are stopped (its terminating work done), or at
+   * once when they already were (upstream's CompletedCh).
+   */
+  readonly onKilled?: () => void;
   /**
    * For sync: asked when the update is about to run; false drops it (what asked for it was
    * settled meanwhile, e.g. by the sync that was running). Kept only while every update it
@@ -87,6 +106,9 @@ interface Worker {
   timer: Timer | undefined;
   failures: number;
   gracePeriodSeconds: number | undefined;
+  failure: PodFailure | undefined;
+  /** onKilled callbacks of kill updates, called when the terminating work is done. */
+  killed: (() => void)[];
 }
 
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
@@ -111,8 +133,15 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     let w = workers.get(uid);
     if (w === undefined) {
       if (update.type === 'sync') return; // a timer of a finished worker
-      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined };
+      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined, failure: undefined, killed: [] };
       workers.set(uid, w);
+    }
+    if (update.type === 'kill') {
+      w.failure ??= update.failure;
+      if (update.onKilled !== undefined) {
+        if (w.state === 'terminated') update.onKilled();
+        else w.killed.push(update.onKilled);
+      }
     }
     if (update.type !== 'sync') w.pod = update.pod;
     // Latest wins, but a kill is never replaced by a sync or update, and a droppable sync does
@@ -158,9 +187,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
         return;
       }
       if (w.state === 'terminating') {
-        await options.syncer.syncTerminatingPod(w.pod, w.gracePeriodSeconds);
+        await options.syncer.syncTerminatingPod(w.pod, w.gracePeriodSeconds, w.failure);
         w.state = 'terminated';
         w.failures = 0;
+        for (const done of w.killed.splice(0)) done();
         w.pending ??= { type: 'sync', pod: w.pod };
         return;
       }

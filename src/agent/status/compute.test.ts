@@ -55,6 +55,15 @@ void describe('pod status', () => {
     assert.equal(status(pod(), runtime([c('a', 'running'), c('b', 'running')])).ephemeralContainerStatuses, undefined);
   });
 
+  void it('is Failed with the reason the agent decided; a disruption adds the DisruptionTarget condition', () => {
+    const failure = { reason: 'Terminated', message: 'Pod was terminated in response to imminent node shutdown.', disruptionReason: 'TerminationByNodeagent' };
+    const s = computePodStatus({ pod: pod(), runtime: runtime([c('a', 'running'), c('b', 'running')]), syncErrors: [], hostIPs: [], previous: undefined, now, failure });
+    assert.deepEqual([s.phase, s.reason, s.message], ['Failed', failure.reason, failure.message]);
+    assert.deepEqual(s.conditions?.at(-1), { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByNodeagent', message: failure.message, lastTransitionTime: '2026-11-22T03:00:00Z' });
+    const plain = computePodStatus({ pod: pod(), runtime: runtime([]), syncErrors: [], hostIPs: [], previous: undefined, now, failure: { reason: 'DeadlineExceeded', message: 'm' } });
+    assert.equal(plain.conditions?.some((x) => x.type === 'DisruptionTarget'), false);
+  });
+
   void it('shows CrashLoopBackOff with the last termination', () => {
     const s = status(pod(), runtime([c('a', 'exited', { exitCode: 2, restartCount: 3 }), c('b', 'running')]), [{ container: 'a', reason: 'CrashLoopBackOff', message: 'back-off 40s' }]);
     const a = s.containerStatuses?.[0];

@@ -27,8 +27,11 @@ export interface StatusInput {
   readonly started?: ReadonlyMap<string, boolean>;
   /** Restartable init containers are sidecars (the SidecarContainers gate). */
   readonly sidecarContainers?: boolean;
-  /** The agent failed the pod (e.g. DeadlineExceeded): phase Failed with this reason and message. */
-  readonly failure?: { readonly reason: string; readonly message: string };
+  /**
+   * The agent failed the pod (e.g. DeadlineExceeded): phase Failed with this reason and message;
+   * with `disruptionReason`, also the DisruptionTarget condition (node shutdown).
+   */
+  readonly failure?: { readonly reason: string; readonly message: string; readonly disruptionReason?: string };
   /** The QoS class to report. */
   readonly qosClass?: string;
   readonly now: Date;
@@ -238,6 +241,14 @@ export function computePodStatus(input: StatusInput): PodStatus {
     condition('ContainersReady', !terminal && unready.length === 0, previous, now, readyReason, readyMessage),
     condition('PodScheduled', true, previous, now),
   ];
+  const disruption = input.failure?.disruptionReason;
+  if (disruption !== undefined && input.failure !== undefined) {
+    const before = previous?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+    conditions.push({
+      type: 'DisruptionTarget', status: 'True', reason: disruption, message: input.failure.message,
+      lastTransitionTime: before?.lastTransitionTime ?? formatTime(now.getTime()),
+    });
+  }
   const status: PodStatus = {
     phase,
     ...(input.failure === undefined ? {} : { reason: input.failure.reason, message: input.failure.message }),

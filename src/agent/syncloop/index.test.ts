@@ -104,6 +104,9 @@ void describe('sync loop', () => {
     assert.deepEqual(seen, [[], ['a'], ['a']]);
     assert.deepEqual(h.rejections, ['b:NodeAffinity', 'c:UnexpectedAdmissionError']);
     assert.equal(h.status.getPodStatus('b')?.reason, 'NodeAffinity');
+    assert.deepEqual(h.loop.activePods().map((p) => p.metadata.uid), ['a'], 'refused pods are not active');
+    h.finish('a');
+    assert.deepEqual(h.loop.activePods(), [], 'nor finished ones');
     await h.loop.stop();
   });
 

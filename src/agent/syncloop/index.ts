@@ -83,6 +83,8 @@ export interface SyncLoop {
    * and the API server is deleting it. Returns the unsubscribe function.
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
+  /** The desired pods admitted and not finished (upstream's active pods: what the resource managers keep allocations for). */
+  activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
   /**
@@ -312,6 +314,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       finishedListeners.add(listener);
       return () => finishedListeners.delete(listener);
     },
+    activePods: () => desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid)),
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;

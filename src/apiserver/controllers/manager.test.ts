@@ -67,6 +67,12 @@ void describe('the controller manager', () => {
     await clock.advance(0);
     assert.equal(none.m.running, false);
     await none.m.close();
+    const electing = manager('c', c, clock, [], true);
+    electing.m.start();
+    await clock.advance(10_000);
+    assert.equal(c.leasesFake.all().length, 0, 'no loop enabled: no leader election, no Lease written');
+    assert.ok(electing.log.includes('controllers: none enabled (--controllers); no leader election'));
+    await electing.m.close();
   });
 
   void it('tries again when the informers cannot list', async () => {

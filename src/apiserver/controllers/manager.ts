@@ -112,7 +112,12 @@ export class ControllerManager {
     return controllerEnabled(this.options.controllers, name);
   }
 
+  /** Starts the election, or the loops at once without it; with no loop enabled, nothing (no Lease is written). */
   start(): void {
+    if (!CONTROLLER_NAMES.some((n) => this.enabled(n))) {
+      this.options.log('controllers: none enabled (--controllers); no leader election');
+      return;
+    }
     if (this.elector === undefined) this.want(true);
     else this.elector.start();
   }

@@ -12,7 +12,7 @@ import type { Connector, ConnectRequest } from '../routing/index.js';
 import { canonicalTime } from '../schema/index.js';
 import { badRequest, invalid, type FieldError } from '../status/index.js';
 import type { NodeProxyOptions } from './index.js';
-import { agentRefused, agentRequestOptions, chooseContainer, locatePod, unreachable } from './target.js';
+import { agentRefused, agentRequestOptions, chooseContainer, locatePod, pipeResponse, unreachable } from './target.js';
 
 /** The agent's query from the client's, after upstream's checks (422 PodLogOptions). */
 function logQuery(r: ConnectRequest): URLSearchParams {
@@ -81,18 +81,7 @@ export function logConnector(options: NodeProxyOptions): Connector {
       if (code < 200 || code > 299) throw agentRefused(code, await readText(res, 64 * 1024), target);
       r.res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
       r.res.flushHeaders();
-      await new Promise<void>((resolve) => {
-        res.pipe(r.res);
-        res.on('end', resolve);
-        res.on('error', () => {
-          r.res.destroy();
-          resolve();
-        });
-        r.res.on('close', () => {
-          res.destroy();
-          resolve();
-        });
-      });
+      await pipeResponse(res, r.res);
     },
   };
 }

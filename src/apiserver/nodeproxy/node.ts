@@ -12,7 +12,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Connector } from '../routing/index.js';
 import { badRequest } from '../status/index.js';
 import type { NodeProxyOptions } from './index.js';
-import { agentRequestOptions, nodeTarget, unreachable } from './target.js';
+import { agentRequestOptions, nodeTarget, pipeResponse, unreachable } from './target.js';
 
 /** The request headers the agent gets (no credentials of the client: the server's certificate speaks). */
 const FORWARDED_REQUEST = ['accept', 'content-type', 'content-length', 'content-encoding', 'accept-encoding', 'range', 'if-none-match', 'if-modified-since'];
@@ -47,18 +47,7 @@ export function nodeProxyConnector(options: NodeProxyOptions): Connector {
         r.req.pipe(out);
       });
       r.res.writeHead(res.statusCode ?? 502, pick(res.headers, FORWARDED_RESPONSE));
-      await new Promise<void>((resolve) => {
-        res.pipe(r.res);
-        res.on('end', resolve);
-        res.on('error', () => {
-          r.res.destroy();
-          resolve();
-        });
-        r.res.on('close', () => {
-          res.destroy();
-          resolve();
-        });
-      });
+      await pipeResponse(res, r.res);
     },
   };
 }

@@ -6,6 +6,7 @@
  * --nodeagent-certificate-authority, none without it, as upstream without
  * --kubelet-certificate-authority).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestOptions } from 'node:https';
 import { messageOf } from '../../api/errors.js';
 import { metaOf, str, type ResourceRegistry, type WireObject } from '../registry/index.js';
@@ -113,4 +114,23 @@ export function agentRefused(code: number, body: string, target: NodeTarget): St
   const text = body.trim().slice(0, 4096);
   const message = text === '' ? `the node agent of node ${target.node} answered ${code}` : text;
   return new StatusError(code >= 400 && code <= 599 ? code : 502, REASONS[code] ?? 'InternalError', message);
+}
+
+/**
+ * Streams the agent's response body to the client until either side ends; an error on the
+ * agent's side ends the client's response, a client that goes away ends the agent's.
+ */
+export function pipeResponse(from: IncomingMessage, to: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    from.pipe(to);
+    from.on('end', resolve);
+    from.on('error', () => {
+      to.destroy();
+      resolve();
+    });
+    to.on('close', () => {
+      from.destroy();
+      resolve();
+    });
+  });
 }

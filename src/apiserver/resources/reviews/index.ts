@@ -16,6 +16,7 @@ import type { Attributes, Authorizer } from '../../authz/index.js';
 import { namespaceOf, str, type ResourceDefinition, type StrategyContext, type WireObject } from '../../registry/index.js';
 import { badRequest, type FieldErrors } from '../../status/index.js';
 import { rec, strings, type Obj } from '../common/index.js';
+import { reviewCommon } from './common.js';
 import { selfReview, selfRulesReview } from './self.js';
 import { localSubjectAccessReviewSchema, selfSubjectAccessReviewSchema, subjectAccessReviewSchema, tokenReviewSchema } from './schema.js';
 
@@ -32,24 +33,10 @@ export interface ReviewOptions {
   readonly authorizer: Authorizer;
 }
 
-const common = {
-  version: 'v1',
-  shortNames: [],
-  categories: [],
-  verbs: ['create'],
-  statusSubresource: false,
-  fieldLabels: [],
-  fields: () => ({}),
-  columns: [],
-  nameColumn: true,
-  nameRule: 'subdomain',
-  allowCreateOnUpdate: false,
-  returnDeletedObject: false,
-} as const;
 
 function tokenReview(options: ReviewOptions): ResourceDefinition {
   return {
-    ...common,
+    ...reviewCommon,
     group: 'authentication.orch.io',
     kind: 'TokenReview',
     listKind: 'TokenReviewList',
@@ -116,7 +103,7 @@ function subjectOf(spec: Obj): UserInfo {
 function accessReview(options: ReviewOptions, kind: 'SubjectAccessReview' | 'LocalSubjectAccessReview'): ResourceDefinition {
   const local = kind === 'LocalSubjectAccessReview';
   return {
-    ...common,
+    ...reviewCommon,
     group: 'authorization.orch.io',
     kind,
     listKind: `${kind}List`,
@@ -143,7 +130,7 @@ function accessReview(options: ReviewOptions, kind: 'SubjectAccessReview' | 'Loc
 
 function selfAccessReview(options: ReviewOptions): ResourceDefinition {
   return {
-    ...common,
+    ...reviewCommon,
     group: 'authorization.orch.io',
     kind: 'SelfSubjectAccessReview',
     listKind: 'SelfSubjectAccessReviewList',

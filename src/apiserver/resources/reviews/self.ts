@@ -7,27 +7,14 @@
 import type { Authorizer } from '../../authz/index.js';
 import { str, type ResourceDefinition } from '../../registry/index.js';
 import { rec } from '../common/index.js';
+import { reviewCommon } from './common.js';
 import { selfSubjectReviewSchema, selfSubjectRulesReviewSchema } from './schema.js';
 
-const common = {
-  version: 'v1',
-  shortNames: [],
-  categories: [],
-  verbs: ['create'],
-  statusSubresource: false,
-  fieldLabels: [],
-  fields: () => ({}),
-  columns: [],
-  nameColumn: true,
-  nameRule: 'subdomain',
-  allowCreateOnUpdate: false,
-  returnDeletedObject: false,
-  namespaced: false,
-} as const;
 
 export function selfRulesReview(authorizer: Authorizer): ResourceDefinition {
   return {
-    ...common,
+    ...reviewCommon,
+    namespaced: false,
     group: 'authorization.orch.io',
     kind: 'SelfSubjectRulesReview',
     listKind: 'SelfSubjectRulesReviewList',
@@ -47,7 +34,8 @@ export function selfRulesReview(authorizer: Authorizer): ResourceDefinition {
 
 export function selfReview(): ResourceDefinition {
   return {
-    ...common,
+    ...reviewCommon,
+    namespaced: false,
     group: 'authentication.orch.io',
     kind: 'SelfSubjectReview',
     listKind: 'SelfSubjectReviewList',
