@@ -274,8 +274,19 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     const res = await client.request('GET', '/readyz', { token: null });
     return res.status === 200;
   }, { timeoutMs: 30_000, intervalMs: 50 });
+  // Tests start on a namespace as the service account loops leave it (its `default` service
+  // account and kube-root-ca.crt made), not racing those loops' first writes.
+  const settled = (): Promise<unknown> => waitFor('the default namespace\'s service account and kube-root-ca.crt', async () => {
+    if (child.exitCode !== null) throw new WaitAbandoned(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
+    const [sa, ca] = await Promise.all([
+      client.request('GET', '/api/v1/namespaces/default/serviceaccounts/default'),
+      client.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt'),
+    ]);
+    return sa.status === 200 && ca.status === 200;
+  }, { timeoutMs: 30_000, intervalMs: 50 });
   try {
     await ready();
+    if (options.controllers !== true) await settled();
   } catch (err) {
     await stop();
     throw err;
