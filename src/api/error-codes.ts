@@ -80,6 +80,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   ORCHCLIENT_UNAVAILABLE: 'the API server cannot be reached',
   // src/agent/kuberuntime
   KUBERUNTIME_ENV_INVALID: 'a container env value refers to something the agent cannot resolve',
+  KUBERUNTIME_ENV_SOURCE_UNAVAILABLE: 'a ConfigMap or Secret a container env names cannot be read (no API server, or the read failed)',
+  KUBERUNTIME_ENV_REFERENCE_NOT_FOUND: 'a ConfigMap, Secret or key a container env names does not exist and is not optional',
   KUBERUNTIME_INVALID_IMAGE: 'an image reference is malformed',
   KUBERUNTIME_SANDBOX_CONFIG_INVALID: 'the pod sandbox configuration cannot be built',
   KUBERUNTIME_RUN_AS_NON_ROOT: 'runAsNonRoot is set and the container would run as root',
@@ -105,6 +107,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   VOLUME_OBJECT_NOT_FOUND: 'a configMap or secret a volume needs does not exist and is not optional',
   VOLUME_KEY_NOT_FOUND: 'a volume item names a key its object lacks and is not optional',
   VOLUME_OBJECT_UNAVAILABLE: 'reading a configMap or secret for a volume from the API server failed',
+  VOLUME_TOKEN_UNAVAILABLE: 'a service account token for a projected volume could not be had from the API server',
   VOLUME_WRITE_FAILED: 'the files of a configMap, secret, projected or downwardAPI volume could not be written',
   // src/agent/events
   EVENTS_INVALID_OPTIONS: 'the event recorder options are out of range (qps, burst, reporting instance)',
@@ -137,6 +140,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',
   APISERVER_PKI: 'the serving or CA certificate cannot be read or generated',
   APISERVER_POLICY_INVALID: 'the authorization policy file is malformed',
+  APISERVER_SERVICE_ACCOUNT_KEY_INVALID: 'a service account key file cannot be read or holds no usable RSA or ECDSA key',
   APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',

@@ -134,7 +134,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
-    ...(api === undefined ? {} : { objects: api.objects }),
+    ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens }),
   });
   const podCache = createPodStatusCache({ clock });
   const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });
@@ -164,6 +164,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
+    ...(api === undefined ? {} : { envObjects: api.objects }),
     containerCpuset: (pod, container) => containerManager.cpuset(pod, container),
     ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
     tracer: tracing?.tracer('kuberuntime'),

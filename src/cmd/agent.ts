@@ -63,7 +63,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     api = connected;
   }
 
-  const pods = createPodManager();
+  const pods = api === undefined ? createPodManager() : api.trackPods(createPodManager());
   const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });

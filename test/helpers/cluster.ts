@@ -27,7 +27,7 @@ export interface Cluster {
   readonly node: string;
   /** The agent's secure port. */
   readonly agentPort: number;
-  /** A scratch directory removed by stop(). */
+  /** A scratch directory removed by stop(); the agent's root directory is `<dir>/root`. */
   readonly dir: string;
   /** Stops the agent, the server and containerd; removes the files. */
   stop(): Promise<void>;

@@ -7,7 +7,7 @@
  * NodeAllocatableEnforced event on the Node.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,6 +17,7 @@ import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { NODE } from '../helpers/pods.js';
 import { waitFor } from '../helpers/wait.js';
+import { removeTempDir } from '../helpers/tempdir.js';
 
 let containerd: ContainerdInstance;
 let server: ApiServer;
@@ -40,7 +41,7 @@ after(async () => {
   await agent?.stop();
   await server.stop();
   await containerd.stop();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 function kibibytes(quantity: string | undefined): number {

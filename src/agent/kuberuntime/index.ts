@@ -28,6 +28,7 @@ export * from './labels.js';
 export { DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF, type BackOffSettings } from './backoff.js';
 export type { DnsSettings } from './dns.js';
 export { KUBERUNTIME_ENV_INVALID, type NodeCapacity } from './env.js';
+export { KUBERUNTIME_ENV_REFERENCE_NOT_FOUND, KUBERUNTIME_ENV_SOURCE_UNAVAILABLE, type EnvObjectSource } from './env-sources.js';
 export { hashContainer } from './hash.js';
 export { createPodStatusCache, type ObservedObject, type PodStatusCache, type PodStatusCacheOptions, type PodStatusObserver, type PodStatusReads } from './status-cache.js';
 export { KUBERUNTIME_INVALID_IMAGE } from './image-reference.js';

@@ -9,9 +9,11 @@
  *   3. sandboxConfig: the sandbox's configuration, which the containers are created with too;
  *   4. ensureSandbox: a new sandbox when one is needed (its log directory first), reading its
  *      IPs, under a start slot (semaphore.ts);
- *   5. startContainers, the init containers to start (without sidecars: the next one); the
+ *   5. startContainers, the ephemeral containers that never ran (in the running pod, a
+ *      targetContainerName's process namespace);
+ *   6. startContainers, the init containers to start (without sidecars: the next one); the
  *      sync stops there while init containers are not done;
- *   6. startContainers, the containers to start, each on its own (one's failure does not stop
+ *   7. startContainers, the containers to start, each on its own (one's failure does not stop
  *      another).
  *
  * Containers are killed with their preStop hook and Killing event (kill.ts); containers that
@@ -20,7 +22,7 @@
  * Back-offs live here (restart: per pod, container and spec hash; image pulls: per pod and
  * image) and tell the worker when to sync again.
  */
-import type { Container } from 'kubernetes-types/core/v1.js';
+import type { Container, EphemeralContainer } from 'kubernetes-types/core/v1.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
@@ -39,7 +41,7 @@ import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { PodStartSlots, type PodStartSlot } from './semaphore.js';
-import { startContainer, type StartContext, type StartDeps } from './start-container.js';
+import { startContainer, type ContainerKind, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } from './status.js';
 import { SyncRun, type AppliedActions } from './sync-run.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
@@ -115,6 +117,7 @@ class RuntimeManager implements PodRuntimeManager {
       },
       puller: this.puller,
       pullCredentials: options.pullCredentials,
+      envObjects: options.envObjects,
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,
@@ -175,9 +178,10 @@ class RuntimeManager implements PodRuntimeManager {
       const sandbox = await step(actions.createSandbox ? 'createPodSandbox' : 'usePodSandbox', () => this.ensureSandbox(run, sandboxConfig, slot));
       if (sandbox === undefined) return run.result();
       const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
-      await step('startInitContainers', () => this.startContainers(run, ctx, actions.initContainersToStart, true));
+      await step('startEphemeralContainers', () => this.startContainers(run, ctx, actions.ephemeralContainersToStart, 'ephemeral'));
+      await step('startInitContainers', () => this.startContainers(run, ctx, actions.initContainersToStart, 'init'));
       if (!actions.initDone) return run.result();
-      await step('startContainers', () => this.startContainers(run, ctx, actions.containersToStart, false));
+      await step('startContainers', () => this.startContainers(run, ctx, actions.containersToStart, 'regular'));
       return run.result();
     } finally {
       slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
@@ -299,8 +303,8 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** Starts the containers one after the other, each on its own (one's failure does not stop the next). */
-  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean): Promise<void> {
-    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init));
+  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly (Container | EphemeralContainer)[], kind: ContainerKind): Promise<void> {
+    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, kind));
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
@@ -359,7 +363,7 @@ class RuntimeManager implements PodRuntimeManager {
 /** Whether carrying out the actions changes what the runtime holds for the pod. */
 function changesRuntime(a: PodActions): boolean {
   return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
-    || a.purgeInitContainers || a.initContainersToPrune.length > 0;
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0;
 }
 
 function describe(actions: PodActions): Record<string, unknown> {
@@ -369,6 +373,7 @@ function describe(actions: PodActions): Record<string, unknown> {
     attempt: actions.attempt,
     init: actions.initContainersToStart.map((c) => c.name),
     start: actions.containersToStart.map((c) => c.name),
+    ephemeral: actions.ephemeralContainersToStart.map((c) => c.name),
     kill: actions.containersToKill.map((k) => k.name),
   };
 }

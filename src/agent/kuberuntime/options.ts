@@ -13,6 +13,7 @@ import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
 import type { ContainerCpuset } from './container-config.js';
+import type { EnvObjectSource } from './env-sources.js';
 import type { PodStatusCache } from './status-cache.js';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -107,6 +108,8 @@ export interface RuntimeManagerOptions {
    * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
    */
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  /** Where env (configMapKeyRef, secretKeyRef, envFrom) reads its objects; absent (standalone): a container that names one fails with CreateContainerConfigError. */
+  readonly envObjects?: EnvObjectSource;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
   /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */

@@ -2,13 +2,15 @@
  * What the API server adds to src/api/pod for pods: defaults and validation on create (the
  * problems of validatePod become 422 causes naming their fields), status reset to Pending with
  * the QoS class, the spec's immutability on update (only images, activeDeadlineSeconds,
- * tolerations additions and schedulingGates removals may change), and graceful deletion.
+ * tolerations additions and schedulingGates removals may change; ephemeral containers only
+ * through their subresource, ephemeral.ts), and graceful deletion.
  */
 import { applyPodDefaults, decodePod, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, qosClass as podQosClass, validatePod } from '../../../api/pod/index.js';
 import { jsonEqual } from '../../patch/index.js';
 import { str, type ResourceStrategy, type WireObject } from '../../registry/index.js';
 import type { FieldErrors } from '../../status/index.js';
 import { num, rec, recs } from '../common/index.js';
+import { validateEphemeralAdditions } from './ephemeral.js';
 
 export const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 
@@ -114,17 +116,21 @@ export const podStrategy: ResourceStrategy = {
     addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
   },
   prepareForUpdate: (pod, _old, ctx) => {
-    if (ctx.subresource === undefined) defaulted(pod);
+    if (ctx.subresource === undefined || ctx.subresource === 'ephemeralcontainers') defaulted(pod);
   },
   validateUpdate: (pod, old, errors, ctx) => {
     validateStatus(pod, errors);
-    if (ctx.subresource !== undefined) return;
+    if (ctx.subresource !== undefined && ctx.subresource !== 'ephemeralcontainers') return;
     const decoded = decodePod(pod);
     if (!decoded.ok) {
       addProblems(errors, decoded.problems);
       return;
     }
-    addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
+    addProblems(errors, validatePod(decoded.pod, { existing: true }), (field) => field.startsWith('metadata.'));
+    if (ctx.subresource === 'ephemeralcontainers') {
+      validateEphemeralAdditions(pod, old, errors);
+      return;
+    }
     const before = errors.list.length;
     const munged = mungedSpec(rec(pod.spec), rec(old.spec), errors);
     if (errors.list.length === before && !jsonEqual(munged, rec(old.spec))) errors.forbidden('spec', UPDATABLE);
