@@ -144,7 +144,7 @@ function decodeField(
   const name = path.filter((p) => typeof p === 'string').join('.');
   if (value === null) {
     // Go's decoder: null sets maps, slices and pointers to nil and leaves scalars alone.
-    if (['strings', 'map-string', 'map-bool', 'map-strings', 'list', 'optional-int'].includes(field.kind) ||
+    if (['strings', 'map-string', 'map-bool', 'map-strings', 'list', 'optional-int', 'optional-string'].includes(field.kind) ||
       (field.kind === 'struct' && field.nullable === true)) {
       out[key] = null;
       ctx.present.push(name);
@@ -189,6 +189,7 @@ function convertLeaf(field: Field, value: unknown, path: readonly (string | numb
     case 'float':
       return typeof value === 'number' ? { ok: true, value } : fail(`expected a number, got ${describe(value)}`);
     case 'string':
+    case 'optional-string':
       return typeof value === 'string' ? { ok: true, value } : fail(`expected a string, got ${describe(value)}`);
     case 'duration':
     case 'time-or-duration': {

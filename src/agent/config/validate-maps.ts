@@ -6,7 +6,7 @@
 import type { FeatureGates } from './feature-gates.js';
 import type { NodeagentConfiguration } from './types.js';
 import {
-  gracePeriodProblem, reservedResourceProblems, sysctlPatternProblem, thresholdProblem,
+  MEMCG_NOTIFICATION_REFUSAL, evictionThresholdProblem, gracePeriodProblem, minimumReclaimProblem, reservedResourceProblems, sysctlPatternProblem,
 } from './validate-values.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { messageOf } from '../../api/errors.js';
@@ -49,11 +49,11 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   const soft = c.evictionSoft;
   const grace = c.evictionSoftGracePeriod;
   for (const [signal, value] of Object.entries(hard)) {
-    const p = thresholdProblem(signal, value);
+    const p = evictionThresholdProblem(signal, value);
     if (p !== undefined) add('evictionHard', p);
   }
   for (const [signal, value] of Object.entries(soft)) {
-    const p = thresholdProblem(signal, value);
+    const p = evictionThresholdProblem(signal, value);
     if (p !== undefined) add('evictionSoft', p);
     if (grace[signal] === undefined) add('evictionSoftGracePeriod', `the soft threshold of ${signal} needs a grace period`);
   }
@@ -63,9 +63,10 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
     if (p !== undefined) add('evictionSoftGracePeriod', p);
   }
   for (const [signal, value] of Object.entries(c.evictionMinimumReclaim)) {
-    const p = thresholdProblem(signal, value);
-    if (p !== undefined) add('evictionMinimumReclaim', p.replace('threshold', 'minimum reclaim'));
+    const p = minimumReclaimProblem(signal, value);
+    if (p !== undefined) add('evictionMinimumReclaim', p);
   }
+  if (c.kernelMemcgNotification) add('kernelMemcgNotification', MEMCG_NOTIFICATION_REFUSAL);
 
   for (const p of reservedResourceProblems(c.systemReserved)) add('systemReserved', p);
   for (const p of reservedResourceProblems(c.orchReserved)) add('orchReserved', p);
@@ -102,7 +103,9 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
         add(`${field}.limits`, `unknown resource ${quoteValue(resource)}; allowed: memory, hugepages-<size>`);
       }
       try {
-        if (parseQuantity(value).mantissa < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        const q = parseQuantity(value).mantissa;
+        if (q < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        else if (q === 0n) add(`${field}.limits`, `${resource} must not be zero (leave the resource out to reserve none on NUMA node ${r.numaNode})`);
       } catch (err) {
         add(`${field}.limits`, `${resource}: ${messageOf(err)}`);
       }

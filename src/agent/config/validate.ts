@@ -8,6 +8,7 @@ import { messageOf } from '../../api/errors.js';
 import { parseByteSize, parseQuantity } from '../../api/quantity.js';
 import { validateDNS1123Subdomain } from '../../api/labels.js';
 import { unknownGates, type FeatureGates } from './feature-gates.js';
+import { ineffectiveSettings } from './ineffective.js';
 import type { CommandLineOptions } from './flags/table.js';
 import { MILLISECOND, SECOND } from './schema.js';
 import type { NodeagentConfiguration } from './types.js';
@@ -52,6 +53,10 @@ function positiveDuration(add: Add, field: string, ns: number): void {
 }
 function nonNegativeDuration(add: Add, field: string, ns: number): void {
   if (ns < 0) add(field, `must not be negative, got ${formatDuration(ns)}`);
+}
+/** Zero (off), or a whole second at least (upstream's graceful shutdown periods). */
+function zeroOrAtLeastASecond(add: Add, field: string, ns: number): void {
+  if (ns < 0 || (ns > 0 && ns < SECOND)) add(field, `must be zero or at least 1s, got ${formatDuration(ns)}`);
 }
 function port(add: Add, field: string, value: number, zeroAllowed: boolean): void {
   if (zeroAllowed && value === 0) return;
@@ -119,9 +124,11 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
     positiveDuration(add, field, c[field]);
   }
   for (const field of ['streamingConnectionIdleTimeout', 'imageMinimumGCAge', 'volumeStatsAggPeriod',
-    'evictionPressureTransitionPeriod', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods'] as const) {
+    'evictionPressureTransitionPeriod'] as const) {
     nonNegativeDuration(add, field, c[field]);
   }
+  zeroOrAtLeastASecond(add, 'shutdownGracePeriod', c.shutdownGracePeriod);
+  zeroOrAtLeastASecond(add, 'shutdownGracePeriodCriticalPods', c.shutdownGracePeriodCriticalPods);
   positiveDuration(add, 'authentication.webhook.cacheTTL', c.authentication.webhook.cacheTTL);
   positiveDuration(add, 'authorization.webhook.cacheAuthorizedTTL', c.authorization.webhook.cacheAuthorizedTTL);
   positiveDuration(add, 'authorization.webhook.cacheUnauthorizedTTL', c.authorization.webhook.cacheUnauthorizedTTL);
@@ -200,7 +207,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   if (c.enableContentionProfiling && !c.enableDebuggingHandlers) {
     warnings.push('enableContentionProfiling has no effect unless enableDebuggingHandlers is true');
   }
-  if (g.enabled('MemoryQoS') && (c.memoryThrottlingFactor <= 0 || c.memoryThrottlingFactor > 1)) {
+  if (!(c.memoryThrottlingFactor > 0 && c.memoryThrottlingFactor <= 1)) {
     add('memoryThrottlingFactor', `must be greater than 0 and at most 1.0, got ${c.memoryThrottlingFactor}`);
   }
   validateMaps(c, g, add);
@@ -220,9 +227,13 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
     if (p !== undefined) add(field, p);
   }
   for (const p of taintProblems(c.registerWithTaints)) add('registerWithTaints', p);
+  c.registerWithTaints.forEach((t, i) => {
+    if (t.timeAdded !== null) add(`registerWithTaints[${i}].timeAdded`, 'must not be set: the time a taint was added is the API server\'s to record');
+  });
   validateShowHidden(c, v.version, add);
   validateLoggingAndTracing(c, g, add);
   validateCommandLineOptions(c, v.options, add);
+  warnings.push(...ineffectiveSettings(c));
   return { problems, warnings };
 }
 

@@ -22,6 +22,7 @@ import type { PodEvent } from '../prober/index.js';
 import type { AuthConfig, Image, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { Clock } from '../../api/clock.js';
 import type { TokenBucket } from '../../api/token-bucket.js';
+import { traced, type Tracer } from '../../api/tracing/index.js';
 import { BackOff, type BackOffSettings } from './backoff.js';
 import { needsImageUser } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
@@ -62,6 +63,8 @@ export interface ImagePullerOptions {
   /** registryBurst: below 1 it is 1. */
   readonly burst: number;
   readonly backOff: BackOffSettings;
+  /** Each pull in a span (`pullImage`: credentials tried in turn, the CRI PullImage calls its children). */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** The image's user (upstream getImageUser): its UID, else its user name, else root (UID 0). */
@@ -97,14 +100,19 @@ export class ImagePuller {
     try {
       image = applyDefaultImageTag(specImage);
     } catch (err) {
-      return { ok: false, reason: 'InvalidImageName', message: `Failed to apply default image tag ${quoteValue(specImage)}: ${messageOf(err)}` };
+      // As upstream: the InspectFailed event, the container waiting with InvalidImageName.
+      const message = `Failed to apply default image tag ${quoteValue(specImage)}: ${messageOf(err)}`;
+      emit('Warning', 'InspectFailed', message);
+      return { ok: false, reason: 'InvalidImageName', message };
     }
     let present: Image | null;
     try {
       present = await this.inspect(image);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
-      return { ok: false, reason: 'ImageInspectError', message: `Failed to inspect image ${quoteValue(specImage)}: ${messageOf(err)}` };
+      const message = `Failed to inspect image ${quoteValue(specImage)}: ${messageOf(err)}`;
+      emit('Warning', 'InspectFailed', message);
+      return { ok: false, reason: 'ImageInspectError', message };
     }
     const policy = container.imagePullPolicy ?? defaultPullPolicy(specImage);
     const pull = policy === 'Always' || (policy !== 'Never' && present === null);
@@ -130,7 +138,9 @@ export class ImagePuller {
     let imageRef: string;
     try {
       const auths = (await hooks.auth?.(repositoryToPull(image))) ?? [];
-      imageRef = await this.pullWithEach(image, sandboxConfig, auths);
+      imageRef = await traced(this.options.tracer, 'pullImage', {
+        attributes: { 'container.image.name': image, 'k8s.pod.uid': pod.metadata.uid, 'k8s.container.name': container.name, 'pull.credentials': auths.length },
+      }, () => this.pullWithEach(image, sandboxConfig, auths));
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.clock.now());

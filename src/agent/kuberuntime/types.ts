@@ -58,6 +58,8 @@ export interface RuntimeContainerStatus {
   readonly hash: string;
   /** True for an init container (from labels/annotations). */
   readonly init: boolean;
+  /** True for an ephemeral container (from its labels). */
+  readonly ephemeral?: boolean;
 }
 
 export interface RuntimeSandboxStatus {

@@ -239,3 +239,5 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     },
   };
 }
+
+export { EXCEEDED_GRACE_PERIOD_MESSAGE, killPodNow, killWaitMs, type KillPodNowOptions } from './kill-now.js';

@@ -83,6 +83,8 @@ export interface SyncLoop {
    * and the API server is deleting it. Returns the unsubscribe function.
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
+  /** The desired pods admitted and not finished (upstream's active pods: what the resource managers keep allocations for). */
+  activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
   /**
@@ -149,7 +151,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const { uid } = pod.metadata;
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
-    status.setPodStatus(uid, rejectedPodStatus(reason, message, clock.now()));
+    status.setPodStatus(uid, rejectedPodStatus(pod, reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
   }
 
@@ -316,6 +318,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       finishedListeners.add(listener);
       return () => finishedListeners.delete(listener);
     },
+    activePods: () => desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid)),
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;

@@ -216,7 +216,7 @@ export function createRouter(options: RouterOptions): Router {
     let pretty = false;
     try {
       pretty = query.bool('pretty');
-      const auth = options.authenticator.authenticate(req);
+      const auth = await options.authenticator.authenticate(req);
       if (auth.kind === 'invalid') throw unauthorized();
       const path = url?.pathname ?? '';
       if (auth.kind === 'anonymous' && !ANONYMOUS_PATHS.has(path)) throw unauthorized();

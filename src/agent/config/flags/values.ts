@@ -4,13 +4,15 @@
  * the header multimap appends same-named headers in order, reserved memory appends.
  * Every failure is a message naming the flag, the text and what is allowed.
  */
+import { isIP } from 'node:net';
 import { parseDuration } from '../../../api/duration.js';
 import { messageOf } from '../../../api/errors.js';
 import { parseTaints } from '../../../api/taints.js';
 import type { FlagSpec } from './table.js';
 import { quoteValue } from '../../../api/quote.js';
 
-export type FlagValueResult = { ok: true; value: unknown } | { ok: false; error: string };
+/** `unchanged`: the flag was given but leaves its target as it was (an empty --address=). */
+export type FlagValueResult = { ok: true; value: unknown; unchanged?: true } | { ok: false; error: string };
 
 /** Go's strconv.ParseBool. */
 export function parseGoBool(text: string): boolean | undefined {
@@ -63,6 +65,9 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
   switch (spec.type) {
     case 'string':
       return { ok: true, value: text };
+    case 'ip':
+      if (text === '') return { ok: true, value: previous, unchanged: true };
+      return isIP(text) === 0 ? bad('expected an IPv4 or IPv6 address') : { ok: true, value: text };
     case 'bool':
     case 'help': {
       const b = parseGoBool(text);
@@ -138,7 +143,7 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
       try {
         return {
           ok: true,
-          value: parseTaints(text).map((t) => ({ key: t.key, value: t.value ?? '', effect: t.effect })),
+          value: parseTaints(text).map((t) => ({ key: t.key, value: t.value ?? '', effect: t.effect, timeAdded: null })),
         };
       } catch (err) {
         return bad(messageOf(err));
