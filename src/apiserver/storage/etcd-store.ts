@@ -22,7 +22,7 @@ import { EtcdWatchHub } from './etcd-watch-hub.js';
 import type { KeyRange } from './keys.js';
 import type { CasResult, KvBackend, KvLifecycle, KvRecord, KvWatch, KvWatchSink, PutRequest, RangeRequest, RangeResult } from './kv.js';
 import { KvStore } from './kv-store.js';
-import type { ManagedStore, StoreLogger } from './types.js';
+import type { ManagedStore, StoreLogger, WatchIndex } from './types.js';
 
 export type { EtcdLeaseMode } from './etcd-leases.js';
 
@@ -139,13 +139,13 @@ class EtcdKv implements KvBackend, KvLifecycle {
     return { records, revision, remaining };
   }
 
-  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }> {
     if (this.closed) throw unavailable('storage: the etcd store is closed', 'etcd');
     if (afterRevision !== undefined) {
       // A read at that revision fails the same way the watch would: compacted, or in the future.
       await this.call('watch', () => this.client.kv.range({ key: utf8(this.prefix), revision: afterRevision, count_only: true }), afterRevision);
     }
-    const started = await this.hub.watch(range, afterRevision, sink);
+    const started = await this.hub.watch(range, afterRevision, sink, index);
     const inner = started.watch;
     const entry = { watch: inner, sink };
     this.watches.add(entry);

@@ -14,7 +14,8 @@ import type { OrchError } from '../../api/errors.js';
 import { startEtcdWatch } from './etcd-watch.js';
 import { prefixRange, type KeyRange } from './keys.js';
 import type { KvChange, KvWatch, KvWatchSink } from './kv.js';
-import type { StoreLogger } from './types.js';
+import type { StoreLogger, WatchIndex } from './types.js';
+import { topOf, WatchFanout, type FanoutSubscriber } from './watch-fanout.js';
 
 export interface EtcdWatchHubOptions {
   readonly client: Etcd3;
@@ -23,15 +24,9 @@ export interface EtcdWatchHubOptions {
   readonly timeoutMs: number;
 }
 
-interface Subscriber extends KeyRange {
-  readonly sink: KvWatchSink;
-  /** Changes at or before this revision are not for this subscriber. */
-  readonly after: number;
-}
-
 /** One etcd watch of a top-level prefix and the store watchers riding on it. */
 class SharedWatch implements KvWatchSink {
-  readonly subscribers = new Set<Subscriber>();
+  readonly subscribers = new WatchFanout();
   watch: KvWatch | undefined;
   /** Set once it fails, ends or stops: no watcher may join any more. */
   ended = false;
@@ -47,10 +42,7 @@ class SharedWatch implements KvWatchSink {
   }
 
   change(change: KvChange): void {
-    const { key, modRevision } = change.record;
-    for (const s of this.subscribers) {
-      if (modRevision > s.after && key >= s.start && key < s.end) s.sink.change(change);
-    }
+    this.subscribers.dispatch(change);
   }
 
   fail(error: OrchError): void {
@@ -65,10 +57,10 @@ class SharedWatch implements KvWatchSink {
     });
   }
 
-  private finish(tell: (s: Subscriber) => void): void {
+  private finish(tell: (s: FanoutSubscriber) => void): void {
     this.ended = true;
     this.onEnded();
-    for (const s of this.subscribers) tell(s);
+    for (const s of this.subscribers.all()) tell(s);
     this.subscribers.clear();
   }
 }
@@ -81,8 +73,7 @@ interface Entry {
 
 /** `/pods/default/web` and `/pods/default/` -> `/pods/`. */
 function topPrefix(range: KeyRange): string {
-  const second = range.start.indexOf('/', 1);
-  return second < 0 ? `${range.start}/` : range.start.slice(0, second + 1);
+  return topOf(range.start);
 }
 
 export class EtcdWatchHub {
@@ -93,7 +84,7 @@ export class EtcdWatchHub {
     this.options = options;
   }
 
-  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }> {
     const top = topPrefix(range);
     let entry = this.entries.get(top);
     if (entry === undefined || entry.shared.ended) entry = this.startShared(top, afterRevision);
@@ -105,7 +96,7 @@ export class EtcdWatchHub {
       if (!shared.ended && shared.subscribers.size === 0) await this.stopShared(top, entry);
       return startEtcdWatch({ ...this.options, range, afterRevision, sink });
     }
-    const subscriber: Subscriber = { start: range.start, end: range.end, sink, after: afterRevision ?? position };
+    const subscriber: FanoutSubscriber = { start: range.start, end: range.end, sink, after: afterRevision ?? position, index };
     shared.subscribers.add(subscriber);
     const watch: KvWatch = {
       progressRevision: () => shared.position(),
