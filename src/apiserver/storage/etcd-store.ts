@@ -17,6 +17,8 @@
 import { Etcd3, GRPCInvalidArgumentError, type ICompare, type IKeyValue, type IRequestOp } from 'etcd3';
 import { isOrchError, messageOf, OrchError } from '../../api/errors.js';
 import { internal, invalid, StoreErrorCode, tooLarge, tooOld, unavailable } from './errors.js';
+import { CreateGroup } from './etcd-create-group.js';
+import { etcdFaultHandling, type EtcdFaultOptions } from './etcd-faults.js';
 import { LeasePool, type EtcdLeaseMode } from './etcd-leases.js';
 import { EtcdWatchHub } from './etcd-watch-hub.js';
 import type { KeyRange } from './keys.js';
@@ -41,6 +43,8 @@ export interface EtcdStoreOptions {
   readonly bookmarkIntervalMs?: number;
   readonly now?: () => number;
   readonly log?: StoreLogger;
+  /** The client's retries and per-member breaker (etcd-faults.ts). */
+  readonly faults?: EtcdFaultOptions;
 }
 
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -60,6 +64,7 @@ class EtcdKv implements KvBackend, KvLifecycle {
   private readonly prefix: string;
   private readonly leases: LeasePool;
   private readonly hub: EtcdWatchHub;
+  private readonly creates: CreateGroup;
   private readonly log: StoreLogger;
   private readonly timeoutMs: number;
   private readonly watches = new Set<{ watch: KvWatch; sink: KvWatchSink }>();
@@ -77,8 +82,14 @@ class EtcdKv implements KvBackend, KvLifecycle {
       // Channelz (gRPC's introspection service, never served here) keeps counters, timestamps
       // and closures for every call: ~10% of the client's CPU per request, measured alone.
       grpcOptions: { 'grpc.enable_channelz': 0 },
+      faultHandling: etcdFaultHandling(options.endpoints.length, options.faults),
     });
     this.leases = new LeasePool({ client: this.client.leaseClient, mode: options.leaseMode ?? 'shared', now: options.now ?? Date.now });
+    this.creates = new CreateGroup({
+      txn: (txn) => this.call('transaction', () => this.client.kv.txn(txn)),
+      single: (key, put) => this.compareAndSwap(key, 0, put),
+      record: (kv) => this.record(kv),
+    });
     this.hub = new EtcdWatchHub({ client: this.client, keyPrefix: this.prefix, log: this.log, timeoutMs: this.timeoutMs });
     const interval = options.compactionIntervalMs ?? 5 * 60_000;
     if (interval > 0) {
@@ -107,6 +118,7 @@ class EtcdKv implements KvBackend, KvLifecycle {
     const keep = lease === undefined && request.keepTtl && request.expectedModRevision !== 0;
     const put: IRequestOp = { request_put: keep ? { key, value: utf8(request.value), ignore_lease: true } : { key, value: utf8(request.value), lease: lease ?? 0 } };
     try {
+      if (request.expectedModRevision === 0) return await this.creates.create(key, put, key.length + request.value.length);
       return await this.compareAndSwap(key, request.expectedModRevision, put);
     } catch (err) {
       if (lease === undefined || !messageOf(err).includes('requested lease not found')) throw err;
