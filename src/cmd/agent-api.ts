@@ -23,14 +23,14 @@ import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder 
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import {
-  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodeStatusController,
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodeStatusController,
+  type RuntimeFactsSource,
 } from '../agent/nodestatus/index.js';
 import {
   createOrchClient, createRestClient, getIfExists, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
 } from '../agent/orchclient/index.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
-import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import type { NodeIdentity } from './agent-node.js';
@@ -154,7 +154,8 @@ export interface ApiModeDeps {
   readonly api: ApiConnection;
   readonly identity: NodeIdentity;
   readonly clock: Clock;
-  readonly cri: CriClient;
+  /** The runtime's status and version, for the node's conditions and nodeInfo. */
+  readonly cri: RuntimeFactsSource;
   readonly status: StatusManager;
   readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
@@ -163,6 +164,8 @@ export interface ApiModeDeps {
   readonly health: HealthChecks;
   /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
   readonly nodeProblem?: () => string | undefined;
+  /** The machine facts of the node status (default: read from this machine under rootDir). */
+  readonly machine?: () => Promise<MachineInfo>;
 }
 
 export interface ApiMode {
@@ -210,6 +213,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
     machineInfo: { rootDir: o.rootDir },
+    ...(d.machine === undefined ? {} : { machine: d.machine }),
     clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },

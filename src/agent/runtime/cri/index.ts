@@ -13,6 +13,7 @@
  */
 export { CriClient, connectCri, DEFAULT_CRI_REQUEST_TIMEOUT_MS, type CriClientOptions } from './client.js';
 export { parseCriEndpoint, type CriEndpoint } from './endpoint.js';
+export { MemoryRuntime, type MemoryContainer, type MemorySandbox } from './memory-runtime.js';
 export { CRI_ERROR_CODES, type CriErrorCode } from './errors.js';
 export { findCriProto } from './proto.js';
 export type {
