@@ -66,9 +66,10 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   let etcd: EtcdCluster | undefined;
   if (o.store === 'etcd') etcd = await startEtcd();
   const rates = await storeWriteRates(o.store, etcd?.endpoints ?? [], 3000);
-  if (o.cpuProf !== undefined) process.env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${o.cpuProf}`;
-  const server = await startApiServer({ storage: o.store, controllers: true, ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }) });
-  delete process.env.NODE_OPTIONS;
+  const server = await startApiServer({
+    storage: o.store, controllers: true, ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
+    ...(o.cpuProf === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] }),
+  });
   const api = server.client;
   const ca = readFileSync(server.caFile, 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-'));

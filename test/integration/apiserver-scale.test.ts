@@ -8,9 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { isAlreadyExists } from '../../src/api/errors.js';
-import { openEtcdStore, type ManagedStore } from '../../src/apiserver/storage/index.js';
+import { openEtcdStore, type ManagedStore, type StoredObject } from '../../src/apiserver/storage/index.js';
 import { startApiServer } from '../helpers/apiserver.js';
 import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { waitFor } from '../helpers/wait.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -54,13 +55,59 @@ void describe('orch-apiserver at scale', () => {
     assert.ok(Date.now() - started < 1000, `the first call after the stall took ${Date.now() - started} ms`);
   });
 
+  void it('passes an indexed etcd watcher only the changes of objects that had or have its value', async () => {
+    const cluster = await etcd();
+    const store = await openEtcdStore({ endpoints: cluster.endpoints, prefix: '/index', compactionIntervalMs: 0 });
+    cleanups.push(() => store.close());
+    const nodeOf = (o: StoredObject): string => ((o.spec ?? {}) as { nodeName?: string }).nodeName ?? '';
+    const seen: string[] = [];
+    const all: string[] = [];
+    const name = (o: StoredObject): string => (o.metadata as { name: string }).name;
+    const indexed = await store.watch('/pods/', { index: { name: 'nodeName', value: 'a', of: nodeOf }, onEvent: (e) => { if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') seen.push(`${e.type} ${name(e.object)} ${nodeOf(e.object)}`); } });
+    const plain = await store.watch('/pods/', { onEvent: (e) => { if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') all.push(e.type); } });
+    await store.create('/pods/ns/p1', { metadata: { name: 'p1' }, spec: { nodeName: '' } });
+    await store.create('/pods/ns/p2', { metadata: { name: 'p2' }, spec: { nodeName: 'b' } });
+    await store.update('/pods/ns/p1', {}, (o) => ({ ...o, spec: { nodeName: 'a' } }));
+    await store.update('/pods/ns/p1', {}, (o) => ({ ...o, spec: { nodeName: 'b' } }));
+    await store.update('/pods/ns/p2', {}, (o) => ({ ...o, metadata: { name: 'p2', labels: { x: 'y' } } }));
+    await store.delete('/pods/ns/p1');
+    await waitFor('every change on the plain watch', () => all.length === 6);
+    assert.deepEqual(seen, ['MODIFIED p1 a', 'MODIFIED p1 b']);
+    await indexed.close();
+    await plain.close();
+  });
+
+  void it('lets a watch that starts a little behind the shared etcd watch join it, with the changes it missed first', async () => {
+    const cluster = await etcd();
+    const store = await openEtcdStore({ endpoints: cluster.endpoints, prefix: '/join', compactionIntervalMs: 0 });
+    cleanups.push(() => store.close());
+    const etcdWatchers = async (): Promise<number> => {
+      const text = await (await fetch(`${cluster.endpoints[0] ?? ''}/metrics`)).text();
+      return Number(/^etcd_debugging_mvcc_watcher_total (\d+)/m.exec(text)?.[1] ?? NaN);
+    };
+    const before = await etcdWatchers();
+    const first: string[] = [];
+    const a = await store.watch('/pods/', { onEvent: (e) => { if (e.type === 'ADDED') first.push((e.object.metadata as { name: string }).name); } });
+    const revisions: string[] = [];
+    for (let i = 0; i < 5; i++) revisions.push(((await store.create(`/pods/ns/p${i}`, { metadata: { name: `p${i}` } })).metadata as { resourceVersion: string }).resourceVersion);
+    await waitFor('the first watcher to see the 5 creates', () => first.length === 5);
+    const late: string[] = [];
+    const b = await store.watch('/pods/ns/', { resourceVersion: revisions[1] ?? '', onEvent: (e) => { if (e.type === 'ADDED') late.push((e.object.metadata as { name: string }).name); } });
+    await store.create('/pods/ns/p5', { metadata: { name: 'p5' } });
+    await waitFor('the late watcher to see the missed creates, then the new one', () => late.length === 4);
+    assert.deepEqual(late, ['p2', 'p3', 'p4', 'p5']);
+    assert.equal(await etcdWatchers(), before + 1, 'both watchers ride on one etcd watch');
+    await a.close();
+    await b.close();
+  });
+
   void it('groups concurrent creates into transactions, each caller answered with its own result', async () => {
     const cluster = await etcd();
     const store: ManagedStore = await openEtcdStore({ endpoints: cluster.endpoints, prefix: '/group', compactionIntervalMs: 0 });
     cleanups.push(() => store.close());
     await store.create('/events/ns/exists', { metadata: { name: 'exists' } });
     const keys = [...Array.from({ length: 60 }, (_, i) => `/events/ns/e${i}`), '/events/ns/exists', '/events/ns/e7'];
-    const results = await Promise.allSettled(keys.map((key, i) => store.create(key, { metadata: { name: key.slice(11) }, n: i }, i % 2 === 0 ? { ttlSeconds: 60 } : {})));
+    const results = await Promise.allSettled(keys.map((key, i) => store.create(key, { metadata: { name: key.slice(11) }, n: i }, { ttlSeconds: 60 + (i % 2) })));
     const ok = results.filter((r) => r.status === 'fulfilled');
     const refused = results.flatMap((r, i) => (r.status === 'rejected' ? [{ key: keys[i], err: r.reason as unknown }] : []));
     assert.equal(ok.length, 60);

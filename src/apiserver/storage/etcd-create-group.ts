@@ -6,8 +6,11 @@
  * Each caller still gets its own answer: when the grouped transaction's compare fails, its
  * failure branch reads every key, the callers whose key exists are answered with its state and
  * the rest go again as a group; when etcd rejects the transaction for a reason of one item (a
- * lease that expired), every item is sent again alone. The items of one transaction share its revision, as etcd's do. A key
- * that appears twice waits for the next group (etcd refuses a duplicate key in a transaction).
+ * lease that expired), every item is sent again alone. The items of one transaction share its
+ * revision, as etcd's do: a watch that resumes from that revision after seeing only some of them
+ * misses the others, which is why the store groups only creates of objects with a TTL (Events,
+ * best effort by nature). A key that appears twice waits for the next group (etcd refuses a
+ * duplicate key in a transaction).
  */
 import type { ICompare, IKeyValue, IRequestOp, ITxnRequest, ITxnResponse } from 'etcd3';
 import { isOrchError } from '../../api/errors.js';
@@ -50,6 +53,7 @@ export class CreateGroup {
   private pending: Item[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private holding = false;
   /** Transactions sent with more than one create (for tests and the bench). */
   grouped = 0;
 
@@ -68,7 +72,7 @@ export class CreateGroup {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
+    if (this.scheduled || this.holding || this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
     this.scheduled = true;
     // The creates of this turn of the event loop join the group.
     setImmediate(() => {
@@ -77,15 +81,18 @@ export class CreateGroup {
     });
   }
 
-  private take(): Item[] {
+  /** The next group; `held`: a later create of one of its keys waits, and must not overtake it. */
+  private take(): { batch: Item[]; held: boolean } {
     const batch: Item[] = [];
     const rest: Item[] = [];
     const keys = new Set<string>();
     let bytes = 0;
+    let held = false;
     for (const item of this.pending) {
       const id = item.key.toString('latin1');
       const fits = batch.length < this.maxOps && (batch.length === 0 || bytes + item.bytes <= this.maxBytes);
       if (!fits || keys.has(id)) {
+        held ||= keys.has(id);
         rest.push(item);
         continue;
       }
@@ -94,15 +101,18 @@ export class CreateGroup {
       batch.push(item);
     }
     this.pending = rest;
-    return batch;
+    return { batch, held };
   }
 
   private flush(): void {
-    while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
-      const batch = this.take();
+    while (this.inFlight < this.maxInFlight && this.pending.length > 0 && !this.holding) {
+      const { batch, held } = this.take();
       this.inFlight += 1;
+      // A second create of a key goes only after the first was answered, so the first wins.
+      if (held) this.holding = true;
       void this.commit(batch).finally(() => {
         this.inFlight -= 1;
+        if (held) this.holding = false;
         this.schedule();
       });
     }

@@ -3,7 +3,9 @@
  * object's mod revision, a list's read revision. Objects are stored as JSON without
  * resourceVersion under `<prefix><key>`.
  *
- * - create: a transaction that puts only if the key's version is 0;
+ * - create: a transaction that puts only if the key's version is 0; creates with a TTL (Events,
+ *   the bulk of the writes) that arrive together share one transaction (etcd-create-group.ts),
+ *   and so one revision;
  * - update and delete: transactions that compare the key's mod revision with the one read; on
  *   failure the same transaction returns the current state, so a retry needs no extra read;
  * - list: a range with a limit; later pages read at the first page's revision (compacted: gone);
@@ -118,7 +120,8 @@ class EtcdKv implements KvBackend, KvLifecycle {
     const keep = lease === undefined && request.keepTtl && request.expectedModRevision !== 0;
     const put: IRequestOp = { request_put: keep ? { key, value: utf8(request.value), ignore_lease: true } : { key, value: utf8(request.value), lease: lease ?? 0 } };
     try {
-      if (request.expectedModRevision === 0) return await this.creates.create(key, put, key.length + request.value.length);
+      // Creates with a TTL (Events) go together (etcd-create-group.ts).
+      if (request.expectedModRevision === 0 && lease !== undefined) return await this.creates.create(key, put, key.length + request.value.length);
       return await this.compareAndSwap(key, request.expectedModRevision, put);
     } catch (err) {
       if (lease === undefined || !messageOf(err).includes('requested lease not found')) throw err;

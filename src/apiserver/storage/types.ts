@@ -1,6 +1,7 @@
 /**
  * The contract of the storage layer (see index.ts for what the module owns). Semantics follow
- * Kubernetes' storage.Interface: one global revision that every write increments, objects that
+ * Kubernetes' storage.Interface: one global revision that every write increments (on etcd,
+ * creates with a TTL committed together share one), objects that
  * carry the revision of their last write as `metadata.resourceVersion`, optimistic concurrency on
  * that resourceVersion, consistent paging and watches that resume from a resourceVersion.
  *
