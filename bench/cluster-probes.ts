@@ -58,6 +58,8 @@ export interface LeaseSample {
   readonly ms: number;
   readonly phase: string;
   readonly ok: boolean;
+  /** The HTTP status, or 0 when no answer came. */
+  readonly status: number;
 }
 
 /** `count` leases renewed by PUT every `everyMs`, each client on its own connection, as nodes do. */
@@ -77,13 +79,17 @@ export async function startLeaseProbes(url: string, ca: string, token: string, c
     });
     const created = await client.request('POST', path, { body: body() });
     let rv = ((created.body.metadata ?? {}) as { resourceVersion?: string }).resourceVersion;
+    let busy = false;
     const renew = async (): Promise<void> => {
-      if (stopped) return;
+      // As a node's lease controller: the next renewal waits for the last one.
+      if (stopped || busy) return;
+      busy = true;
       const start = performance.now();
       const res = await client.request('PUT', `${path}/${name}`, { body: body(rv) }).catch(() => undefined);
-      samples.push({ ms: performance.now() - start, phase: phase.name, ok: res?.status === 200 });
+      samples.push({ ms: performance.now() - start, phase: phase.name, ok: res?.status === 200, status: res?.status ?? 0 });
       if (res?.status === 200) rv = ((res.body.metadata ?? {}) as { resourceVersion?: string }).resourceVersion;
-      else if (res?.status === 409) rv = undefined;
+      else if (res?.status === 409) rv = ((await client.request('GET', `${path}/${name}`)).body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      busy = false;
     };
     const timer = setInterval(() => { void renew(); }, everyMs);
     timers.push(timer);

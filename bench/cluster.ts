@@ -47,7 +47,7 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
     const env = { ...process.env };
     delete env.NODE_OPTIONS;
     const child = spawn(process.execPath, [NODEAGENT, 'simulate', '--nodes', String(n), '--first-index', String(p * per), '--orchconfig', orchconfig,
-      '--node-name-prefix', 'bench-node-', '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--', '-v=0'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      '--node-name-prefix', 'bench-node-', '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--', '-v=0', '--cluster-dns=10.96.0.10'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const sim: Simulator = { child, stdout: '' };
     child.stdout.setEncoding('utf8').on('data', (c: string) => { sim.stdout += c; });
     child.stderr.pipe(log, { end: false });
@@ -157,7 +157,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     row('pods', `${o.pods} created (${f1(created.perSecond)}/s, create p99 ${f1(percentile(createMs, 99))} ms, ${created.failed} failed); bound ${f1(span((t) => t.bound))}/s; Running ${f1(span((t) => t.running))}/s; deleted and gone in ${f1((d1 - b1.at) / 1000)} s`);
     row('watch delivery (create acked -> pod watch)', `p50 ${f1(percentile(delivery, 50))} / p99 ${f1(percentile(delivery, 99))} ms`);
     row('apiserver, burst', `${f1((burstCpu / ((b1.at - b0.at) / 1000)) * 100)} % of a core, ${f1((burstCpu * 1e6) / Math.max(1, burstEvents))} µs CPU per watch event sent (${burstEvents} events), ${f1((burstCpu * 1e6) / o.pods)} µs per pod, RSS ${f1(b1.server.rssBytes / 2 ** 20)} MiB`);
-    row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length}; simulator error lines ${simErrors}`);
+    row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length} (${[...new Set(probes.samples.filter((x) => !x.ok).map((x) => x.status))].map((c) => `HTTP ${c}`).join(', ')}); simulator error lines ${simErrors}`);
     row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS per node`).join('; '));
     return out;
   } finally {
