@@ -66,8 +66,8 @@ async function sandbox(cri: CriClient, ctrd: ContainerdInstance, logRoot: string
   return { id: await cri.runPodSandbox({ config }), config };
 }
 
-/** `count` containers running `command`, `perSandbox` to a sandbox, 4 sandboxes at a time. */
-async function containers(cri: CriClient, ctrd: ContainerdInstance, logRoot: string, count: number, perSandbox: number, command: readonly string[], first: number): Promise<void> {
+/** `count` containers running `command`, `perSandbox` to a sandbox, 4 sandboxes at a time (sandboxes named gc-<n>, namespace bench-gc, from `first`). */
+export async function containers(cri: CriClient, ctrd: ContainerdInstance, logRoot: string, count: number, perSandbox: number, command: readonly string[], first: number): Promise<void> {
   let next = 0;
   const sandboxes = Math.ceil(count / perSandbox);
   const worker = async (): Promise<void> => {
@@ -93,7 +93,7 @@ async function containers(cri: CriClient, ctrd: ContainerdInstance, logRoot: str
 }
 
 /** Runs pass and lists in turn `passes` times; medians of the CPU each took. */
-async function measure(passes: number, pass: () => Promise<unknown>, lists: () => Promise<unknown>): Promise<Measured> {
+export async function measure(passes: number, pass: () => Promise<unknown>, lists: () => Promise<unknown>): Promise<Measured> {
   await pass(); // warm: caches, JIT, connections
   await lists();
   const passCpu: number[] = [];

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
- * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts) and the GC
- * bench (bench/gc.ts), then the rows of the README's Performance table with the commit and the
+ * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
+ * bench (bench/gc.ts) and the eviction bench (bench/eviction.ts), then the rows of the README's Performance table with the commit and the
  * date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a test:
  * targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and the
  * next one still runs.
@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
 import { runSchedulerBench } from './scheduler.js';
+import { evictionRows, runEvictionBench } from './eviction.js';
 import { gcRows, runGcBench } from './gc.js';
 import { runStoreBench } from './store.js';
 import { exitOnSignals, formatTable, type Row } from './table.js';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     ['store', () => runStoreBench({ quick })],
     ['scheduler', () => runSchedulerBench({ quick })],
     ['gc', async () => gcRows(await runGcBench({ quick }))],
+    ['eviction', async () => evictionRows(await runEvictionBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {

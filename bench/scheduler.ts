@@ -23,9 +23,12 @@ import { ControllerManager, registryClient } from '../src/apiserver/controllers/
 import { CONTROLLERS_USER } from '../src/apiserver/controllers/client/index.js';
 import { ResourceRegistry, watchObjects, type ResourceDefinition, type WireObject } from '../src/apiserver/registry/index.js';
 import { eventDefinitions } from '../src/apiserver/resources/events/index.js';
+import { configMapDefinition } from '../src/apiserver/resources/configmaps/index.js';
 import { leaseDefinition } from '../src/apiserver/resources/leases/index.js';
+import { namespaceDefinition } from '../src/apiserver/resources/namespaces/index.js';
 import { nodeDefinition } from '../src/apiserver/resources/nodes/index.js';
 import { bindPod, podDefinition } from '../src/apiserver/resources/pods/index.js';
+import { serviceAccountDefinition } from '../src/apiserver/resources/serviceaccounts/index.js';
 import { openSqliteStore, type ManagedStore } from '../src/apiserver/storage/index.js';
 import { formatTable, isMain, percentile, type Row } from './table.js';
 
@@ -90,12 +93,15 @@ async function round(dir: string): Promise<{ raw: number; scheduled: number }> {
     });
     const client = (r: ResourceRegistry, namespace = ''): ReturnType<typeof registryClient> => registryClient({ registry: r, namespace, clock: realClock });
     const manager = new ControllerManager({
-      clients: { pods: client(pods), nodes: client(nodes), nodeLeases: client(leases, 'orch-node-lease'), leases: client(leases, 'orch-system'), events: client(eventRegistry) },
+      clients: {
+        pods: client(pods), nodes: client(nodes), nodeLeases: client(leases, 'orch-node-lease'), leases: client(leases, 'orch-system'), events: client(eventRegistry),
+        namespaces: client(registry(namespaceDefinition)), serviceAccounts: client(registry(serviceAccountDefinition)), configMaps: client(registry(configMapDefinition)),
+      },
       binder: { bind: async (namespace, name, uid, node) => { await bindPod(pods, { user: CONTROLLERS_USER, now: new Date() }, { namespace, name, uid, node }, false); } },
       controllers: ['scheduler'],
       leaderElection: { enabled: false, namespace: 'orch-system', name: 'bench', identity: 'bench', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
       nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 40_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 0,
-      clock: realClock, log: () => undefined, hostname: 'bench',
+      rootCaPem: '', clock: realClock, log: () => undefined, hostname: 'bench',
     });
     const scheduling = performance.now();
     manager.start();

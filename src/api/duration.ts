@@ -15,6 +15,7 @@
  *   "8760h", otherwise within about a microsecond.
  */
 import { OrchError } from './errors.js';
+import { quoteValue } from './quote.js';
 
 export const NANOSECOND = 1;
 export const MICROSECOND = 1_000;
@@ -70,7 +71,7 @@ function parseWithSubject(text: string, subject: string | undefined): number {
     throw new OrchError(
       INVALID_DURATION,
       'invalid',
-      `invalid duration ${JSON.stringify(text)}${where}: ${err.message}; expected ${FORMS}`,
+      `invalid duration ${quoteValue(text)}${where}: ${err.message}; expected ${FORMS}`,
       subject === undefined ? {} : { subject },
     );
   }
@@ -90,7 +91,7 @@ function parseNanos(text: string): bigint {
   let total = 0n;
   while (s !== '') {
     if (!(s.startsWith('.') || isDigit(s[0]))) {
-      throw new DurationSyntaxError(`${JSON.stringify(s[0])} cannot start a number`);
+      throw new DurationSyntaxError(`${quoteValue(s[0])} cannot start a number`);
     }
     const whole = leadingInteger(s);
     s = s.slice(whole.length);
@@ -108,7 +109,7 @@ function parseNanos(text: string): bigint {
     const unitText = s.slice(0, unitLength);
     s = s.slice(unitLength);
     const unit = UNITS.get(unitText);
-    if (unit === undefined) throw new DurationSyntaxError(`unknown unit ${JSON.stringify(unitText)}`);
+    if (unit === undefined) throw new DurationSyntaxError(`unknown unit ${quoteValue(unitText)}`);
 
     if (whole.value > INT64_LIMIT / unit) throw new DurationSyntaxError('it is out of range (at most about 2562047h)');
     let part = whole.value * unit;

@@ -6,8 +6,8 @@
 
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
-  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'EVENTS', 'GC', 'KUBERUNTIME', 'NODE',
-  'ORCHCLIENT', 'PODSOURCE', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'EVENTS', 'EVICTION', 'GC', 'KUBERUNTIME', 'NODE',
+  'ORCHCLIENT', 'PODSOURCE', 'PODSYNC', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
 export const ERROR_CODES: Readonly<Record<string, string>> = {
@@ -18,6 +18,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   API_INVALID_KEY_VALUE: 'a key=value list is malformed',
   API_INVALID_TAINT: 'a taint is not key[=value]:Effect',
   API_TOKEN_BUCKET_INVALID: 'a token bucket was asked for with a qps not above 0 or a burst not an integer of at least 1',
+  // src/agent/podsync
+  PODSYNC_NETWORK_NOT_READY: 'a pod off the host network was not synced: the runtime\'s pod network is not ready (event NetworkNotReady)',
   // src/agent/config
   CONFIG_INVALID: 'the configuration has problems; each is listed',
   CONFIG_FILE_UNREADABLE: 'the --config file cannot be read',
@@ -78,6 +80,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   ORCHCLIENT_UNAVAILABLE: 'the API server cannot be reached',
   // src/agent/kuberuntime
   KUBERUNTIME_ENV_INVALID: 'a container env value refers to something the agent cannot resolve',
+  KUBERUNTIME_ENV_SOURCE_UNAVAILABLE: 'a ConfigMap or Secret a container env names cannot be read (no API server, or the read failed)',
+  KUBERUNTIME_ENV_REFERENCE_NOT_FOUND: 'a ConfigMap, Secret or key a container env names does not exist and is not optional',
   KUBERUNTIME_INVALID_IMAGE: 'an image reference is malformed',
   KUBERUNTIME_SANDBOX_CONFIG_INVALID: 'the pod sandbox configuration cannot be built',
   KUBERUNTIME_RUN_AS_NON_ROOT: 'runAsNonRoot is set and the container would run as root',
@@ -90,6 +94,9 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   GC_CONTAINER_FAILED: 'removals of a container garbage collection pass failed (each named); tried again at the next pass',
   GC_IMAGE_FREE_FAILED: 'image garbage collection could not free enough space: "wanted to free X bytes, but freed Y bytes"',
   GC_INVALID_PERIOD: 'NODEAGENT_CONTAINER_GC_PERIOD or NODEAGENT_IMAGE_GC_PERIOD is not a positive Go duration',
+  EVICTION_THRESHOLD_INVALID: 'an eviction threshold, soft grace period or minimum reclaim cannot be used (the field is named)',
+  EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED: 'kernelMemcgNotification is true: memory threshold notifications need an eventfd, which Node.js cannot create',
+  EVICTION_KILL_TIMEOUT: 'a pod the eviction manager killed was still terminating after its grace period and half again (at least 10 s)',
   GC_IMAGE_FS_UNKNOWN: 'the image file system cannot be found (ImageFsInfo, the runtime root) or measured (statfs)',
   // src/agent/podsource
   PODSOURCE_UNKNOWN_SOURCE: 'a snapshot was pushed for a source that was not declared',
@@ -100,6 +107,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   VOLUME_OBJECT_NOT_FOUND: 'a configMap or secret a volume needs does not exist and is not optional',
   VOLUME_KEY_NOT_FOUND: 'a volume item names a key its object lacks and is not optional',
   VOLUME_OBJECT_UNAVAILABLE: 'reading a configMap or secret for a volume from the API server failed',
+  VOLUME_TOKEN_UNAVAILABLE: 'a service account token for a projected volume could not be had from the API server',
   VOLUME_WRITE_FAILED: 'the files of a configMap, secret, projected or downwardAPI volume could not be written',
   // src/agent/events
   EVENTS_INVALID_OPTIONS: 'the event recorder options are out of range (qps, burst, reporting instance)',
@@ -112,16 +120,32 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CM_NO_CGROUPS: 'no cgroup hierarchy is mounted',
   CM_CGROUP_BUSY: 'a pod cgroup stayed busy until the deadline',
   CM_CGROUP_FAILED: 'a cgroup directory could not be created, read or removed',
+  CM_CPUSET_INVALID: 'a CPU list is malformed (not numbers and ascending ranges such as 0-3,7)',
+  CM_TOPOLOGY_UNREADABLE: 'the CPU or NUMA topology cannot be read from sysfs',
+  CM_CHECKPOINT_FAILED: 'a resource manager state file cannot be read, parsed, verified or written',
+  CM_ADMISSION_REFUSED: "the CPU, memory or topology manager refused a pod with upstream's reason (TopologyAffinityError, SMTAlignmentError)",
+  CM_ALLOCATION_FAILED: 'the CPU or memory manager cannot give a container what it asks for (the pod is refused: UnexpectedAdmissionError)',
+  CM_TOPOLOGY_UNSUPPORTED: 'a topology manager policy on a machine with more than 8 NUMA nodes',
+  CM_CPU_MANAGER_CONFIG: 'the CPU manager settings do not fit this machine (no CPU reservation for static, reserved CPUs offline)',
+  CM_CPU_POLICY_OPTION: 'a CPU manager policy option is unknown, gated off, malformed or incompatible',
+  CM_CPU_STATE_INVALID: 'cpu_manager_state was written for another policy, is corrupt, or does not add up (drain the node, delete the file)',
+  CM_MEMORY_MANAGER_CONFIG: 'reservedMemory does not match node allocatable or the machine, or the Static policy has none',
+  CM_MEMORY_STATE_INVALID: 'memory_manager_state was written for another policy, is corrupt, or does not add up (drain the node, delete the file)',
+  CM_NODE_ALLOCATABLE: 'a reserved cgroup named by enforceNodeAllocatable does not exist or cannot take its limits',
+  CM_CGROUP_V2_REQUIRED: "a setting needs cgroup v2 (or swap accounting) and this node's memory controller is on cgroup v1",
+  CM_SYSTEM_CGROUPS: 'a system cgroup setting cannot be applied (systemCgroups is /)',
   // src/apiserver
   APISERVER_INVALID_FLAGS: 'orch-apiserver flags are invalid; each problem is listed',
   APISERVER_LISTEN: 'the secure port cannot be bound',
   APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',
   APISERVER_PKI: 'the serving or CA certificate cannot be read or generated',
   APISERVER_POLICY_INVALID: 'the authorization policy file is malformed',
+  APISERVER_SERVICE_ACCOUNT_KEY_INVALID: 'a service account key file cannot be read or holds no usable RSA or ECDSA key',
   APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
   APISERVER_PROTO_MISSING: 'the .proto files of the protobuf encoding (proto/orch) cannot be found',
+  APISERVER_TRACING_CONFIG_INVALID: 'the --tracing-config-file is unreadable or not a valid TracingConfiguration',
   APISERVER_METRICS_READ_ONLY: 'a write or watch of the resource metrics API, which is read-only',
   // src/apiserver/storage
   STORE_NOT_FOUND: 'no object at the key',

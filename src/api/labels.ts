@@ -7,6 +7,7 @@
  * knows no particular field: callers add the subject to each problem.
  */
 import { OrchError } from './errors.js';
+import { quoteValue } from './quote.js';
 
 export const QUALIFIED_NAME_MAX_LENGTH = 63;
 export const LABEL_VALUE_MAX_LENGTH = 63;
@@ -127,7 +128,7 @@ export function parseKeyValuePairs(text: string, subject: string): Map<string, s
       throw new OrchError(
         INVALID_KEY_VALUE,
         'invalid',
-        `${subject}: item ${JSON.stringify(item)} is not of the form key=value (expected key=value pairs separated by ',', e.g. a=1,b=2)`,
+        `${subject}: item ${quoteValue(item)} is not of the form key=value (expected key=value pairs separated by ',', e.g. a=1,b=2)`,
         { subject },
       );
     }

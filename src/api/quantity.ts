@@ -14,6 +14,7 @@
  *   verbatim ("+1", "1E3", "01"), which are equal in value.
  */
 import { OrchError } from './errors.js';
+import { quoteValue } from './quote.js';
 
 /** How a quantity prints, remembered from the suffix it was written with. */
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
@@ -103,7 +104,7 @@ function interpretSuffix(
     if (Math.abs(power) > INT32_MAX) throw invalid(text, subject, `the exponent ${exponent} is out of range (at most ${INT32_MAX} in magnitude)`);
     return { format: 'DecimalExponent', power };
   }
-  throw invalid(text, subject, `unknown suffix ${JSON.stringify(suffix)}`);
+  throw invalid(text, subject, `unknown suffix ${quoteValue(suffix)}`);
 }
 
 function invalid(text: string, subject: string | undefined, reason: string): OrchError {
@@ -111,7 +112,7 @@ function invalid(text: string, subject: string | undefined, reason: string): Orc
   return new OrchError(
     INVALID_QUANTITY,
     'invalid',
-    `invalid quantity ${JSON.stringify(text)}${where}: ${reason}; ${FORMS}`,
+    `invalid quantity ${quoteValue(text)}${where}: ${reason}; ${FORMS}`,
     subject === undefined ? {} : { subject },
   );
 }
@@ -245,13 +246,13 @@ export function parseByteSize(text: string, subject?: string): number {
   const where = subject === undefined ? '' : ` for ${subject}`;
   const options = subject === undefined ? {} : { subject };
   if (quantity.mantissa < 0n) {
-    throw new OrchError(INVALID_QUANTITY, 'invalid', `invalid byte size ${JSON.stringify(text)}${where}: it must not be negative`, options);
+    throw new OrchError(INVALID_QUANTITY, 'invalid', `invalid byte size ${quoteValue(text)}${where}: it must not be negative`, options);
   }
   if (compareMagnitude(quantity.mantissa, quantity.exponent, BigInt(Number.MAX_SAFE_INTEGER), 0) > 0) {
     throw new OrchError(
       INVALID_QUANTITY,
       'invalid',
-      `invalid byte size ${JSON.stringify(text)}${where}: it must be at most ${Number.MAX_SAFE_INTEGER} bytes`,
+      `invalid byte size ${quoteValue(text)}${where}: it must be at most ${Number.MAX_SAFE_INTEGER} bytes`,
       options,
     );
   }

@@ -5,6 +5,7 @@
  */
 import { OrchError } from './errors.js';
 import { validateLabelValue, validateQualifiedName } from './labels.js';
+import { quoteValue } from './quote.js';
 
 export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 export type TaintEffect = (typeof TAINT_EFFECTS)[number];
@@ -39,7 +40,7 @@ export function parseTaints(text: string, subject?: string): Taint[] {
     const taint = parseTaint(item, subject);
     const identity = `${taint.key}:${taint.effect}`;
     if (seen.has(identity)) {
-      throw invalid(subject, `taint ${JSON.stringify(item)} repeats key ${JSON.stringify(taint.key)} with effect ${taint.effect}; each key and effect pair may appear once`);
+      throw invalid(subject, `taint ${quoteValue(item)} repeats key ${quoteValue(taint.key)} with effect ${taint.effect}; each key and effect pair may appear once`);
     }
     seen.add(identity);
     taints.push(taint);
@@ -52,19 +53,19 @@ export function parseTaint(text: string, subject?: string): Taint {
   const parts = text.split(':');
   if (parts.length !== 2) {
     const reason = parts.length === 1 ? 'it has no effect' : "it has more than one ':'";
-    throw invalid(subject, `invalid taint ${JSON.stringify(text)}: ${reason}; ${FORM}`);
+    throw invalid(subject, `invalid taint ${quoteValue(text)}: ${reason}; ${FORM}`);
   }
   const [keyValue = '', effect = ''] = parts;
   if (!isTaintEffect(effect)) {
-    throw invalid(subject, `invalid taint ${JSON.stringify(text)}: unknown effect ${JSON.stringify(effect)}; ${FORM}`);
+    throw invalid(subject, `invalid taint ${quoteValue(text)}: unknown effect ${quoteValue(effect)}; ${FORM}`);
   }
   const kv = keyValue.split('=');
-  if (kv.length > 2) throw invalid(subject, `invalid taint ${JSON.stringify(text)}: it has more than one '='; ${FORM}`);
+  if (kv.length > 2) throw invalid(subject, `invalid taint ${quoteValue(text)}: it has more than one '='; ${FORM}`);
   const [key = '', value = ''] = kv;
   const taint: Taint = value === '' ? { key, effect } : { key, value, effect };
   const problems = validateTaint(taint);
   if (problems.length > 0) {
-    throw invalid(subject, `invalid taint ${JSON.stringify(text)}: ${problems.join('; ')}`);
+    throw invalid(subject, `invalid taint ${quoteValue(text)}: ${problems.join('; ')}`);
   }
   return taint;
 }
@@ -84,7 +85,7 @@ export function validateTaint(t: Taint): string[] {
   const problems = validateQualifiedName(t.key).map((p) => `key ${p}`);
   if (t.value !== undefined) problems.push(...validateLabelValue(t.value).map((p) => `value ${p}`));
   if (!isTaintEffect(t.effect)) {
-    problems.push(`effect ${JSON.stringify(t.effect)} is not supported; use NoSchedule, PreferNoSchedule or NoExecute`);
+    problems.push(`effect ${quoteValue(t.effect)} is not supported; use NoSchedule, PreferNoSchedule or NoExecute`);
   }
   return problems;
 }

@@ -2,15 +2,16 @@
  * Part of nodeagent's composition root: API-server mode (--orchconfig, with
  * --bootstrap-orchconfig). `connectApi` runs before the node's modules are built: TLS bootstrap,
  * the REST client (orchAPIQPS/orchAPIBurst, contentType), client-certificate rotation, the
- * event recorder, the readers volumes and pulls need, and the client of the servers' token and
+ * event recorder, the object manager (ConfigMaps and Secrets of volumes, env and pulls), the
+ * token manager (projected service account tokens), and the client of the servers' token and
  * access reviews. `createApiMode` builds, before the sync loop, what runs against the API server
  * (node registration and status, the lease, the pod watch, the status writer, mirror pods) and
  * the admission checks that read the Node; `start` starts it once the loops run. Without
  * --orchconfig none of this is loaded (standalone mode).
  */
-import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
+import type { Tracer } from '../api/tracing/index.js';
 import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
@@ -23,26 +24,38 @@ import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder 
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import {
-  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodeStatusController,
-  type RuntimeFactsSource,
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
+  type NodeStatusController, type RuntimeFactsSource,
 } from '../agent/nodestatus/index.js';
 import {
-  createOrchClient, createRestClient, getIfExists, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
+  createOrchClient, createRestClient, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
 } from '../agent/orchclient/index.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import type { ServingCertificateSource } from '../agent/server/index.js';
+import { podCidrFollower } from '../agent/kuberuntime/index.js';
+import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
-import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
+import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
+import {
+  createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+} from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
+import { nodeStatusReservation } from './agent-cm.js';
+
+/** What of the node's own Node object the connection reads. */
+type NodeAnnotations = Parameters<typeof nodeObjectTtlMs>[0];
 
 export interface ApiConnection {
   readonly rest: RestClient;
   readonly recorder: EventRecorder;
-  /** configMap and secret readers of the volume manager (undefined: not found). */
-  readonly objects: {
-    configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
-    secret(namespace: string, name: string): Promise<Secret | undefined>;
-  };
+  /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy). */
+  readonly objects: ObjectManager;
+  /** The service account tokens of projected volumes. */
+  readonly tokens: ServiceAccountTokenSource;
+  /** The desired pods, registered with `objects` as they come and go. */
+  trackPods(pods: PodManager): PodManager;
+  /** Where the node's own Node object is read (its annotations tune `objects`). */
+  useNode(source: () => NodeAnnotations | undefined): void;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
   /** Records a pod event the node's modules decided. */
   podEvent(event: PodEvent): void;
@@ -55,13 +68,13 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock): Promise<ApiConnection> {
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock, tracer?: Tracer): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('orchclient');
   const clientFor = (connection: OrchConnection): RestClient =>
-    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log });
+    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log, ...(tracer === undefined ? {} : { tracer }) });
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,
@@ -92,17 +105,24 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     // The modules log their events already; the recorder's own line is verbose.
     logVerbosity: 3,
   });
-  const objects = {
-    configMap: (ns: string, name: string) => getIfExists<ConfigMap>(rest, `/api/v1/namespaces/${ns}/configmaps/${name}`),
-    secret: (ns: string, name: string) => getIfExists<Secret>(rest, `/api/v1/namespaces/${ns}/secrets/${name}`),
-  };
+  // The Cache strategy's TTL is the Node's ttl annotation once the node status controller has the Node.
+  let node: () => NodeAnnotations | undefined = () => undefined;
+  const objects = createObjectManager({
+    rest, clock, logger: logs.logger('volumes'), strategy: c.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy,
+    cacheTtlMs: () => nodeObjectTtlMs(node()),
+  });
   const reviews = createOrchClient({ connection, clock });
   return {
     rest,
     recorder,
     objects,
+    tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     reviews,
-    pullCredentials: pullCredentials(objects.secret),
+    trackPods: (pods) => registeringPods(pods, objects),
+    useNode(source) {
+      node = source;
+    },
+    pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
       recordPodEvent(recorder, e);
@@ -111,11 +131,32 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       recorder.event(nodeReference(nodeName), type, reason, reason, message);
     },
     async close() {
+      await objects.stop();
       await rotation?.stop();
       await serving?.manager.stop();
       await recorder.stop();
       reviews.close();
       rest.close();
+    },
+  };
+}
+
+/** `pods`, registering each desired pod (added or changed) with the object manager and unregistering it when it goes. */
+function registeringPods(pods: PodManager, objects: ObjectManager): PodManager {
+  return {
+    pod: (uid) => pods.pod(uid),
+    isDesired: (uid) => pods.isDesired(uid),
+    pods: () => pods.pods(),
+    set(uid, pod) {
+      objects.registerPod(pod);
+      pods.set(uid, pod);
+    },
+    remove(uid) {
+      pods.remove(uid);
+      objects.unregisterPod(uid);
+    },
+    get size() {
+      return pods.size;
     },
   };
 }
@@ -155,13 +196,15 @@ export interface ApiModeDeps {
   readonly identity: NodeIdentity;
   readonly clock: Clock;
   /** The runtime's status and version, for the node's conditions and nodeInfo. */
-  readonly cri: RuntimeFactsSource;
+  readonly cri: RuntimeFactsSource & Pick<CriClient, 'updateRuntimeConfig'>;
   readonly status: StatusManager;
   readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
   readonly pushPods: (pods: readonly NodePod[]) => void;
   /** The agent's health checks: the first failing one makes the node not ready. */
   readonly health: HealthChecks;
+  /** The eviction manager's pressure conditions. */
+  readonly pressure: () => NodePressure;
   /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
   readonly nodeProblem?: () => string | undefined;
   /** The machine facts of the node status (default: read from this machine under rootDir). */
@@ -175,7 +218,7 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
-  /** Something the node status reports changed (readiness): report it now. */
+  /** Something the node status reports changed (readiness, pressure): report it now rather than at the next period. */
   nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
@@ -186,6 +229,8 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const { api, cri } = d;
   const nodeName = d.identity.name;
   const nodeLog = d.logs.logger('nodestatus');
+  // The Node's spec.podCIDR reaches the runtime, as --pod-cidr does in standalone mode.
+  const followPodCidr = podCidrFollower({ runtime: cri, logger: nodeLog });
   const nodeStatus: NodeStatusController = createNodeStatusController({
     client: api.rest,
     identity: {
@@ -205,10 +250,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       agentVersion: d.resolved.version,
       maxPods: c.maxPods,
       podsPerCore: c.podsPerCore,
-      reservation: { systemReserved: c.systemReserved, orchReserved: c.orchReserved, evictionHard: c.evictionHard },
+      reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()),
+    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -217,6 +262,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },
+    onNode: (node) => { void followPodCidr(node.spec?.podCIDR); },
   });
   const lease: LeaseController = createLeaseController({
     client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
@@ -236,6 +282,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     onCreated: (uid) => { writer.requestWrite(uid); },
   });
   source.onMirrorsChanged(() => { mirrors.requestSync(); });
+  api.useNode(() => nodeStatus.node());
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node()),
     start() {

@@ -2,7 +2,8 @@
  * Part of nodeagent's composition root: what keeps the node clean while the agent runs, the
  * garbage collectors (src/agent/gc: dead containers, sandboxes, pod log directories, unused
  * images) and the container log manager (src/agent/containerlogs: rotation), built from the
- * configuration and started. Not part of --runonce (upstream's runonce starts neither).
+ * configuration and started, and the garbage collectors' reclaim the eviction manager runs
+ * under disk pressure. Not part of --runonce (upstream's runonce starts neither).
  *
  * The GC periods are upstream's constants (1 minute for containers, 5 for images); the
  * environment variables NODEAGENT_CONTAINER_GC_PERIOD and NODEAGENT_IMAGE_GC_PERIOD (Go
@@ -38,6 +39,8 @@ export interface NodeCleanupDeps {
   sourcesReady(): boolean;
   /** The pod is gone: no source wants it and no worker holds it. */
   isRemovable(uid: string): boolean;
+  /** No worker holds the pod (it finished, or never ran), though a source may still want it. */
+  isTerminated(uid: string): boolean;
   /** The pod status cache forgets a pod whose objects GC removed. */
   podChanged(uid: string): void;
   /** The agent's /metrics registry. */
@@ -55,8 +58,15 @@ export function periodFromEnv(env: Readonly<Record<string, string | undefined>>,
   return ms;
 }
 
-/** Builds and starts the garbage collectors and the log manager; resolves to their teardown. */
-export function startNodeCleanup(d: NodeCleanupDeps): () => Promise<void> {
+/** What runs: the teardown, and the garbage collectors' reclaim for the eviction manager. */
+export interface NodeCleanup {
+  stop(): Promise<void>;
+  deleteAllUnusedContainers(): Promise<void>;
+  deleteUnusedImages(): Promise<void>;
+}
+
+/** Builds and starts the garbage collectors and the log manager. */
+export function startNodeCleanup(d: NodeCleanupDeps): NodeCleanup {
   const c = d.resolved.config;
   const o = d.resolved.options;
   const { cri, clock } = d;
@@ -66,7 +76,7 @@ export function startNodeCleanup(d: NodeCleanupDeps): () => Promise<void> {
   const metrics = createGcMetrics(d.registry);
   const containerGC = createContainerGC({
     runtime: cri,
-    pods: { sourcesReady: () => d.sourcesReady(), isRemovable: (uid) => d.isRemovable(uid) },
+    pods: { sourcesReady: () => d.sourcesReady(), isRemovable: (uid) => d.isRemovable(uid), isTerminated: (uid) => d.isTerminated(uid) },
     policy: { minAgeMs: durationToMs(o.minimumContainerTTLDuration), maxPerPodContainer: o.maximumDeadContainersPerContainer, maxContainers: o.maximumDeadContainers },
     podLogsDir: c.podLogsDir,
     now: () => clock.now(),
@@ -76,7 +86,7 @@ export function startNodeCleanup(d: NodeCleanupDeps): () => Promise<void> {
   });
   // The runtime's own sandbox image (containerd 1.6 does not pin it), read once it answers.
   let runtimeSandboxImage: string | undefined;
-  const imageGC = c.imageGCHighThresholdPercent >= 100 ? undefined : createImageGC({
+  const imageGC = createImageGC({
     images: cri,
     containers: cri,
     imageFs: imageFsSource({ images: cri, runtime: cri }),
@@ -91,6 +101,8 @@ export function startNodeCleanup(d: NodeCleanupDeps): () => Promise<void> {
   });
   const collector = createGarbageCollector({
     containerGC, imageGC, clock, logger: log, containerPeriodMs, imagePeriodMs, metrics,
+    // imageGCHighThresholdPercent 100 turns the periodic pass off, not the eviction manager's reclaim (as upstream).
+    periodicImageGC: c.imageGCHighThresholdPercent < 100,
     ...(d.onEvent === undefined ? {} : { onEvent: d.onEvent }),
   });
   const rotation = createContainerLogManager({
@@ -104,8 +116,12 @@ export function startNodeCleanup(d: NodeCleanupDeps): () => Promise<void> {
   });
   collector.start();
   rotation.start();
-  return async () => {
-    await rotation.stop();
-    await collector.stop();
+  return {
+    async stop() {
+      await rotation.stop();
+      await collector.stop();
+    },
+    deleteAllUnusedContainers: () => collector.deleteAllUnusedContainers(),
+    deleteUnusedImages: () => collector.deleteUnusedImages(),
   };
 }

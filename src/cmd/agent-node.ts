@@ -8,21 +8,24 @@ import path from 'node:path';
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import { readNodeCapacity } from '../api/node-capacity.js';
-import { API_SOURCE } from '../api/pod/index.js';
+import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
-import { createPodCgroups, podCgroupParent, qosClass } from '../agent/cm/index.js';
-import { createPodStatusCache, createRuntimeManager, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
+import { createPodCgroups, podCgroupParent, type ContainerManager } from '../agent/cm/index.js';
+import { createPodStatusCache, createRuntimeManager, runtimeNetworkState, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
 import { createPodConfig, type PodConfig } from '../agent/podsource/index.js';
-import { createPodSyncer } from '../agent/podsync/index.js';
+import { createPodSyncer, tracedPodSyncer } from '../agent/podsync/index.js';
 import { createProberManager, createProberMetrics, type PodEvent, type ProberManager, type ProberMetrics } from '../agent/prober/index.js';
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
 import type { DesiredPods } from '../agent/syncloop/index.js';
+import type { PodSyncer } from '../agent/podworkers/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
+import { buildContainerManager } from './agent-cm.js';
+import type { AgentTracing } from './agent-tracing.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
 export interface NodeModules {
@@ -33,10 +36,12 @@ export interface NodeModules {
   /** The runtime manager's pod statuses, vouched for by the daemon's PLEG. */
   readonly podCache: PodStatusCache;
   readonly status: StatusManager;
-  readonly syncer: ReturnType<typeof createPodSyncer>;
+  readonly syncer: PodSyncer;
   readonly podConfig: PodConfig;
   readonly volumes: VolumeManager;
   readonly cgroups: ReturnType<typeof createPodCgroups>;
+  /** Node allocatable, the resource managers and the system cgroups; the daemon starts it. */
+  readonly containerManager: ContainerManager;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
 }
@@ -59,6 +64,8 @@ export interface BuildNodeOptions {
   readonly desired: Pick<DesiredPods, 'isDesired'>;
   /** API-server mode: object readers, pull credentials and the event recorder. */
   readonly api?: ApiConnection | undefined;
+  /** Tracing, when configured (src/cmd/agent-tracing.ts). */
+  readonly tracing?: AgentTracing | undefined;
 }
 
 /** Builds the modules; waits for the container runtime to answer first. */
@@ -66,7 +73,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('agent');
-  const { api, clock } = options;
+  const { api, clock, tracing } = options;
   const { name, ips } = options.identity;
   log.info('Node identity', { node: name, ips });
   // Image credential provider plugins (checked before anything starts: a missing plugin stops the agent, as upstream).
@@ -78,6 +85,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     runtimeEndpoint: c.containerRuntimeEndpoint,
     ...(c.imageServiceEndpoint === '' ? {} : { imageEndpoint: c.imageServiceEndpoint }),
     requestTimeoutMs: durationToMs(c.runtimeRequestTimeout),
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer('cri') }),
   });
   try {
     await waitForRuntime(cri, { endpoint: c.containerRuntimeEndpoint, logger: log, clock });
@@ -91,6 +99,15 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     throw err;
   }
 
+  // The host's cgroups and topology, and the settings they cannot honour (refused here, in every mode).
+  const containerManager = buildContainerManager(resolved, logs, clock, cri, api);
+  let host;
+  try {
+    host = await containerManager.prepare();
+  } catch (err) {
+    cri.close();
+    throw err;
+  }
   const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
   const cgroups = createPodCgroups({
     ...cgroupConfig,
@@ -99,6 +116,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     podPidsLimit: c.podPidsLimit,
     cpuCFSQuota: c.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(c.cpuCFSQuotaPeriod / 1000),
+    ...(host.qosMemoryReserve === undefined ? {} : { qosMemoryReserve: host.qosMemoryReserve }),
   });
   const sidecarContainers = resolved.gates.enabled('SidecarContainers');
   // Events are logged by the module that decided them; in API-server mode they are also recorded.
@@ -116,7 +134,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
-    ...(api === undefined ? {} : { objects: api.objects }),
+    ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens }),
   });
   const podCache = createPodStatusCache({ clock });
   const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });
@@ -146,10 +164,15 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
+    ...(api === undefined ? {} : { envObjects: api.objects }),
+    containerCpuset: (pod, container) => containerManager.cpuset(pod, container),
+    ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
+    tracer: tracing?.tracer('kuberuntime'),
   });
 
   const status = createStatusManager();
-  const syncer = createPodSyncer({
+  const network = runtimeNetworkState({ runtime: cri, clock });
+  const untracedSyncer = createPodSyncer({
     runtime,
     cgroups,
     volumes,
@@ -162,7 +185,10 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     probes: prober,
     sidecarContainers,
     ...(onEvent === undefined ? {} : { onEvent }),
+    networkError: () => network.networkError(),
   });
+  const syncer = tracing === undefined ? untracedSyncer
+    : tracedPodSyncer({ syncer: untracedSyncer, tracer: tracing.tracer('podsync'), parents: tracing.parents });
   const podConfig = createPodConfig({
     nodeName: name,
     staticPodPath: c.staticPodPath,
@@ -173,6 +199,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     logger: logs.logger('podsource'),
     clock,
     pushSources: api === undefined ? [] : [API_SOURCE],
+    ...(tracing === undefined ? {} : { tracing: { tracer: tracing.tracer('podsource'), parents: tracing.parents } }),
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, prober, proberMetrics };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, prober, proberMetrics };
 }

@@ -7,7 +7,8 @@
 import type { Clock } from '../api/clock.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import type { PodWorkers } from '../agent/podworkers/index.js';
+import { killPodNow, type PodWorkers } from '../agent/podworkers/index.js';
+import type { PodEvent } from '../agent/prober/index.js';
 import { connectLogind, createShutdownManager, shutdownPeriods, type ShutdownManager } from '../agent/shutdown/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { DesiredPods } from '../agent/syncloop/index.js';
@@ -20,6 +21,8 @@ export interface NodeShutdownDeps {
   readonly pods: DesiredPods;
   readonly status: Pick<StatusManager, 'getPodStatus'>;
   readonly workers: Pick<PodWorkers, 'updatePod' | 'stateOf'>;
+  /** A pod event (API-server mode). */
+  readonly podEvent?: ((event: PodEvent) => void) | undefined;
   /** A Node event (API-server mode). */
   readonly nodeEvent?: ((type: 'Normal' | 'Warning', reason: string, message: string) => void) | undefined;
   /** Reports the node status now (API-server mode). */
@@ -41,9 +44,16 @@ export function nodeShutdown(d: NodeShutdownDeps): ShutdownManager | undefined {
       const phase = d.status.getPodStatus(pod.metadata.uid)?.phase;
       return phase !== 'Succeeded' && phase !== 'Failed' && d.workers.stateOf(pod.metadata.uid) !== 'terminated';
     }),
-    killPod: (pod, gracePeriodSeconds, failure) => new Promise<void>((resolve) => {
-      d.workers.updatePod({ type: 'kill', pod, gracePeriodSeconds, failure, onKilled: resolve });
-    }),
+    killPod: async (pod, gracePeriodSeconds, failure) => {
+      const log = d.logs.logger('nodeshutdown');
+      await killPodNow({
+        workers: d.workers, clock,
+        onExceeded: (p, message) => {
+          log.info('Event', { type: 'Warning', reason: 'ExceededGracePeriod', pod: `${p.metadata.namespace}/${p.metadata.name}`, message });
+          d.podEvent?.({ type: 'Warning', reason: 'ExceededGracePeriod', message, pod: p });
+        },
+      }, pod, gracePeriodSeconds, failure);
+    },
     ...(d.nodeEvent === undefined ? {} : { onNodeEvent: d.nodeEvent }),
     ...(d.nodeStatusChanged === undefined ? {} : { onShuttingDown: d.nodeStatusChanged }),
   });

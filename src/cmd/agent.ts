@@ -16,12 +16,14 @@ import { sysctlAdmission } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { createPleg } from '../agent/pleg/index.js';
 import { createPodWorkers } from '../agent/podworkers/index.js';
-import { createAgentMetrics, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
+import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
 import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop/index.js';
 import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
+import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
+import { startAgentTracing } from './agent-tracing.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
 
@@ -48,18 +50,21 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot,
 async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock, disposers: Disposers): Promise<void> {
   const c = resolved.config;
   const identity = await nodeIdentity(resolved);
+  // Tracing first and stopped last: its provider exports the spans of everything stopping before it.
+  const tracing = await startAgentTracing(resolved, logs, clock);
+  if (tracing !== undefined) disposers.push(() => tracing.provider.shutdown());
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
   const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
   let api: ApiConnection | undefined;
   if (apiModules !== undefined) {
-    const connected = await apiModules.connectApi(resolved, logs, identity, clock);
+    const connected = await apiModules.connectApi(resolved, logs, identity, clock, tracing?.tracer('orchclient'));
     disposers.push(() => connected.close());
     api = connected;
   }
 
-  const pods = createPodManager();
-  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api });
+  const pods = api === undefined ? createPodManager() : api.trackPods(createPodManager());
+  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
   disposers.push(() => prober.stop());
@@ -70,16 +75,32 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
   disposers.push(() => workers.stop());
+  const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
+  // The pods' volume stats (every volumeStatsAggPeriod) and the stats snapshots the servers and the eviction manager share.
+  const volumeStats = createVolumeStatsCache({ rootDir: resolved.options.rootDir, pods: () => pods.pods(), periodMs: durationToMs(c.volumeStatsAggPeriod), clock, logger: logs.logger('stats') });
+  volumeStats.start();
+  disposers.push(() => volumeStats.stop());
+  const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });
+
   const nodeEvent = api?.nodeEvent.bind(api);
   // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
   const shutdown = nodeShutdown({
-    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent,
+    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent, podEvent: api?.podEvent.bind(api),
     nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
   });
   let apiMode: ApiMode | undefined;
+  // The eviction manager: its kills carry the Evicted failure through the workers.
+  const eviction = await createEviction({
+    resolved, logs, clock, cri, pods, workers, registry: metrics.registry,
+    podStats: async (maxAgeMs) => (await stats.snapshot(maxAgeMs)).pods,
+    onNodeEvent: api === undefined ? undefined : (e) => { api.nodeEvent(e.type, e.reason, e.message); },
+    onPodEvent: api === undefined ? undefined : (pod, e) => { api.podEvent({ ...e, pod }); },
+    onPressureChange: () => { apiMode?.nodeStatusChanged(); },
+  });
   if (api !== undefined && apiModules !== undefined) {
     apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, clock, cri, status, pods, health, nodeProblem: () => shutdown?.problem(),
+      resolved, logs, api, identity, clock, cri, status, pods, health,
+      pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
     });
   }
@@ -97,7 +118,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     status,
     podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
     logger: logs.logger('syncloop'),
-    admit: [(pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit],
+    // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+    admit: [
+      eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
+      ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
+    ],
     ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
   });
   if (apiMode !== undefined) {
@@ -114,6 +139,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
   health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
+  // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
+  await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
+  disposers.push(() => node.containerManager.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
   if (shutdown !== undefined) {
@@ -132,17 +160,21 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   }
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
-  const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
   disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
 
-  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts).
-  disposers.push(startNodeCleanup({
+  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts), then
+  // the eviction manager, which reclaims through them.
+  const cleanup = startNodeCleanup({
     resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
     sourcesReady: () => podConfig.sourcesReady(),
     isRemovable: (uid) => !pods.isDesired(uid) && workers.stateOf(uid) === undefined,
+    isTerminated: (uid) => workers.stateOf(uid) === undefined,
     podChanged: (uid) => { node.podCache.invalidate(uid); },
     onEvent: nodeEvent === undefined ? undefined : (e) => { nodeEvent(e.type, e.reason, e.message); },
-  }));
+  });
+  disposers.push(() => cleanup.stop());
+  eviction.start(cleanup);
+  disposers.push(() => eviction.stop());
   const servers = await startServers({
     config: c,
     certDir: resolved.options.certDir,
@@ -157,6 +189,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     logs,
     gates: resolved.gates,
     metrics,
+    stats,
     logger: logs.logger('server'),
     clock,
   });

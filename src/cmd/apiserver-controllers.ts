@@ -1,6 +1,6 @@
 /**
  * Part of orch-apiserver's composition root: the control loops (scheduler, node lifecycle, taint
- * eviction, pod GC) over the server's own registries, with the binder that writes pods/binding,
+ * eviction, pod GC, service accounts and the root CA of every namespace) over the server's own registries, with the binder that writes pods/binding,
  * under leader election on a Lease of --leader-elect-resource-namespace, as --controllers says.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,9 @@ import type { ApiServerOptions } from '../apiserver/server/index.js';
 
 const ms = (nanoseconds: number): number => Math.round(nanoseconds / 1e6);
 
-export function controllerManager(o: ApiServerOptions, registryOf: (group: string, plural: string) => ResourceRegistry, log: (message: string) => void): ControllerManager {
+export function controllerManager(
+  o: ApiServerOptions, registryOf: (group: string, plural: string) => ResourceRegistry, rootCaPem: string, log: (message: string) => void,
+): ControllerManager {
   const clock = realClock;
   const client = (group: string, plural: string, namespace = ''): ReturnType<typeof registryClient> => registryClient({ registry: registryOf(group, plural), namespace, clock });
   const pods = registryOf('', 'pods');
@@ -31,6 +33,9 @@ export function controllerManager(o: ApiServerOptions, registryOf: (group: strin
       nodeLeases: client('coordination.orch.io', 'leases', 'orch-node-lease'),
       leases: client('coordination.orch.io', 'leases', o.leaderElectResourceNamespace),
       events: client('events.orch.io', 'events'),
+      namespaces: client('', 'namespaces'),
+      serviceAccounts: client('', 'serviceaccounts'),
+      configMaps: client('', 'configmaps'),
     },
     binder,
     controllers: o.controllers,
@@ -47,6 +52,7 @@ export function controllerManager(o: ApiServerOptions, registryOf: (group: strin
     nodeMonitorGracePeriodMs: ms(o.nodeMonitorGracePeriod),
     nodeStartupGracePeriodMs: ms(o.nodeStartupGracePeriod),
     terminatedPodGcThreshold: o.terminatedPodGcThreshold,
+    rootCaPem,
     clock,
     log,
     hostname: host,

@@ -11,8 +11,9 @@ import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { messageOf } from '../api/errors.js';
 import { SECOND } from '../api/duration.js';
-import { createAuthenticator, loadTokenFile, userOfToken } from '../apiserver/authn/index.js';
-import { withDefaultTolerationSeconds } from '../apiserver/admission/index.js';
+import { realClock } from '../api/clock.js';
+import { createAuthenticator, loadTokenFile, reviewToken, type AuthenticatorOptions } from '../apiserver/authn/index.js';
+import { withDefaultTolerationSeconds, withServiceAccountAdmission, type ServiceAccountAdmissionOptions } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
 import { evictionConnector } from '../apiserver/eviction/index.js';
 import { createApiServerMetrics, instrumentStore } from '../apiserver/metrics/index.js';
@@ -30,12 +31,15 @@ import { bindFromBody, bindingSchema, podDefinition } from '../apiserver/resourc
 import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
 import { secretDefinition } from '../apiserver/resources/secrets/index.js';
 import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
+import { serviceAccountTokens } from '../apiserver/serviceaccount/index.js';
 import { actionConnector, createRouter, type Connector, type VersionInfo } from '../apiserver/routing/index.js';
 import {
   ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
   type ApiServerOptions,
 } from '../apiserver/server/index.js';
 import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
+import { loadTracingConfigFile, tracedHandler, tracedStore } from '../apiserver/tracing/index.js';
+import { startTracing, type TracingProvider } from '../api/tracing/index.js';
 import { VERSION } from '../version.js';
 import { controllerManager } from './apiserver-controllers.js';
 
@@ -73,6 +77,17 @@ function openStore(o: ApiServerOptions, log: Log): Promise<ManagedStore> {
   return openSqliteStore({ dataDir: o.dataDir, bookmarkIntervalMs, log, ...history });
 }
 
+/** The provider of --tracing-config-file; undefined (nothing of OpenTelemetry loaded) without it. */
+async function startApiServerTracing(o: ApiServerOptions, log: Log): Promise<TracingProvider | undefined> {
+  if (o.tracingConfigFile === '') return undefined;
+  const config = loadTracingConfigFile(o.tracingConfigFile);
+  log(`tracing: exporting to ${config.endpoint}, samplingRatePerMillion ${config.samplingRatePerMillion}`);
+  return startTracing({
+    ...config, serviceName: 'orch-apiserver', hostName: hostname(), clock: realClock,
+    onExportError: (message) => { log(`tracing: ${message}`); },
+  });
+}
+
 /** Starts serving; resolves to the function that shuts everything down, in reverse order. */
 export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promise<void>> {
   const tokens = o.tokenAuthFile === '' ? undefined : loadTokenFile(o.tokenAuthFile);
@@ -93,13 +108,29 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
   const x509 = await x509Library();
   const version = versionInfo();
   const apiMetrics = createApiServerMetrics({ version });
-  const store = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
+  const tracing = await startApiServerTracing(o, log);
+  const timedStore = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
     apiMetrics.storageCall(operation, type, seconds);
   });
+  const store = tracing === undefined ? timedStore : tracedStore(timedStore, tracing.tracer('orch-apiserver/storage'));
   try {
     await waitForStore(store, 15_000);
-    const definitions = resourceDefinitions(o, { x509, userOfToken: (token) => userOfToken(token, tokens), authorizer });
     const registries: ResourceRegistry[] = [];
+    const registryOf = (group: string, plural: string): ResourceRegistry => {
+      const found = registries.find((r) => r.def.group === group && r.def.plural === plural);
+      if (found === undefined) throw new Error(`no registry for ${plural}.${group}`);
+      return found;
+    };
+    const saTokens = serviceAccountTokens({
+      signingKeyFile: o.serviceAccountSigningKeyFile, keyFiles: o.serviceAccountKeyFile, dataDir: o.dataDir, issuers: o.serviceAccountIssuer,
+      apiAudiences: o.apiAudiences, maxExpirationSeconds: Math.round(o.serviceAccountMaxTokenExpiration / SECOND), maxRequestBytes: o.maxRequestBytes,
+      registryOf: (plural) => registryOf('', plural), clock: realClock,
+    });
+    const authn: AuthenticatorOptions = { ...(tokens === undefined ? {} : { tokens }), serviceAccounts: saTokens.authenticator };
+    const definitions = resourceDefinitions(o, {
+      x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer,
+      serviceAccount: (namespace, name) => saTokens.lookup('serviceaccounts', namespace, name),
+    });
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
@@ -108,11 +139,6 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       log,
     });
     for (const def of definitions) registries.push(new ResourceRegistry({ def, store, admission: lifecycle.admission }));
-    const registryOf = (group: string, plural: string): ResourceRegistry => {
-      const found = registries.find((r) => r.def.group === group && r.def.plural === plural);
-      if (found === undefined) throw new Error(`no registry for ${plural}.${group}`);
-      return found;
-    };
     // The resource metrics API (and the metrics.k8s.io view kubectl top looks for), read from the node agents.
     const metrics = resourceMetrics({ nodes: () => registryOf('', 'nodes'), pods: () => registryOf('', 'pods'), tls: nodeagentTls, log });
     for (const def of [nodeMetricsDefinition, podMetricsDefinition]) {
@@ -124,7 +150,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     await signer.start();
     const router = createRouter({
       registries,
-      authenticator: createAuthenticator(tokens === undefined ? {} : { tokens }),
+      authenticator: createAuthenticator(authn),
       authorizer,
       maxRequestBytes: o.maxRequestBytes,
       version,
@@ -138,6 +164,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
         ...nodeProxyConnectors({ nodes: () => registryOf('', 'nodes'), tls: nodeagentTls, log }),
         evictionConnector({ maxRequestBytes: o.maxRequestBytes }),
         bindingConnector(o),
+        saTokens.connector,
       ],
     });
     const https = await startHttpsServer({
@@ -146,7 +173,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       certPem: serving.certPem,
       keyPem: serving.keyPem,
       clientCaPems,
-      handler: router.handle,
+      handler: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')),
       upgrade: router.upgrade,
     });
     if (o.writeAdminOrchconfig !== '') {
@@ -159,7 +186,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       log(`wrote the admin orchconfig ${o.writeAdminOrchconfig}`);
     }
     log(`serving on https://${o.bindAddress}:${https.port} (storage ${o.storageBackend}, authorization ${o.authorizationMode})`);
-    const controllers = controllerManager(o, registryOf, log);
+    const controllers = controllerManager(o, registryOf, o.tlsCertFile === '' ? ca.certPem : serving.certPem, log);
     controllers.start();
     return async () => {
       await controllers.close();
@@ -168,9 +195,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       await signer.close();
       await lifecycle.close();
       await store.close();
+      await tracing?.shutdown();
     };
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
 }
@@ -184,10 +213,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
  */
 function resourceDefinitions(o: ApiServerOptions, deps: {
   x509: Parameters<typeof csrDefinition>[0];
-  userOfToken: Parameters<typeof reviewDefinitions>[0]['userOfToken'];
+  reviewToken: Parameters<typeof reviewDefinitions>[0]['reviewToken'];
   authorizer: Authorizer;
+  serviceAccount: ServiceAccountAdmissionOptions['serviceAccount'];
 }): ResourceDefinition[] {
-  const reviews = reviewDefinitions({ userOfToken: deps.userOfToken, authorizer: deps.authorizer });
+  const reviews = reviewDefinitions({ reviewToken: deps.reviewToken, authorizer: deps.authorizer });
   const csr = csrDefinition(deps.x509);
   const hiddenViews = (plural: string, group: string, versions: readonly string[]): ResourceDefinition[] => {
     const def = reviews.find((d) => d.plural === plural);
@@ -197,7 +227,10 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     namespaceDefinition,
     ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
     nodeDefinition,
-    withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
+    withServiceAccountAdmission(
+      withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
+      { serviceAccount: deps.serviceAccount, clock: realClock },
+    ),
     configMapDefinition,
     secretDefinition,
     serviceAccountDefinition,

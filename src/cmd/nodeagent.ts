@@ -104,10 +104,14 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger, 
   try {
     if (c.runOnce) return await runOnce(resolved, logs, clock);
     const agent = await startAgent(resolved, logs, clock);
+    // The agent runs until it is signalled: its loops' timers hold no process alive, and without
+    // a server port nothing else would (the process would end once idle).
+    const running = setInterval(() => undefined, 1 << 30);
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => { resolve('SIGTERM'); });
       process.once('SIGINT', () => { resolve('SIGINT'); });
     });
+    clearInterval(running);
     log.info('Stopping nodeagent; containers keep running', { signal });
     await agent.stop();
     return 0;

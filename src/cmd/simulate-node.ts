@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import type { Clock } from '../api/clock.js';
 import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
-import { API_SOURCE } from '../api/pod/index.js';
-import { qosClass } from '../agent/cm/index.js';
+import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { HealthChecks } from '../agent/health/index.js';
 import { createPodStatusCache, createRuntimeManager } from '../agent/kuberuntime/index.js';
@@ -24,6 +23,8 @@ import { noCgroups, noVolumes, nodeCapacityOf, simulatedMachine, SimulatedRuntim
 import { createStatusManager } from '../agent/status/index.js';
 import { createPodManager, createSyncLoop } from '../agent/syncloop/index.js';
 import { connectApi, createApiMode } from './agent-api.js';
+
+const NO_PRESSURE = { memory: false, disk: false, pid: false } as const;
 
 export interface SimulatedNodeSpec {
   readonly name: string;
@@ -107,6 +108,8 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
   const apiMode = createApiMode({
     resolved, logs, api, identity, clock, cri, status, pods, health,
     pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
+    // No eviction manager: a simulated node is never under pressure.
+    pressure: () => NO_PRESSURE,
     machine: () => Promise.resolve(machine),
   });
   const syncLoop = createSyncLoop({

@@ -63,7 +63,7 @@ export async function simulate(argv: readonly string[]): Promise<number> {
       const i = flags.firstIndex + k;
       if (flags.rampMs > 0 && k > 0) await clock.sleep(flags.rampMs / flags.nodes, stop.signal).catch(() => undefined);
       starts.push(startSimulatedNode({
-        name: `${flags.namePrefix}${i}`, ip: simulatedNodeIP(i), labels: flags.labels, taints: flags.taints,
+        name: `${flags.namePrefix}${i}`, ip: simulatedNodeIP(i), labels: flags.labels, taints: flags.taints.map((t) => ({ ...t, timeAdded: null })),
         capacity: flags.capacity, maxPods: flags.maxPods, sandboxDelayMs: flags.sandboxDelayMs, startDelayMs: flags.startDelayMs,
       }, { base, logs, clock, logsDir }).then((node) => { nodes.push(node); }, (err: unknown) => {
         failed += 1;

@@ -36,8 +36,10 @@ export interface StartApiServerOptions {
   /** A policy file's text: turns on --authorization-mode=Policy. */
   readonly policy?: string;
   /**
-   * Run the control loops (scheduler, node lifecycle, taint eviction, pod GC). Off by default
-   * (`--controllers=`): tests of the API surface make nodes and pods by hand, which the loops
+   * Run every control loop (scheduler, node lifecycle, taint eviction, pod GC). By default only
+   * those of service accounts run (the `default` service account and the `kube-root-ca.crt`
+   * ConfigMap of each namespace, which every pod's ServiceAccount admission and API access
+   * volume need): tests of the API surface make nodes and pods by hand, which the other loops
    * would bind, taint and delete.
    */
   readonly controllers?: boolean;
@@ -221,7 +223,9 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     `--token-auth-file=${join(dir, 'tokens.csv')}`, `--write-admin-orchconfig=${kubeconfig}`,
     ...(options.storage === 'etcd' ? ['--storage-backend=etcd3', `--etcd-servers=${etcdEndpoints.join(',')}`, `--etcd-prefix=/orch-${randomBytes(4).toString('hex')}`] : []),
     ...(options.policy === undefined ? [] : ['--authorization-mode=Policy', `--authorization-policy-file=${join(dir, 'policy.yaml')}`]),
-    ...(options.controllers === true ? [] : ['--controllers=']),
+    // Without the election: its Lease written every 2 s would compact, with a short compaction
+    // interval, the revision a test's watch starts from.
+    ...(options.controllers === true ? [] : ['--controllers=serviceaccount-controller,root-ca-certificate-publisher-controller', '--leader-elect=false']),
     ...(options.args ?? []),
   ];
   if (options.policy !== undefined) writeFileSync(join(dir, 'policy.yaml'), options.policy);
@@ -272,8 +276,19 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     const res = await client.request('GET', '/readyz', { token: null });
     return res.status === 200;
   }, { timeoutMs: 30_000, intervalMs: 50 });
+  // Tests start on a namespace as the service account loops leave it (its `default` service
+  // account and kube-root-ca.crt made), not racing those loops' first writes.
+  const settled = (): Promise<unknown> => waitFor('the default namespace\'s service account and kube-root-ca.crt', async () => {
+    if (child.exitCode !== null) throw new WaitAbandoned(`orch-apiserver exited with ${child.exitCode}: ${stderr}`);
+    const [sa, ca] = await Promise.all([
+      client.request('GET', '/api/v1/namespaces/default/serviceaccounts/default'),
+      client.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt'),
+    ]);
+    return sa.status === 200 && ca.status === 200;
+  }, { timeoutMs: 30_000, intervalMs: 50 });
   try {
     await ready();
+    if (options.controllers !== true) await settled();
   } catch (err) {
     await stop();
     throw err;

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { ensureCa, issueClientCertificate, writeKubeconfig } from '../../src/apiserver/server/index.js';
 import { startAgentProcess, type AgentProcess } from './agent.js';
 import { startApiServer, type ApiServer } from './apiserver.js';
-import { freePort, startContainerd, type ContainerdInstance } from './containerd.js';
+import { freePort, startContainerd, type ContainerdInstance, type StartContainerdOptions } from './containerd.js';
 import { waitFor } from './wait.js';
 
 const execFileP = promisify(execFile);
@@ -27,7 +27,7 @@ export interface Cluster {
   readonly node: string;
   /** The agent's secure port. */
   readonly agentPort: number;
-  /** A scratch directory removed by stop(). */
+  /** A scratch directory removed by stop(); the agent's root directory is `<dir>/root`. */
   readonly dir: string;
   /** Stops the agent, the server and containerd; removes the files. */
   stop(): Promise<void>;
@@ -37,8 +37,14 @@ export interface ClusterOptions {
   readonly node?: string;
   /** More orch-apiserver flags. */
   readonly serverArgs?: readonly string[];
-  /** More nodeagent flags. */
-  readonly agentArgs?: readonly string[];
+  /** containerd's options (e.g. its root on a small tmpfs). */
+  readonly containerd?: StartContainerdOptions;
+  /** orch-apiserver's control loops (scheduler, node lifecycle with its taints); off by default. */
+  readonly controllers?: boolean;
+  /** The agent's root directory once containerd runs (default `<dir>/root`); containerd's stop unmounts what is under its own directory. */
+  readonly agentRootDir?: (containerd: ContainerdInstance) => string;
+  /** More nodeagent flags; a function computes them once containerd runs (e.g. thresholds from the free space of its file system). */
+  readonly agentArgs?: readonly string[] | ((containerd: ContainerdInstance, rootDir: string) => Promise<readonly string[]> | readonly string[]);
   /** The agent's environment on top of this process's. */
   readonly agentEnv?: Readonly<Record<string, string>>;
 }
@@ -46,7 +52,7 @@ export interface ClusterOptions {
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const node = options.node ?? 'node-1';
   const dir = await mkdtemp(join(tmpdir(), 'orch-cluster-'));
-  const containerd = await startContainerd();
+  const containerd = await startContainerd(options.containerd);
   let server: ApiServer | undefined;
   let agent: AgentProcess | undefined;
   const stop = async (): Promise<void> => {
@@ -67,18 +73,21 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await writeFile(join(dir, 'proxy.key'), proxy.keyPem);
     server = await startApiServer({
       storage: 'sqlite',
+      ...(options.controllers === true ? { controllers: true } : {}),
       args: [`--nodeagent-client-certificate=${join(dir, 'proxy.crt')}`, `--nodeagent-client-key=${join(dir, 'proxy.key')}`, ...(options.serverArgs ?? [])],
     });
     const serverCa = await ensureCa(join(server.dir, 'pki'));
     const nodeCert = await issueClientCertificate(serverCa, `system:node:${node}`, ['system:nodes']);
     writeKubeconfig(join(dir, 'node.orchconfig'), { server: server.url, caPem: serverCa.certPem, client: nodeCert });
     const agentPort = await freePort();
+    const rootDir = options.agentRootDir?.(containerd) ?? join(dir, 'root');
     agent = await startAgentProcess({
-      endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir: join(dir, 'root'),
+      endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir,
       args: [
         `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
         `--client-ca-file=${join(dir, 'clients-ca', 'ca.crt')}`, '--anonymous-auth=false', '--authorization-mode=Webhook',
-        '--node-status-update-frequency=2s', ...(options.agentArgs ?? []),
+        '--node-status-update-frequency=2s',
+        ...(typeof options.agentArgs === 'function' ? await options.agentArgs(containerd, rootDir) : options.agentArgs ?? []),
       ],
       ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
     });

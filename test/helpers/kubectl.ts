@@ -37,8 +37,20 @@ export interface KubectlEnv {
   readonly home: string;
 }
 
+export interface KubectlOptions {
+  readonly stdin?: string | Buffer;
+  /**
+   * Writes `stdin` and leaves it open until kubectl exits. An attach (`kubectl attach -i`,
+   * `kubectl debug -i`) to a container without stdinOnce ends its output streams when stdin ends,
+   * as containerd does, so the input must stay open until the remote command has answered.
+   */
+  readonly holdStdin?: boolean;
+  readonly timeoutMs?: number;
+  readonly extraEnv?: Record<string, string>;
+}
+
 /** Runs kubectl to its end; rejects with its stderr when it exits non-zero or runs past `timeoutMs`. */
-export function kubectl(env: KubectlEnv, args: readonly string[], options: { stdin?: string | Buffer; timeoutMs?: number; extraEnv?: Record<string, string> } = {}): Promise<KubectlRun> {
+export function kubectl(env: KubectlEnv, args: readonly string[], options: KubectlOptions = {}): Promise<KubectlRun> {
   return new Promise((resolve, reject) => {
     const child = execFile(env.binary, [...args], {
       env: { ...process.env, HOME: env.home, KUBECONFIG: env.kubeconfig, ...(options.extraEnv ?? {}) },
@@ -48,7 +60,12 @@ export function kubectl(env: KubectlEnv, args: readonly string[], options: { std
       if (err !== null) reject(new Error(`kubectl ${args.join(' ')}: ${err.message.split('\n')[0] ?? ''}\n${stderr.trim()}`));
       else resolve({ stdout, stderr });
     });
-    child.stdin?.end(options.stdin);
+    if (options.holdStdin === true && options.stdin !== undefined) {
+      child.stdin?.write(options.stdin);
+      child.once('exit', () => { child.stdin?.destroy(); });
+    } else {
+      child.stdin?.end(options.stdin);
+    }
   });
 }
 

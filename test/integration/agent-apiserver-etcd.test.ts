@@ -5,7 +5,7 @@
  * kubectl runs, shows Running through kubectl, and is deleted gracefully.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
 import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { removeTempDir } from '../helpers/tempdir.js';
 
 const NODE = 'etcdnode';
 let containerd: ContainerdInstance;
@@ -47,7 +48,7 @@ after(async () => {
   cri.close();
   await server.stop();
   await containerd.stop();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 void describe('the agent with the API server on etcd', () => {

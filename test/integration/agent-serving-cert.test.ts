@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type ConnectionOptions, type DetailedPeerCertificate } from 'node:tls';
@@ -18,6 +18,7 @@ import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
 import { startApiServer, type ApiServer, type Response } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { waitFor } from '../helpers/wait.js';
+import { removeTempDir } from '../helpers/tempdir.js';
 
 type Obj = Record<string, unknown>;
 const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests';
@@ -87,7 +88,7 @@ after(async () => {
   await agent?.stop();
   await server.stop();
   await containerd.stop();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 void describe('the serving certificate requested from the API server', () => {

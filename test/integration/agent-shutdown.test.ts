@@ -131,7 +131,7 @@ void describe('graceful node shutdown', () => {
       const p = await podOf('late');
       return p?.status?.phase === 'Failed' ? p.status : undefined;
     }, { timeoutMs: 30_000 });
-    assert.deepEqual([lateStatus.reason, lateStatus.message], ['NodeShutdown', 'Pod was rejected as the node is shutting down.']);
+    assert.deepEqual([lateStatus.reason, lateStatus.message], ['NodeShutdown', 'Pod was rejected: Pod was rejected as the node is shutting down.']);
 
     const times = await waitFor('the Killing events of the three pods', async () => {
       const t = await killingTimes();

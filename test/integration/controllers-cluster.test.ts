@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { cpus, tmpdir } from 'node:os';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Node, Pod, Taint } from 'kubernetes-types/core/v1.js';
@@ -20,6 +20,7 @@ import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { simulateNode, type SimulatedNode } from '../helpers/nodes.js';
 import { waitFor } from '../helpers/wait.js';
+import { removeTempDir } from '../helpers/tempdir.js';
 
 const GRACE_MS = 6_000;
 let dir: string;
@@ -79,7 +80,7 @@ after(async () => {
   for (const agent of agents.values()) await agent.stop();
   await server.stop();
   for (const c of containerds) await c.stop();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 void describe('the control loops of orch-apiserver with real node agents', () => {

@@ -135,3 +135,20 @@ void describe('mirror pods', () => {
     assert.deepEqual(clock.pending(), []);
   });
 });
+
+void describe('status writer after an agent restart', () => {
+  void it('writes nothing for a pod whose status the API server already holds', async () => {
+    const held = { phase: 'Running', startTime: '2026-11-22T03:00:00Z', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T03:00:00Z' }] };
+    const pods = new Map([['a', apiPod('a', {}, held)], ['b', apiPod('b', {}, { ...held, phase: 'Pending' })]]);
+    const rest = fakeRest(...pods.values());
+    const status = createStatusManager();
+    const w = createStatusWriter({ rest, status, logger, clock: new FakeClock(), podOf: (uid) => pods.get(uid), apiObjectOf: (p) => pods.get(p.metadata.uid) });
+    w.start();
+    // Key order differs from what the API server returned: the same status all the same.
+    status.setPodStatus('a', { conditions: held.conditions, startTime: held.startTime, phase: 'Running' });
+    status.setPodStatus('b', { ...held });
+    await w.idle();
+    await w.stop();
+    assert.deepEqual(rest.calls.map((c) => `${c.verb} ${c.path}`), ['patch /api/v1/namespaces/ns/pods/p-b/status']);
+  });
+});

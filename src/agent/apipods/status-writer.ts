@@ -13,6 +13,7 @@
 import type { PodStatus } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
+import { jsonEqual } from '../../api/json-equal.js';
 import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
@@ -91,6 +92,11 @@ export function createStatusWriter(options: StatusWriterOptions): StatusWriter {
     const json = `${targetUID}:${JSON.stringify(local)}`;
     if (written.get(uid) === json) return true;
     const current = target.status;
+    if (current !== undefined && jsonEqual(current, local)) {
+      // The API server holds this status already (an agent restart recomputed an unchanged one).
+      written.set(uid, json);
+      return true;
+    }
     if (TERMINAL.has(current?.phase ?? '') && !TERMINAL.has(local.phase ?? '')) {
       log.v(2, 'Not moving a terminal pod back to a running phase', { pod: `${ns}/${name}`, apiPhase: current?.phase, phase: local.phase });
       return true;

@@ -13,6 +13,7 @@ import { CERT_CANCELLED, CERT_CSR_CONFLICT, CERT_CSR_DENIED, CERT_CSR_FAILED, CE
 import { csrPublicKey, keyPublicKey } from './pki.js';
 import type { Clock } from '../../api/clock.js';
 import { MAX_TIMER_MS } from './schedule.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const CSR_API_VERSION = 'certificates.orch.io/v1';
 export const CSR_PATH = '/apis/certificates.orch.io/v1/certificatesigningrequests';
@@ -96,7 +97,7 @@ export function issuedCertificate(csr: Obj): string | undefined {
   const status = rec(csr.status);
   const conditions = Array.isArray(status.conditions) ? status.conditions.map(rec) : [];
   const find = (type: string): Obj | undefined => conditions.find((c) => c.type === type && (c.status === undefined || c.status === 'True'));
-  const detail = (c: Obj): string => `reason ${JSON.stringify(text(c.reason))}, message ${JSON.stringify(text(c.message))}`;
+  const detail = (c: Obj): string => `reason ${quoteValue(text(c.reason))}, message ${quoteValue(text(c.message))}`;
   const denied = find('Denied');
   if (denied !== undefined) throw new OrchError(CERT_CSR_DENIED, 'forbidden', `certificate signing request ${name} was denied: ${detail(denied)}`, { subject: name });
   const failed = find('Failed');

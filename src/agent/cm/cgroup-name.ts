@@ -15,7 +15,7 @@
 import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError } from '../../api/errors.js';
-import { qosClass, type QOSClass } from './qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/qos.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 

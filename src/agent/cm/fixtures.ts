@@ -25,3 +25,9 @@ export const BURSTABLE: Resources = { requests: { cpu: '100m' } };
 export async function makeTempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `${prefix}-`));
 }
+
+/** A Guaranteed pod whose containers ask for these CPU amounts (and 64Mi each). */
+export function guaranteedPod(uid: string, cpus: readonly string[], initCpus: readonly string[] = []): NodePod {
+  const resources = (cpu: string): Resources => ({ requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } });
+  return podWith(uid, cpus.map(resources), initCpus.map(resources));
+}

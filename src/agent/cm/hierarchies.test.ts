@@ -29,10 +29,10 @@ void describe('cgroup hierarchies', () => {
 
   void it('lists each v1 hierarchy once and the unified hierarchy', () => {
     assert.deepEqual(cgroupHierarchies(parseMountInfo(MOUNTINFO)), [
-      { path: '/sys/fs/cgroup/cpu,cpuacct', version: 1 },
-      { path: '/sys/fs/cgroup/memory', version: 1 },
-      { path: '/sys/fs/cgroup/systemd', version: 1 },
-      { path: '/sys/fs/cgroup/unified', version: 2 },
+      { path: '/sys/fs/cgroup/cpu,cpuacct', version: 1, controllers: ['cpu', 'cpuacct'] },
+      { path: '/sys/fs/cgroup/memory', version: 1, controllers: ['memory'] },
+      { path: '/sys/fs/cgroup/systemd', version: 1, controllers: ['name=systemd'] },
+      { path: '/sys/fs/cgroup/unified', version: 2, controllers: [] },
     ]);
   });
 

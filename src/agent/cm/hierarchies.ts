@@ -14,7 +14,11 @@ export interface CgroupHierarchy {
   /** The mount point: cgroup paths are joined below it. */
   readonly path: string;
   readonly version: 1 | 2;
+  /** The controllers of a v1 hierarchy (`cpu`, `memory`, `name=systemd`, ...) from its mount options; [] for v2. */
+  readonly controllers: readonly string[];
 }
+
+const MOUNT_FLAGS = new Set(['rw', 'ro', 'relatime', 'noatime', 'nosuid', 'nodev', 'noexec', 'clone_children', 'noprefix', 'xattr', 'nsdelegate', 'memory_recursiveprot']);
 
 /** The hierarchies in mount order; empty when there are none. */
 export function cgroupHierarchies(mounts: readonly MountInfoEntry[]): CgroupHierarchy[] {
@@ -24,7 +28,10 @@ export function cgroupHierarchies(mounts: readonly MountInfoEntry[]): CgroupHier
     if (m.fsType !== 'cgroup' && m.fsType !== 'cgroup2') continue;
     if (seen.has(m.device)) continue;
     seen.add(m.device);
-    result.push({ path: m.mountPoint, version: m.fsType === 'cgroup' ? 1 : 2 });
+    const controllers = m.fsType === 'cgroup'
+      ? m.superOptions.split(',').filter((o) => o !== '' && !MOUNT_FLAGS.has(o) && !o.startsWith('release_agent='))
+      : [];
+    result.push({ path: m.mountPoint, version: m.fsType === 'cgroup' ? 1 : 2, controllers });
   }
   return result;
 }

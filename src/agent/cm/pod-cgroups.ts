@@ -11,7 +11,9 @@
  * `ensure` also writes the pod's limits (pod-resources.ts: cpu.shares, CFS quota and period,
  * memory limit, pids.max; cgroup v2's cpu.weight, cpu.max, memory.max where that hierarchy has
  * the controllers) into every hierarchy that has the control file, when they changed, and
- * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds.
+ * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds, and
+ * with qosReserved their memory limits (qos-reserve.ts; a limit below what a QoS cgroup already
+ * uses is set to that usage instead, as upstream's retry does, so that it holds growth).
  *
  * The common call is cheap: a pod whose cgroup was made with the same resource settings (and
  * not removed since) costs no file-system call and no QoS update; the QoS and root parents are
@@ -26,6 +28,7 @@
  * directly on the file system: upstream asks systemd to create the slice units instead (there is
  * no systemd on these hosts; a later issue may add the D-Bus path).
  */
+import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -48,7 +51,8 @@ import {
 import { allOrFirstError, describeHierarchy, errnoOf, failed, makeCgroup, removeTree, writeControl, type Hierarchy } from './cgroup-fs.js';
 import { discoverCgroupHierarchies } from './hierarchies.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, type PodResourceSettings, type ResourceConfig } from './pod-resources.js';
-import { qosClass, type QOSClass } from './qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/qos.js';
+import { qosMemoryLimits, type QosMemoryReserve } from './qos-reserve.js';
 
 export { CM_CGROUP_BUSY, CM_CGROUP_FAILED } from './cgroup-fs.js';
 
@@ -80,6 +84,8 @@ export interface PodCgroupsOptions extends CgroupConfig, PodResourceSettings {
   readonly retryIntervalMs?: number;
   /** The removal deadline and the pauses between attempts. */
   readonly clock: Clock;
+  /** qosReserved memory (QOSReserved gate): the Burstable and BestEffort QoS cgroups' memory limits. */
+  readonly qosMemoryReserve?: QosMemoryReserve;
 }
 
 const QOS_CLASSES: readonly QOSClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
@@ -222,6 +228,8 @@ class FsPodCgroups implements PodCgroups {
 
   private async writeQos(): Promise<void> {
     const shares = qosCpuShares(this.active.values());
+    const reserve = this.options.qosMemoryReserve;
+    const memory = reserve === undefined ? undefined : qosMemoryLimits(this.active.values(), reserve);
     const hierarchies = await this.layout();
     for (const qos of ['Burstable', 'BestEffort'] as const) {
       const components = fsComponents(qosCgroupName(qos, this.options), this.options.cgroupDriver);
@@ -229,8 +237,35 @@ class FsPodCgroups implements PodCgroups {
       // makes them: a share written before a class's first pod would otherwise find no file,
       // and the file would be taken for one that cgroups of that level lack.
       for (const h of hierarchies) for (const p of [...parentsOf(components), components.join('/')]) this.makeParent(h, p);
-      this.apply(hierarchies, components.join('/'), { cpuShares: shares[qos] });
+      const relative = components.join('/');
+      if (memory === undefined) {
+        this.apply(hierarchies, relative, { cpuShares: shares[qos] });
+        continue;
+      }
+      try {
+        this.apply(hierarchies, relative, { cpuShares: shares[qos], memoryLimitBytes: memory[qos] });
+      } catch (err) {
+        const usage = this.memoryUsage(hierarchies, relative);
+        if (usage === undefined || usage <= memory[qos]) throw err;
+        this.options.logger.warn('QoS cgroup uses more memory than qosReserved leaves it; limiting it to its usage', { qos, limit: memory[qos], usage });
+        this.apply(hierarchies, relative, { cpuShares: shares[qos], memoryLimitBytes: usage });
+      }
     }
+  }
+
+  /** memory.usage_in_bytes of a cgroup in the v1 memory hierarchy (memory.current in v2), if readable. */
+  private memoryUsage(hierarchies: readonly Hierarchy[], relative: string): number | undefined {
+    for (const h of hierarchies) {
+      for (const file of h.version === 1 ? ['memory.usage_in_bytes'] : ['memory.current']) {
+        try {
+          return Number(readFileSync(join(h.root, relative, file), 'utf8').trim());
+        } catch (err) {
+          // Not this hierarchy: the memory controller is mounted elsewhere.
+          this.options.logger.v(6, 'no memory usage file here', { hierarchy: h.root, err: messageOf(err) });
+        }
+      }
+    }
+    return undefined;
   }
 
   async remove(podUID: string): Promise<void> {

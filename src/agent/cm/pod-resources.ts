@@ -18,7 +18,7 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
-import { qosClass, type QOSClass } from './qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/qos.js';
 
 export const MIN_SHARES = 2;
 export const MAX_SHARES = 262_144;
@@ -43,6 +43,16 @@ export interface ResourceConfig {
   readonly cpuPeriodUs?: number;
   readonly memoryLimitBytes?: number;
   readonly pidsLimit?: number;
+  /** hugetlb limits by page size (node allocatable's pods cgroup). */
+  readonly hugepageLimits?: readonly { readonly pageSizeBytes: number; readonly limitBytes: number }[];
+}
+
+/** The kernel's name of a huge page size in hugetlb files: 2MB, 1GB, 64KB. */
+export function hugetlbSizeName(pageSizeBytes: number): string {
+  for (const [unit, size] of [['GB', 1024 ** 3], ['MB', 1024 ** 2], ['KB', 1024]] as const) {
+    if (pageSizeBytes % size === 0) return `${pageSizeBytes / size}${unit}`;
+  }
+  return `${pageSizeBytes}B`;
 }
 
 function amount(text: string | undefined, milli: boolean): number {
@@ -132,5 +142,8 @@ export function cgroupFiles(config: ResourceConfig, version: 1 | 2): [string, st
     if (config.memoryLimitBytes !== undefined) files.push(['memory.max', String(config.memoryLimitBytes)]);
   }
   if (config.pidsLimit !== undefined) files.push(['pids.max', String(config.pidsLimit)]);
+  for (const h of config.hugepageLimits ?? []) {
+    files.push([`hugetlb.${hugetlbSizeName(h.pageSizeBytes)}.${version === 1 ? 'limit_in_bytes' : 'max'}`, String(h.limitBytes)]);
+  }
   return files;
 }

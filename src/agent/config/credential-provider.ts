@@ -8,6 +8,7 @@ import { withDefaults } from './merge.js';
 import {
   CREDENTIAL_PROVIDER_CONFIG_KIND, credentialProviderConfigSchema, type CredentialProviderConfig,
 } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** Request versions a plugin may speak (upstream's, renamed). */
 export const CREDENTIAL_PROVIDER_API_VERSIONS = [
@@ -22,17 +23,17 @@ export const CREDENTIAL_PROVIDER_API_VERSIONS = [
  */
 export function matchImageProblem(pattern: string): string | undefined {
   if (pattern === '') return 'must not be empty';
-  if (pattern.includes('://')) return `${JSON.stringify(pattern)} must not contain a scheme`;
+  if (pattern.includes('://')) return `${quoteValue(pattern)} must not contain a scheme`;
   const slash = pattern.indexOf('/');
   const hostPort = slash < 0 ? pattern : pattern.slice(0, slash);
   const path = slash < 0 ? '' : pattern.slice(slash + 1);
   const [host = '', port, extra] = hostPort.split(':');
-  if (extra !== undefined || (port !== undefined && !/^\d{1,5}$/.test(port))) return `${JSON.stringify(pattern)} has an invalid port`;
+  if (extra !== undefined || (port !== undefined && !/^\d{1,5}$/.test(port))) return `${quoteValue(pattern)} has an invalid port`;
   const segments = host.split('.');
   if (segments.some((s) => s === '' || !/^[a-z0-9*]([a-z0-9*-]*[a-z0-9*])?$/i.test(s))) {
-    return `${JSON.stringify(pattern)} has an invalid registry host (globs * are allowed within host segments only)`;
+    return `${quoteValue(pattern)} has an invalid registry host (globs * are allowed within host segments only)`;
   }
-  if (path.includes('*')) return `${JSON.stringify(pattern)}: globs are allowed in the host only, not in the path`;
+  if (path.includes('*')) return `${quoteValue(pattern)}: globs are allowed in the host only, not in the path`;
   return undefined;
 }
 
@@ -45,9 +46,9 @@ export function validateCredentialProviderConfig(config: CredentialProviderConfi
     const at = `providers[${i}]`;
     if (p.name === '') problems.push(`${at}.name: required`);
     else if (p.name.includes('/') || p.name === '.' || p.name === '..') {
-      problems.push(`${at}.name: ${JSON.stringify(p.name)} must be a plugin file name in --image-credential-provider-bin-dir, without a path`);
+      problems.push(`${at}.name: ${quoteValue(p.name)} must be a plugin file name in --image-credential-provider-bin-dir, without a path`);
     }
-    if (names.has(p.name)) problems.push(`${at}.name: duplicate provider name ${JSON.stringify(p.name)}`);
+    if (names.has(p.name)) problems.push(`${at}.name: duplicate provider name ${quoteValue(p.name)}`);
     names.add(p.name);
     const images = p.matchImages;
     if (images.length === 0) problems.push(`${at}.matchImages: at least one pattern is required`);
@@ -57,7 +58,7 @@ export function validateCredentialProviderConfig(config: CredentialProviderConfi
     });
     if (p.defaultCacheDuration < 0) problems.push(`${at}.defaultCacheDuration: must not be negative`);
     if (!(CREDENTIAL_PROVIDER_API_VERSIONS as readonly string[]).includes(p.apiVersion)) {
-      problems.push(`${at}.apiVersion: ${JSON.stringify(p.apiVersion)} is not supported; use one of ${CREDENTIAL_PROVIDER_API_VERSIONS.join(', ')}`);
+      problems.push(`${at}.apiVersion: ${quoteValue(p.apiVersion)} is not supported; use one of ${CREDENTIAL_PROVIDER_API_VERSIONS.join(', ')}`);
     }
     p.env.forEach((e, j) => {
       if (e.name === '') problems.push(`${at}.env[${j}].name: required`);

@@ -9,6 +9,7 @@
 import { parseDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';
 import type { Field, Schema } from './schema.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface DecodeResult {
   /** Only the fields present, converted; nested structs are nested objects. */
@@ -39,7 +40,7 @@ function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
+  if (typeof v === 'string') return `string ${quoteValue(v)}`;
   return `${typeof v} ${(JSON.stringify(v) as string | undefined) ?? 'undefined'}`;
 }
 
@@ -143,7 +144,7 @@ function decodeField(
   const name = path.filter((p) => typeof p === 'string').join('.');
   if (value === null) {
     // Go's decoder: null sets maps, slices and pointers to nil and leaves scalars alone.
-    if (['strings', 'map-string', 'map-bool', 'map-strings', 'list', 'optional-int'].includes(field.kind) ||
+    if (['strings', 'map-string', 'map-bool', 'map-strings', 'list', 'optional-int', 'optional-string'].includes(field.kind) ||
       (field.kind === 'struct' && field.nullable === true)) {
       out[key] = null;
       ctx.present.push(name);
@@ -188,6 +189,7 @@ function convertLeaf(field: Field, value: unknown, path: readonly (string | numb
     case 'float':
       return typeof value === 'number' ? { ok: true, value } : fail(`expected a number, got ${describe(value)}`);
     case 'string':
+    case 'optional-string':
       return typeof value === 'string' ? { ok: true, value } : fail(`expected a string, got ${describe(value)}`);
     case 'duration':
     case 'time-or-duration': {
@@ -218,7 +220,7 @@ function convertLeaf(field: Field, value: unknown, path: readonly (string | numb
           field.kind === 'map-string' ? typeof v === 'string'
             : field.kind === 'map-bool' ? typeof v === 'boolean'
               : Array.isArray(v) && v.every((e) => typeof e === 'string');
-        if (!ok) return fail(`the value of key ${JSON.stringify(k)} must be ${want}, got ${describe(v)}`);
+        if (!ok) return fail(`the value of key ${quoteValue(k)} must be ${want}, got ${describe(v)}`);
       }
       return { ok: true, value: structuredClone(value) };
     }

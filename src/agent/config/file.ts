@@ -5,8 +5,10 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { LineCounter, isCollection, parseDocument } from 'yaml';
+import { LineCounter, isCollection } from 'yaml';
 import { OrchError, messageOf } from '../../api/errors.js';
+import { truncateText } from '../../api/quote.js';
+import { readYamlLimited } from '../../api/yaml-limits.js';
 import { decodeObject, type DecodeResult } from './decode.js';
 import type { Schema } from './schema.js';
 import { GROUP_VERSION } from './types.js';
@@ -41,11 +43,19 @@ export function parseConfigText(
   path: string,
 ): { value: unknown; positionOf: (p: readonly (string | number)[]) => string | undefined } {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+  const read = readYamlLimited(text, { lineCounter, uniqueKeys: true, strict: true });
+  if (!read.ok) throw new OrchError('CONFIG_FILE_MALFORMED', 'invalid', `${path}: ${read.problem}`, { subject: path });
+  const doc = read.docs[0];
+  if (doc === undefined) return { value: null, positionOf: () => undefined };
+  if (read.docs.length > 1) {
+    throw new OrchError('CONFIG_FILE_MALFORMED', 'invalid', `${path}: holds more than one YAML document; a configuration file holds exactly one`, {
+      subject: path,
+    });
+  }
   const first = doc.errors[0];
   if (first !== undefined) {
     const pos = lineCounter.linePos(first.pos[0]);
-    const detail = first.message.split('\n')[0] ?? first.message;
+    const detail = truncateText(first.message.split('\n')[0] ?? first.message);
     throw new OrchError('CONFIG_FILE_MALFORMED', 'invalid', `${path}:${pos.line}:${pos.col}: malformed YAML or JSON: ${detail}`, {
       subject: path,
     });
@@ -106,7 +116,7 @@ export async function listDropIns(dir: string): Promise<string[]> {
   try {
     const s = await stat(dir);
     if (!s.isDirectory()) {
-      throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `drop-in directory ${dir} is not a directory`, { subject: dir });
+      throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `--config-dir: drop-in directory ${dir} is not a directory`, { subject: dir });
     }
     const names = await readdir(dir);
     return names
@@ -115,7 +125,7 @@ export async function listDropIns(dir: string): Promise<string[]> {
       .map((n) => join(dir, n));
   } catch (err) {
     if (err instanceof OrchError) throw err;
-    throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `cannot read drop-in directory ${dir}: ${messageOf(err)}`, {
+    throw new OrchError('CONFIG_DROPIN_DIR', 'invalid', `--config-dir: cannot read drop-in directory ${dir}: ${messageOf(err)}`, {
       subject: dir,
       cause: err,
     });

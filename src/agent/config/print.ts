@@ -54,6 +54,7 @@ function serializeField(field: Field, value: unknown): unknown {
     case 'list':
       return (value as Record<string, unknown>[]).map((item) => serializeStruct(field.element, item));
     case 'optional-int':
+    case 'optional-string':
       return value ?? undefined;
     default:
       return value;

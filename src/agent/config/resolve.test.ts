@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { MINUTE, SECOND } from './schema.js';
+import { SECOND } from './schema.js';
 import { DROPIN_ENV, fileDefaults, flagDefaults } from './resolve.js';
 import { HEADER, problemsOf, resolveArgs, tempFiles } from './fixtures.js';
 
@@ -38,13 +38,6 @@ void describe('defaults', () => {
     assert.equal(r.config.readOnlyPort, 0);
     assert.deepEqual(r.config.enforceNodeAllocatable, []);
     assert.equal(r.config.evictionHard['memory.available'], '100Mi');
-  });
-
-  void it('makes nodeStatusReportFrequency follow an explicit nodeStatusUpdateFrequency', async () => {
-    const r = await resolveArgs(['--node-status-update-frequency=20s']);
-    assert.equal(r.config.nodeStatusReportFrequency, 20 * SECOND);
-    const r2 = await resolveArgs([]);
-    assert.equal(r2.config.nodeStatusReportFrequency, 5 * MINUTE);
   });
 });
 

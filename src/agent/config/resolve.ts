@@ -84,11 +84,14 @@ function interpretFlags(occurrences: readonly FlagOccurrence[], problems: string
       problems.push(result.error);
       continue;
     }
-    previous.set(occ.spec, result.value);
-    const target = occ.spec.target;
-    if ('field' in target) values.fields.set(target.field, { value: result.value, given: occ.given });
-    else if ('option' in target) values.options.set(target.option, { value: result.value, given: occ.given });
-    else values.actions.set(target.action, result.value);
+    // An occurrence that leaves the value as it was (an empty IP) sets nothing; it still warns.
+    if (result.unchanged !== true) {
+      previous.set(occ.spec, result.value);
+      const target = occ.spec.target;
+      if ('field' in target) values.fields.set(target.field, { value: result.value, given: occ.given });
+      else if ('option' in target) values.options.set(target.option, { value: result.value, given: occ.given });
+      else values.actions.set(target.action, result.value);
+    }
     const note = deprecationNote(occ.spec);
     if (note !== undefined && !warned.has(occ.spec)) {
       warned.add(occ.spec);
@@ -96,6 +99,20 @@ function interpretFlags(occurrences: readonly FlagOccurrence[], problems: string
     }
   }
   return values;
+}
+
+/**
+ * Upstream's file defaulting: a nodeStatusReportFrequency the file leaves unset (or zero) follows
+ * a nodeStatusUpdateFrequency the file sets. It happens when the file is decoded, so the flag
+ * --node-status-update-frequency and the drop-ins (laid over without defaulting) move only the
+ * update frequency.
+ */
+function followUpdateFrequency(patch: Record<string, unknown>, config: Record<string, unknown>, sources: Map<string, string>, path: string): void {
+  const update = patch.nodeStatusUpdateFrequency;
+  const report = patch.nodeStatusReportFrequency;
+  if (typeof update !== 'number' || update === 0 || (typeof report === 'number' && report !== 0)) return;
+  config.nodeStatusReportFrequency = update;
+  sources.set('nodeStatusReportFrequency', `nodeStatusUpdateFrequency (config file ${path})`);
 }
 
 /**
@@ -140,6 +157,7 @@ export async function resolveConfiguration(input: ResolveInput): Promise<Resolve
       warnings.push(...doc.warnings);
       config = withDefaults(configurationSchema, doc.patch);
       for (const p of doc.present) sources.set(p, `config file ${path}`);
+      followUpdateFrequency(doc.patch, config, sources, path);
     } catch (err) {
       problems.push(err instanceof Error ? err.message : String(err));
     }
@@ -168,10 +186,11 @@ export async function resolveConfiguration(input: ResolveInput): Promise<Resolve
     }
     sources.set(field, `flag ${given}`);
   }
-  // nodeStatusReportFrequency follows nodeStatusUpdateFrequency when only the latter was set.
-  if (sources.has('nodeStatusUpdateFrequency') && !sources.has('nodeStatusReportFrequency')) {
-    config.nodeStatusReportFrequency = config.nodeStatusUpdateFrequency;
-    sources.set('nodeStatusReportFrequency', `nodeStatusUpdateFrequency (${sources.get('nodeStatusUpdateFrequency') ?? ''})`);
+  // Upstream's defaulting: a parallel pull limit the user gave without serializeImagePulls turns serialization off.
+  const maxParallel = config.maxParallelImagePulls;
+  if (typeof maxParallel === 'number' && maxParallel >= 2 && !sources.has('serializeImagePulls')) {
+    config.serializeImagePulls = false;
+    sources.set('serializeImagePulls', `maxParallelImagePulls (${sources.get('maxParallelImagePulls') ?? ''})`);
   }
 
   const effective = config as unknown as NodeagentConfiguration;

@@ -44,6 +44,8 @@ export interface StringListMapField extends FieldBase<Readonly<Record<string, re
 }
 /** An optional int (a Go pointer with no default): null when unset. */
 export interface OptionalIntField extends FieldBase<number | null> { readonly kind: 'optional-int'; readonly bits: 32 | 64 }
+/** An optional string (a Go pointer with no default, e.g. a time): null when unset, left out when printed. */
+export interface OptionalStringField extends FieldBase<string | null> { readonly kind: 'optional-string' }
 /** A Go duration that may also be given as an integer number of nanoseconds (TimeOrMetaDuration). */
 export interface TimeOrDurationField extends FieldBase<Nanoseconds> { readonly kind: 'time-or-duration' }
 /** A nested struct. */
@@ -73,6 +75,7 @@ export type Field =
   | BoolMapField
   | StringListMapField
   | OptionalIntField
+  | OptionalStringField
   | TimeOrDurationField
   | StructField
   | ListField;
@@ -108,6 +111,7 @@ export const stringMap = (d: Readonly<Record<string, string>> = {}, o: Opts = {}
 export const boolMap = (): BoolMapField => ({ kind: 'map-bool', default: {} });
 export const stringListMap = (): StringListMapField => ({ kind: 'map-strings', default: {} });
 export const optionalInt32 = (): OptionalIntField => ({ kind: 'optional-int', bits: 32, default: null });
+export const optionalString = (): OptionalStringField => ({ kind: 'optional-string', default: null });
 export function struct<S extends Schema>(fields: S, o: { required?: boolean } = {}): StructField<S> {
   return { kind: 'struct', fields, ...o };
 }

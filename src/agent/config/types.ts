@@ -18,6 +18,7 @@ import {
   list,
   nullableStruct,
   optionalInt32,
+  optionalString,
   str,
   stringListMap,
   stringMap,
@@ -198,6 +199,8 @@ export const configurationSchema = {
     key: str('', { required: true }),
     value: str(''),
     effect: str('', { required: true }),
+    // Decoded so that a taint that gives it is refused (validate.ts), not dropped as unknown.
+    timeAdded: optionalString(),
   }),
   registerNode: bool(true),
   tracing: nullableStruct(tracingSchema),

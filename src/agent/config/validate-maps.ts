@@ -6,10 +6,11 @@
 import type { FeatureGates } from './feature-gates.js';
 import type { NodeagentConfiguration } from './types.js';
 import {
-  gracePeriodProblem, reservedResourceProblems, sysctlPatternProblem, thresholdProblem,
+  MEMCG_NOTIFICATION_REFUSAL, evictionThresholdProblem, gracePeriodProblem, minimumReclaimProblem, reservedResourceProblems, sysctlPatternProblem,
 } from './validate-values.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { messageOf } from '../../api/errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 type Add = (field: string, message: string) => void;
 
@@ -35,11 +36,11 @@ function policyOptions(
   for (const [key, value] of Object.entries(options)) {
     const optionGate = known[key];
     if (optionGate === undefined) {
-      add(field, `unknown option ${JSON.stringify(key)}; allowed: ${Object.keys(known).join(', ')}`);
+      add(field, `unknown option ${quoteValue(key)}; allowed: ${Object.keys(known).join(', ')}`);
       continue;
     }
     if (!g.enabled(optionGate)) add(field, `option ${key} needs the feature gate ${optionGate}, which is off`);
-    if (value !== 'true' && value !== 'false') add(field, `option ${key} must be true or false, got ${JSON.stringify(value)}`);
+    if (value !== 'true' && value !== 'false') add(field, `option ${key} must be true or false, got ${quoteValue(value)}`);
   }
 }
 
@@ -48,11 +49,11 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   const soft = c.evictionSoft;
   const grace = c.evictionSoftGracePeriod;
   for (const [signal, value] of Object.entries(hard)) {
-    const p = thresholdProblem(signal, value);
+    const p = evictionThresholdProblem(signal, value);
     if (p !== undefined) add('evictionHard', p);
   }
   for (const [signal, value] of Object.entries(soft)) {
-    const p = thresholdProblem(signal, value);
+    const p = evictionThresholdProblem(signal, value);
     if (p !== undefined) add('evictionSoft', p);
     if (grace[signal] === undefined) add('evictionSoftGracePeriod', `the soft threshold of ${signal} needs a grace period`);
   }
@@ -62,9 +63,10 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
     if (p !== undefined) add('evictionSoftGracePeriod', p);
   }
   for (const [signal, value] of Object.entries(c.evictionMinimumReclaim)) {
-    const p = thresholdProblem(signal, value);
-    if (p !== undefined) add('evictionMinimumReclaim', p.replace('threshold', 'minimum reclaim'));
+    const p = minimumReclaimProblem(signal, value);
+    if (p !== undefined) add('evictionMinimumReclaim', p);
   }
+  if (c.kernelMemcgNotification) add('kernelMemcgNotification', MEMCG_NOTIFICATION_REFUSAL);
 
   for (const p of reservedResourceProblems(c.systemReserved)) add('systemReserved', p);
   for (const p of reservedResourceProblems(c.orchReserved)) add('orchReserved', p);
@@ -72,10 +74,10 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   const qos = c.qosReserved;
   if (Object.keys(qos).length > 0 && !g.enabled('QOSReserved')) add('qosReserved', 'needs the feature gate QOSReserved, which is off');
   for (const [resource, value] of Object.entries(qos)) {
-    if (resource !== 'memory') add('qosReserved', `only memory can be reserved, got ${JSON.stringify(resource)}`);
+    if (resource !== 'memory') add('qosReserved', `only memory can be reserved, got ${quoteValue(resource)}`);
     const n = Number(value.replace(/%$/, ''));
     if (!value.endsWith('%') || !Number.isFinite(n) || n < 0 || n > 100) {
-      add('qosReserved', `${resource}: ${JSON.stringify(value)} must be a percentage from 0% to 100%`);
+      add('qosReserved', `${resource}: ${quoteValue(value)} must be a percentage from 0% to 100%`);
     }
   }
 
@@ -98,10 +100,12 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
     numaSeen.add(r.numaNode);
     for (const [resource, value] of Object.entries(r.limits)) {
       if (resource !== 'memory' && !resource.startsWith('hugepages-')) {
-        add(`${field}.limits`, `unknown resource ${JSON.stringify(resource)}; allowed: memory, hugepages-<size>`);
+        add(`${field}.limits`, `unknown resource ${quoteValue(resource)}; allowed: memory, hugepages-<size>`);
       }
       try {
-        if (parseQuantity(value).mantissa < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        const q = parseQuantity(value).mantissa;
+        if (q < 0n) add(`${field}.limits`, `${resource} must not be negative`);
+        else if (q === 0n) add(`${field}.limits`, `${resource} must not be zero (leave the resource out to reserve none on NUMA node ${r.numaNode})`);
       } catch (err) {
         add(`${field}.limits`, `${resource}: ${messageOf(err)}`);
       }
@@ -109,6 +113,6 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
   });
 
   for (const name of Object.keys(c.staticPodURLHeader)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) add('staticPodURLHeader', `${JSON.stringify(name)} is not a valid HTTP header name`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) add('staticPodURLHeader', `${quoteValue(name)} is not a valid HTTP header name`);
   }
 }

@@ -11,6 +11,7 @@ import { messageOf } from '../../api/errors.js';
 import { validateLabelValue, validateQualifiedName } from '../../api/labels.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { validateTaint, type Taint } from '../../api/taints.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const EVICTION_SIGNALS = [
   'memory.available', 'allocatableMemory.available', 'nodefs.available', 'nodefs.inodesFree',
@@ -20,7 +21,7 @@ export const EVICTION_SIGNALS = [
 function quantityProblem(text: string): string | undefined {
   try {
     const q = parseQuantity(text);
-    if (q.mantissa < 0n) return `${JSON.stringify(text)} must not be negative`;
+    if (q.mantissa < 0n) return `${quoteValue(text)} must not be negative`;
     return undefined;
   } catch (err) {
     return messageOf(err);
@@ -30,12 +31,12 @@ function quantityProblem(text: string): string | undefined {
 /** A threshold: a quantity, or a percentage from 0% to 100%. */
 export function thresholdProblem(signal: string, value: string): string | undefined {
   if (!(EVICTION_SIGNALS as readonly string[]).includes(signal)) {
-    return `unknown eviction signal ${JSON.stringify(signal)}; allowed: ${EVICTION_SIGNALS.join(', ')}`;
+    return `unknown eviction signal ${quoteValue(signal)}; allowed: ${EVICTION_SIGNALS.join(', ')}`;
   }
   if (value.endsWith('%')) {
     const n = Number(value.slice(0, -1));
     if (value.length === 1 || !Number.isFinite(n) || n < 0 || n > 100) {
-      return `threshold ${JSON.stringify(value)} of ${signal} must be a percentage from 0% to 100%`;
+      return `threshold ${quoteValue(value)} of ${signal} must be a percentage from 0% to 100%`;
     }
     return undefined;
   }
@@ -44,9 +45,31 @@ export function thresholdProblem(signal: string, value: string): string | undefi
   return q === undefined ? undefined : `threshold of ${signal}: ${q}`;
 }
 
+/**
+ * Why kernelMemcgNotification cannot be true: upstream arms memory thresholds with an eventfd
+ * registered in the memory cgroup's cgroup.event_control, which Node.js cannot create.
+ */
+export const MEMCG_NOTIFICATION_REFUSAL =
+  'memory threshold notifications need an eventfd registered in the memory cgroup\'s cgroup.event_control, which Node.js cannot create '
+  + 'without a native addon; leave it false (the eviction manager then sees a crossed memory threshold at its pass every 10 s)';
+
+/** A hard or soft threshold: as thresholdProblem, and a quantity must be above zero (upstream refuses 0 at start). */
+export function evictionThresholdProblem(signal: string, value: string): string | undefined {
+  const p = thresholdProblem(signal, value);
+  if (p !== undefined || value.endsWith('%')) return p;
+  return parseQuantity(value).mantissa === 0n ? `threshold of ${signal}: ${JSON.stringify(value)} must be positive` : undefined;
+}
+
+/** A minimum reclaim: as thresholdProblem, and a percentage must be above 0%. */
+export function minimumReclaimProblem(signal: string, value: string): string | undefined {
+  const p = thresholdProblem(signal, value);
+  if (p !== undefined) return p.replace('threshold', 'minimum reclaim');
+  return value.endsWith('%') && Number(value.slice(0, -1)) === 0 ? `minimum reclaim of ${signal}: ${JSON.stringify(value)} must be above 0%` : undefined;
+}
+
 export function gracePeriodProblem(signal: string, value: string): string | undefined {
   try {
-    if (parseDuration(value) < 0) return `grace period ${JSON.stringify(value)} of ${signal} must not be negative`;
+    if (parseDuration(value) < 0) return `grace period ${quoteValue(value)} of ${signal} must not be negative`;
     return undefined;
   } catch (err) {
     return `grace period of ${signal}: ${messageOf(err)}`;
@@ -59,7 +82,7 @@ export function reservedResourceProblems(map: Readonly<Record<string, string>>):
   const out: string[] = [];
   for (const [name, value] of Object.entries(map)) {
     if (!RESERVED_NAMES.includes(name) && !name.startsWith('hugepages-')) {
-      out.push(`unknown resource ${JSON.stringify(name)}; allowed: ${RESERVED_NAMES.join(', ')}, hugepages-<size>`);
+      out.push(`unknown resource ${quoteValue(name)}; allowed: ${RESERVED_NAMES.join(', ')}, hugepages-<size>`);
       continue;
     }
     const q = quantityProblem(value);
@@ -73,7 +96,7 @@ const SYSCTL = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-
 export function sysctlPatternProblem(pattern: string): string | undefined {
   const name = pattern.endsWith('*') ? pattern.slice(0, -1).replace(/[./]$/, '') : pattern;
   if ((pattern.endsWith('*') && name === '') || SYSCTL.test(name)) return undefined;
-  return `${JSON.stringify(pattern)} is not a sysctl name or a pattern ending in * (e.g. net.core.somaxconn, kernel.msg*)`;
+  return `${quoteValue(pattern)} is not a sysctl name or a pattern ending in * (e.g. net.core.somaxconn, kernel.msg*)`;
 }
 
 /** A CPU list such as "0-3,7". */
@@ -82,14 +105,14 @@ export function cpuSetProblem(text: string): string | undefined {
   for (const part of text.split(',')) {
     const m = /^\s*(\d+)(?:-(\d+))?\s*$/.exec(part);
     if (m === null || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) {
-      return `${JSON.stringify(text)} is not a CPU list; use numbers and ascending ranges such as 0-3,7`;
+      return `${quoteValue(text)} is not a CPU list; use numbers and ascending ranges such as 0-3,7`;
     }
   }
   return undefined;
 }
 
 export function ipProblem(text: string): string | undefined {
-  return isIP(text) === 0 ? `${JSON.stringify(text)} is not an IPv4 or IPv6 address` : undefined;
+  return isIP(text) === 0 ? `${quoteValue(text)} is not an IPv4 or IPv6 address` : undefined;
 }
 
 export function cidrProblem(text: string): string | undefined {
@@ -97,37 +120,37 @@ export function cidrProblem(text: string): string | undefined {
   const family = isIP(ip ?? '');
   const n = Number(bits);
   if (extra !== undefined || family === 0 || bits === undefined || !/^\d+$/.test(bits) || n > (family === 4 ? 32 : 128)) {
-    return `${JSON.stringify(text)} is not a CIDR such as 10.244.0.0/24 or fd00::/112`;
+    return `${quoteValue(text)} is not a CIDR such as 10.244.0.0/24 or fd00::/112`;
   }
-  if (family === 6 && n < 112) return `${JSON.stringify(text)}: an IPv6 pod range may hold at most 65536 addresses (/112 or longer)`;
+  if (family === 6 && n < 112) return `${quoteValue(text)}: an IPv6 pod range may hold at most 65536 addresses (/112 or longer)`;
   return undefined;
 }
 
 /** unix:///path or an absolute path; npipe and tcp belong to the other platform family. */
 export function endpointProblem(text: string): string | undefined {
   if (text.startsWith('unix://')) {
-    return text.slice('unix://'.length).startsWith('/') ? undefined : `${JSON.stringify(text)}: the socket path must be absolute (unix:///run/containerd/containerd.sock)`;
+    return text.slice('unix://'.length).startsWith('/') ? undefined : `${quoteValue(text)}: the socket path must be absolute (unix:///run/containerd/containerd.sock)`;
   }
   if (text.startsWith('/')) return undefined;
   if (text.startsWith('npipe://') || text.startsWith('tcp://')) {
-    return `${JSON.stringify(text)}: npipe and tcp endpoints are not supported on Linux; use unix:///<path>`;
+    return `${quoteValue(text)}: npipe and tcp endpoints are not supported on Linux; use unix:///<path>`;
   }
-  return `${JSON.stringify(text)} is not an endpoint; use unix:///<path>`;
+  return `${quoteValue(text)} is not an endpoint; use unix:///<path>`;
 }
 
 /** podLogsDir: an absolute, normalized path (upstream: `/var/log/pods`, not `/var/log/pods/` or `../pods`). */
 export function podLogsDirProblems(dir: string): string[] {
-  if (!path.isAbsolute(dir)) return [`pod logs path ${JSON.stringify(dir)} must be an absolute path`];
+  if (!path.isAbsolute(dir)) return [`pod logs path ${quoteValue(dir)} must be an absolute path`];
   const clean = path.normalize(dir).replace(/(.)\/+$/, '$1');
-  return clean === dir ? [] : [`pod logs path ${JSON.stringify(dir)} must be normalized (${JSON.stringify(clean)})`];
+  return clean === dir ? [] : [`pod logs path ${quoteValue(dir)} must be normalized (${quoteValue(clean)})`];
 }
 
 export function urlProblem(text: string): string | undefined {
   try {
     const u = new URL(text);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : `${JSON.stringify(text)} must be an http or https URL`;
+    return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : `${quoteValue(text)} must be an http or https URL`;
   } catch {
-    return `${JSON.stringify(text)} is not a URL`;
+    return `${quoteValue(text)} is not a URL`;
   }
 }
 
@@ -160,7 +183,7 @@ export function nodeLabelProblems(labels: Readonly<Record<string, string>>): str
   const out: string[] = [];
   const forbidden: string[] = [];
   for (const [key, value] of Object.entries(labels)) {
-    for (const p of validateQualifiedName(key)) out.push(`key ${JSON.stringify(key)}: ${p}`);
+    for (const p of validateQualifiedName(key)) out.push(`key ${quoteValue(key)}: ${p}`);
     for (const p of validateLabelValue(value)) out.push(`value of ${key}: ${p}`);
     const slash = key.indexOf('/');
     const domain = slash < 0 ? '' : key.slice(0, slash);

@@ -8,6 +8,7 @@ import { messageOf } from '../../api/errors.js';
 import { parseByteSize, parseQuantity } from '../../api/quantity.js';
 import { validateDNS1123Subdomain } from '../../api/labels.js';
 import { unknownGates, type FeatureGates } from './feature-gates.js';
+import { ineffectiveSettings } from './ineffective.js';
 import type { CommandLineOptions } from './flags/table.js';
 import { MILLISECOND, SECOND } from './schema.js';
 import type { NodeagentConfiguration } from './types.js';
@@ -16,6 +17,7 @@ import {
   INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES, TLS_VERSIONS, cidrProblem, cpuSetProblem, endpointProblem,
   ipProblem, nodeLabelProblems, podLogsDirProblems, taintProblems, urlProblem,
 } from './validate-values.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface Problem {
   /** Dotted field path, e.g. `authentication.webhook.cacheTTL`, or `--flag` for command-line-only options. */
@@ -38,7 +40,7 @@ export interface ValidateOptions {
 type Add = (field: string, message: string) => void;
 
 function oneOf(add: Add, field: string, value: string, allowed: readonly string[]): void {
-  if (!allowed.includes(value)) add(field, `${JSON.stringify(value)} is not allowed; use one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value)) add(field, `${quoteValue(value)} is not allowed; use one of ${allowed.join(', ')}`);
 }
 function range(add: Add, field: string, value: number, min: number, max: number): void {
   if (value < min || value > max) add(field, `must be from ${min} to ${max}, got ${value}`);
@@ -51,6 +53,10 @@ function positiveDuration(add: Add, field: string, ns: number): void {
 }
 function nonNegativeDuration(add: Add, field: string, ns: number): void {
   if (ns < 0) add(field, `must not be negative, got ${formatDuration(ns)}`);
+}
+/** Zero (off), or a whole second at least (upstream's graceful shutdown periods). */
+function zeroOrAtLeastASecond(add: Add, field: string, ns: number): void {
+  if (ns < 0 || (ns > 0 && ns < SECOND)) add(field, `must be zero or at least 1s, got ${formatDuration(ns)}`);
 }
 function port(add: Add, field: string, value: number, zeroAllowed: boolean): void {
   if (zeroAllowed && value === 0) return;
@@ -107,7 +113,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   if (c.podPidsLimit < -1) add('podPidsLimit', `must be -1 (node allocatable PID capacity) or more, got ${c.podPidsLimit}`);
   try {
     const q = parseQuantity(c.containerLogMaxSize);
-    if (q.mantissa <= 0n) add('containerLogMaxSize', `must be a positive quantity such as 10Mi, got ${JSON.stringify(c.containerLogMaxSize)}`);
+    if (q.mantissa <= 0n) add('containerLogMaxSize', `must be a positive quantity such as 10Mi, got ${quoteValue(c.containerLogMaxSize)}`);
   } catch (err) {
     add('containerLogMaxSize', messageOf(err));
   }
@@ -118,9 +124,11 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
     positiveDuration(add, field, c[field]);
   }
   for (const field of ['streamingConnectionIdleTimeout', 'imageMinimumGCAge', 'volumeStatsAggPeriod',
-    'evictionPressureTransitionPeriod', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods'] as const) {
+    'evictionPressureTransitionPeriod'] as const) {
     nonNegativeDuration(add, field, c[field]);
   }
+  zeroOrAtLeastASecond(add, 'shutdownGracePeriod', c.shutdownGracePeriod);
+  zeroOrAtLeastASecond(add, 'shutdownGracePeriodCriticalPods', c.shutdownGracePeriodCriticalPods);
   positiveDuration(add, 'authentication.webhook.cacheTTL', c.authentication.webhook.cacheTTL);
   positiveDuration(add, 'authorization.webhook.cacheAuthorizedTTL', c.authorization.webhook.cacheAuthorizedTTL);
   positiveDuration(add, 'authorization.webhook.cacheUnauthorizedTTL', c.authorization.webhook.cacheUnauthorizedTTL);
@@ -147,7 +155,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   for (const suite of c.tlsCipherSuites) {
     if (INSECURE_CIPHER_SUITES.has(suite)) warnings.push(`tlsCipherSuites: ${suite} is insecure; prefer one of the secure suites`);
     else if (!SECURE_CIPHER_SUITES.has(suite)) {
-      add('tlsCipherSuites', `unknown cipher suite ${JSON.stringify(suite)}; allowed: ${[...SECURE_CIPHER_SUITES.keys(), ...INSECURE_CIPHER_SUITES.keys()].join(', ')}`);
+      add('tlsCipherSuites', `unknown cipher suite ${quoteValue(suite)}; allowed: ${[...SECURE_CIPHER_SUITES.keys(), ...INSECURE_CIPHER_SUITES.keys()].join(', ')}`);
     }
   }
   if (c.tlsMinVersion === 'VersionTLS13' && c.tlsCipherSuites.length > 0) {
@@ -168,7 +176,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   }
   if (c.systemCgroups !== '' && c.cgroupRoot === '') add('systemCgroups', 'needs cgroupRoot (--cgroup-root) to be set');
   for (const field of ['nodeagentCgroups', 'systemCgroups', 'systemReservedCgroup', 'orchReservedCgroup'] as const) {
-    if (c[field] !== '' && !c[field].startsWith('/')) add(field, `must be an absolute cgroup name starting with /, got ${JSON.stringify(c[field])}`);
+    if (c[field] !== '' && !c[field].startsWith('/')) add(field, `must be an absolute cgroup name starting with /, got ${quoteValue(c[field])}`);
   }
   validateEnforceNodeAllocatable(c, add);
   if (c.reservedSystemCPUs !== '') {
@@ -199,7 +207,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   if (c.enableContentionProfiling && !c.enableDebuggingHandlers) {
     warnings.push('enableContentionProfiling has no effect unless enableDebuggingHandlers is true');
   }
-  if (g.enabled('MemoryQoS') && (c.memoryThrottlingFactor <= 0 || c.memoryThrottlingFactor > 1)) {
+  if (!(c.memoryThrottlingFactor > 0 && c.memoryThrottlingFactor <= 1)) {
     add('memoryThrottlingFactor', `must be greater than 0 and at most 1.0, got ${c.memoryThrottlingFactor}`);
   }
   validateMaps(c, g, add);
@@ -219,9 +227,13 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
     if (p !== undefined) add(field, p);
   }
   for (const p of taintProblems(c.registerWithTaints)) add('registerWithTaints', p);
+  c.registerWithTaints.forEach((t, i) => {
+    if (t.timeAdded !== null) add(`registerWithTaints[${i}].timeAdded`, 'must not be set: the time a taint was added is the API server\'s to record');
+  });
   validateShowHidden(c, v.version, add);
   validateLoggingAndTracing(c, g, add);
   validateCommandLineOptions(c, v.options, add);
+  warnings.push(...ineffectiveSettings(c));
   return { problems, warnings };
 }
 
@@ -245,7 +257,7 @@ function validateShowHidden(c: NodeagentConfiguration, version: string, add: Add
   const m = /^v?(\d+)\.(\d+)/.exec(version);
   const previous = m === null ? undefined : `${m[1]}.${Number(m[2]) - 1}`;
   if (c.showHiddenMetricsForVersion !== previous) {
-    add('showHiddenMetricsForVersion', `only the previous minor version (${previous ?? 'none'}) is allowed, got ${JSON.stringify(c.showHiddenMetricsForVersion)}`);
+    add('showHiddenMetricsForVersion', `only the previous minor version (${previous ?? 'none'}) is allowed, got ${quoteValue(c.showHiddenMetricsForVersion)}`);
   }
 }
 
@@ -269,7 +281,7 @@ function validateLoggingAndTracing(c: NodeagentConfiguration, g: FeatureGates, a
     const rate = c.tracing.samplingRatePerMillion;
     if (rate !== null) range(add, 'tracing.samplingRatePerMillion', rate, 0, 1_000_000);
     if (c.tracing.endpoint !== '' && !/^[A-Za-z0-9.-]+:\d+$|^\[[0-9a-fA-F:]+\]:\d+$/.test(c.tracing.endpoint) && urlProblem(c.tracing.endpoint) !== undefined) {
-      add('tracing.endpoint', `${JSON.stringify(c.tracing.endpoint)} is not host:port or an http(s) URL`);
+      add('tracing.endpoint', `${quoteValue(c.tracing.endpoint)} is not host:port or an http(s) URL`);
     }
   }
 }

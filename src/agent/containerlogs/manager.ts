@@ -11,7 +11,7 @@
  */
 import { statSync } from 'node:fs';
 import type { Clock, Timer } from '../../api/clock.js';
-import { OrchError, messageOf } from '../../api/errors.js';
+import { OrchError, isUnavailable, messageOf } from '../../api/errors.js';
 import { POD_UID_LABEL } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerService, ContainerUpdateService } from '../runtime/cri/index.js';
@@ -96,7 +96,11 @@ class Manager implements ContainerLogManager {
 
   private tick(): void {
     this.running = this.check()
-      .catch((err: unknown) => { this.o.logger.error('Failed to rotate container logs; trying again at the next check', { err: messageOf(err) }); })
+      .catch((err: unknown) => {
+        // An unreachable runtime is the PLEG's to report, once.
+        if (isUnavailable(err)) this.o.logger.v(4, 'Container log rotation waits for the runtime', { err: messageOf(err) });
+        else this.o.logger.error('Failed to rotate container logs; trying again at the next check', { err: messageOf(err) });
+      })
       .finally(() => {
         this.running = undefined;
         if (this.started) this.timer = this.o.clock.setTimer(this.periodMs, () => { this.tick(); });

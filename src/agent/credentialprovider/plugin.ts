@@ -9,6 +9,7 @@
 import { execFile } from 'node:child_process';
 import { OrchError } from '../../api/errors.js';
 import { parseDuration } from '../../api/duration.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const CREDENTIAL_PROVIDER_PLUGIN_FAILED = 'CREDENTIAL_PROVIDER_PLUGIN_FAILED';
 export const CREDENTIAL_PROVIDER_RESPONSE_INVALID = 'CREDENTIAL_PROVIDER_RESPONSE_INVALID';
@@ -80,14 +81,14 @@ export async function requestCredentials(exec: PluginExec, plugin: PluginSpec, i
     stdout = await exec.run({ file: plugin.file, args: plugin.args, env, stdin: request, timeoutMs: PLUGIN_TIMEOUT_MS });
   } catch (err) {
     throw new OrchError(CREDENTIAL_PROVIDER_PLUGIN_FAILED, 'unavailable',
-      `credential provider plugin ${JSON.stringify(plugin.name)} failed for image ${JSON.stringify(image)}: ${err instanceof Error ? err.message : String(err)}`,
+      `credential provider plugin ${quoteValue(plugin.name)} failed for image ${quoteValue(image)}: ${err instanceof Error ? err.message : String(err)}`,
       { subject: plugin.file, cause: err });
   }
   return decodeResponse(plugin, stdout);
 }
 
 function invalid(plugin: PluginSpec, why: string): OrchError {
-  return new OrchError(CREDENTIAL_PROVIDER_RESPONSE_INVALID, 'invalid', `credential provider plugin ${JSON.stringify(plugin.name)} answered with an invalid response: ${why}`, { subject: plugin.file });
+  return new OrchError(CREDENTIAL_PROVIDER_RESPONSE_INVALID, 'invalid', `credential provider plugin ${quoteValue(plugin.name)} answered with an invalid response: ${why}`, { subject: plugin.file });
 }
 
 /** Checks and decodes a response; its text is never put in an error (it holds credentials). */
@@ -101,12 +102,12 @@ export function decodeResponse(plugin: PluginSpec, stdout: string): PluginRespon
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw invalid(plugin, 'stdout is not a JSON object');
   const r = doc as Record<string, unknown>;
   if (r.apiVersion !== plugin.apiVersion) {
-    throw invalid(plugin, `apiVersion ${JSON.stringify(r.apiVersion ?? '')} does not match the configured ${JSON.stringify(plugin.apiVersion)}`);
+    throw invalid(plugin, `apiVersion ${quoteValue(r.apiVersion ?? '')} does not match the configured ${quoteValue(plugin.apiVersion)}`);
   }
-  if (r.kind !== 'CredentialProviderResponse') throw invalid(plugin, `kind ${JSON.stringify(r.kind ?? '')} is not CredentialProviderResponse`);
+  if (r.kind !== 'CredentialProviderResponse') throw invalid(plugin, `kind ${quoteValue(r.kind ?? '')} is not CredentialProviderResponse`);
   const keyType = r.cacheKeyType;
   if (keyType !== 'Image' && keyType !== 'Registry' && keyType !== 'Global') {
-    throw invalid(plugin, `cacheKeyType ${JSON.stringify(keyType ?? '')} is not one of Image, Registry, Global`);
+    throw invalid(plugin, `cacheKeyType ${quoteValue(keyType ?? '')} is not one of Image, Registry, Global`);
   }
   let cacheDuration: number | undefined;
   if (r.cacheDuration !== undefined && r.cacheDuration !== null) {
@@ -114,17 +115,17 @@ export function decodeResponse(plugin: PluginSpec, stdout: string): PluginRespon
     try {
       cacheDuration = parseDuration(r.cacheDuration);
     } catch {
-      throw invalid(plugin, `cacheDuration ${JSON.stringify(r.cacheDuration)} is not a duration (e.g. "5m0s")`);
+      throw invalid(plugin, `cacheDuration ${quoteValue(r.cacheDuration)} is not a duration (e.g. "5m0s")`);
     }
   }
   const auth = new Map<string, { username: string; password: string }>();
   const authField = r.auth ?? {};
   if (typeof authField !== 'object' || Array.isArray(authField)) throw invalid(plugin, 'auth is not an object');
   for (const [registry, entry] of Object.entries(authField as Record<string, unknown>)) {
-    if (typeof entry !== 'object' || entry === null) throw invalid(plugin, `auth[${JSON.stringify(registry)}] is not an object`);
+    if (typeof entry !== 'object' || entry === null) throw invalid(plugin, `auth[${quoteValue(registry)}] is not an object`);
     const { username, password } = entry as { username?: unknown; password?: unknown };
     if ((username !== undefined && typeof username !== 'string') || (password !== undefined && typeof password !== 'string')) {
-      throw invalid(plugin, `auth[${JSON.stringify(registry)}]: username and password must be strings`);
+      throw invalid(plugin, `auth[${quoteValue(registry)}]: username and password must be strings`);
     }
     auth.set(registry, { username: username ?? '', password: password ?? '' });
   }

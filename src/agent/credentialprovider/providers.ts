@@ -16,6 +16,7 @@ import type { Logger } from '../logging/index.js';
 import type { AuthConfig } from '../runtime/cri/index.js';
 import { imageMatches, registryOf } from './match.js';
 import { execPlugin, requestCredentials, type PluginExec, type PluginResponse, type PluginSpec } from './plugin.js';
+import { quoteValue } from '../../api/quote.js';
 
 type CredentialProvider = CredentialProviderConfig['providers'][number];
 
@@ -142,7 +143,7 @@ export async function checkPluginBinaries(providers: readonly CredentialProvider
     }
   };
   await missing(binDir, '--image-credential-provider-bin-dir', '--image-credential-provider-bin-dir');
-  for (const p of providers) await missing(path.join(binDir, p.name), `the plugin of credential provider ${JSON.stringify(p.name)},`, p.name);
+  for (const p of providers) await missing(path.join(binDir, p.name), `the plugin of credential provider ${quoteValue(p.name)},`, p.name);
 }
 
 /** Reads --image-credential-provider-config, checks the plugins exist and returns the providers. */

@@ -14,11 +14,15 @@ class Scripted<T> {
   passes = 0;
   readonly next: (T | Error)[] = [];
   constructor(private readonly ok: T) {}
-  collect = (): Promise<T> => {
+  /** The options of each collect call. */
+  readonly options: unknown[] = [];
+  collect = (options?: unknown): Promise<T> => {
     this.passes++;
+    this.options.push(options);
     const r = this.next.shift() ?? this.ok;
     return r instanceof Error ? Promise.reject(r) : Promise.resolve(r);
   };
+  deleteUnused = (): Promise<T> => this.collect('deleteUnused');
 }
 
 const OK_CONTAINERS: ContainerGCResult = { containers: 0, sandboxes: 0, logDirectories: 0 };
@@ -81,7 +85,34 @@ void describe('the garbage collection loops', () => {
     gc.start();
     await until(() => clock.pending().length === 1);
     assert.equal(clock.pending()[0]?.delayMs, 60_000);
-    assert.ok(logger.has('Image garbage collection is off'));
+    assert.ok(logger.has('Periodic image garbage collection is off'));
+    await gc.stop();
+  });
+
+  void it('run the eviction reclaim between passes, image reclaim even without periodic image passes', async () => {
+    const clock = new FakeClock();
+    const containers = new Scripted(OK_CONTAINERS);
+    const images = new Scripted(OK_IMAGES);
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => { release = resolve; });
+    const slow = containers.collect;
+    containers.collect = async (options?: unknown) => {
+      const r = await slow(options);
+      if (containers.passes === 1) await blocked;
+      return r;
+    };
+    const gc = createGarbageCollector({ containerGC: containers, imageGC: images, periodicImageGC: false, clock, logger: new FakeLogger() });
+    gc.start();
+    let reclaimed = false;
+    const reclaim = gc.deleteAllUnusedContainers().then(() => { reclaimed = true; });
+    await settle();
+    assert.equal(reclaimed, false, 'the reclaim waits for the pass under way');
+    release();
+    await reclaim;
+    assert.deepEqual(containers.options, [undefined, { evictTerminatedPods: true }]);
+    await gc.deleteUnusedImages();
+    assert.deepEqual(images.options, ['deleteUnused']);
+    assert.equal(clock.pending().length, 1, 'no periodic image pass');
     await gc.stop();
   });
 });

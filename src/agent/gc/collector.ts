@@ -12,6 +12,11 @@
  *   | the image file system cannot be measured  | InvalidDiskCapacity, every time            |
  *   | image GC, twice or more in a row          | ImageGCFailed (a first failure may be a    |
  *   |                                           | runtime still starting: logged only)       |
+ *
+ * The eviction manager's node-level reclaim under disk pressure (deleteAllUnusedContainers,
+ * deleteUnusedImages) runs through the same loops, so that it never overlaps their passes;
+ * image GC's reclaim works even when its periodic pass is off (imageGCHighThresholdPercent 100),
+ * as upstream's.
  */
 import type { Clock, Timer } from '../../api/clock.js';
 import { isOrchError, messageOf } from '../../api/errors.js';
@@ -30,8 +35,10 @@ export interface GcEvent {
 
 export interface GarbageCollectionOptions {
   readonly containerGC: ContainerGC;
-  /** Undefined: image GC is off (imageGCHighThresholdPercent 100, as upstream). */
+  /** Undefined: no image GC at all. */
   readonly imageGC?: ImageGC | undefined;
+  /** False: no periodic image GC pass (imageGCHighThresholdPercent 100, as upstream); reclaim still works. Default true. */
+  readonly periodicImageGC?: boolean;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Default 1 minute. */
@@ -48,15 +55,23 @@ export interface GarbageCollector {
   start(): void;
   /** Stops them, after the passes under way ended. */
   stop(): Promise<void>;
+  /** Upstream's DeleteAllUnusedContainers: a container GC pass that also takes terminated pods' dead containers. */
+  deleteAllUnusedContainers(): Promise<void>;
+  /** Upstream's DeleteUnusedImages: every unused image old enough goes. */
+  deleteUnusedImages(): Promise<void>;
 }
 
 export const CONTAINER_GC_PERIOD_MS = 60_000;
 export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
 
-/** A pass run now and then `periodMs` after each pass ended, until stopped. */
+/**
+ * A pass run now and then `periodMs` after each pass ended, until stopped; other work given to
+ * `exclusive` runs between passes, never during one.
+ */
 class Loop {
   private timer: Timer | undefined;
   private running: Promise<void> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
   private on = false;
 
   constructor(private readonly clock: Clock, private readonly periodMs: number, private readonly pass: () => Promise<void>) {}
@@ -67,8 +82,15 @@ class Loop {
     this.tick();
   }
 
+  /** Runs `work` once the pass or work under way ended. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(work);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
   private tick(): void {
-    this.running = this.pass().finally(() => {
+    this.running = this.exclusive(this.pass).finally(() => {
       this.running = undefined;
       if (this.on) this.timer = this.clock.setTimer(this.periodMs, () => { this.tick(); });
     });
@@ -128,11 +150,23 @@ export function createGarbageCollector(o: GarbageCollectionOptions): GarbageColl
     }
   };
 
-  const loops = [new Loop(o.clock, o.containerPeriodMs ?? CONTAINER_GC_PERIOD_MS, containerPass)];
-  if (imageGC !== undefined) loops.push(new Loop(o.clock, o.imagePeriodMs ?? IMAGE_GC_PERIOD_MS, imagePass));
-  else log.v(2, 'Image garbage collection is off (imageGCHighThresholdPercent is 100)');
+  const containerLoop = new Loop(o.clock, o.containerPeriodMs ?? CONTAINER_GC_PERIOD_MS, containerPass);
+  const imageLoop = new Loop(o.clock, o.imagePeriodMs ?? IMAGE_GC_PERIOD_MS, imagePass);
+  const loops = [containerLoop];
+  if (imageGC !== undefined && o.periodicImageGC !== false) loops.push(imageLoop);
+  else log.v(2, 'Periodic image garbage collection is off (imageGCHighThresholdPercent is 100)');
   return {
     start() { for (const l of loops) l.start(); },
     async stop() { await Promise.all(loops.map((l) => l.stop())); },
+    async deleteAllUnusedContainers() {
+      log.info('Attempting to delete unused containers');
+      const r = await containerLoop.exclusive(() => o.containerGC.collect({ evictTerminatedPods: true }));
+      log.v(2, 'Unused containers deleted', { ...r });
+    },
+    async deleteUnusedImages() {
+      if (imageGC === undefined) return;
+      const r = await imageLoop.exclusive(() => imageGC.deleteUnused());
+      log.v(2, 'Unused images deleted', { freed: r.freed, removed: r.removed.length });
+    },
   };
 }

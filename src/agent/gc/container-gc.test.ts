@@ -70,6 +70,18 @@ void describe('a container GC pass', () => {
     assert.deepEqual([n.containerIds(), [...n.runtime.sandboxes.keys()], await files(n.logsDir)], [[], [], []]);
   });
 
+  void it('with evictTerminatedPods also removes the dead containers and sandboxes of terminated pods still wanted, keeping their logs', async () => {
+    const n = await gcNode();
+    const sb = await n.sandbox('done');
+    await n.container(sb, 'main', 0);
+    await n.runtime.stopPodSandbox(sb);
+    const terminated = new Set(['done']);
+    const { collector } = gc(n, { pods: { ...n.pods, isTerminated: (uid) => terminated.has(uid) } });
+    assert.deepEqual(await collector.collect(), { containers: 0, sandboxes: 0, logDirectories: 0 }, 'a periodic pass keeps the newest of a pod still wanted');
+    assert.deepEqual(await collector.collect({ evictTerminatedPods: true }), { containers: 1, sandboxes: 1, logDirectories: 0 });
+    assert.deepEqual(await files(n.logsDir), ['ns_done_done']);
+  });
+
   void it('removes the log directories of pods that are gone and nothing the runtime still holds or that is not a pod directory', async () => {
     const n = await gcNode();
     await n.sandbox('held'); // ready: the runtime holds it although no source wants it

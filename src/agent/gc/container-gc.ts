@@ -46,9 +46,17 @@ export interface ContainerGCResult {
   readonly logDirectories: number;
 }
 
+export interface ContainerGCPassOptions {
+  /**
+   * Also every dead container and sandbox of terminated pods still wanted by a source
+   * (upstream's evictNonDeletedPods, set by DeleteAllUnusedContainers under disk pressure).
+   */
+  readonly evictTerminatedPods?: boolean;
+}
+
 export interface ContainerGC {
   /** One pass. Rejects with GC_CONTAINER_FAILED (after trying every removal) or the runtime's error when it cannot list. */
-  collect(): Promise<ContainerGCResult>;
+  collect(options?: ContainerGCPassOptions): Promise<ContainerGCResult>;
 }
 
 const nsToMs = (ns: string): number => Number(BigInt(ns === '' ? '0' : ns) / 1_000_000n);
@@ -65,8 +73,13 @@ function stateOf(state: string): GcContainer['state'] {
 class Collector implements ContainerGC {
   constructor(private readonly o: ContainerGCOptions) {}
 
-  async collect(): Promise<ContainerGCResult> {
-    const { runtime, pods, logger } = this.o;
+  async collect(options: ContainerGCPassOptions = {}): Promise<ContainerGCResult> {
+    const { runtime, logger } = this.o;
+    const own = this.o.pods;
+    // Log directories follow the pod's removability alone: a terminated pod still wanted keeps its logs.
+    const pods: PodStates = options.evictTerminatedPods === true
+      ? { sourcesReady: () => own.sourcesReady(), isRemovable: (uid) => own.isRemovable(uid) || own.isTerminated?.(uid) === true }
+      : own;
     const [containerList, sandboxList] = await Promise.all([runtime.listContainers(), runtime.listPodSandbox()]);
     const containers: GcContainer[] = containerList.flatMap((c) => {
       const podUid = c.labels[POD_UID_LABEL];

@@ -32,6 +32,12 @@ export interface PodStates {
   sourcesReady(): boolean;
   /** The pod is gone (no source wants it and no worker holds it): all it left may go. */
   isRemovable(uid: string): boolean;
+  /**
+   * The pod is terminated (no worker holds it) though a source may still want it: the
+   * eviction manager's reclaim (upstream's DeleteAllUnusedContainers) removes its dead
+   * containers too. Default: never.
+   */
+  isTerminated?(uid: string): boolean;
 }
 
 /** A container of the agent's as the list call gives it. */

@@ -25,18 +25,26 @@ export interface ImageFsSourceOptions {
   readonly statfs?: (path: string) => Promise<{ readonly blocks: number; readonly bavail: number; readonly bsize: number }>;
 }
 
+/** The image file system's mount point, looked up once it is found. Rejects with GC_IMAGE_FS_UNKNOWN while the runtime names none. */
+export function imageFsMountpoint(o: Pick<ImageFsSourceOptions, 'images' | 'runtime'>): () => Promise<string> {
+  let mountpoint: string | undefined;
+  return async () => {
+    if (mountpoint !== undefined) return mountpoint;
+    const info = await o.images.imageFsInfo();
+    let found = info.imageFilesystems[0]?.fsId?.mountpoint ?? '';
+    if (found === '') found = (await readRuntimeConfig(o.runtime)).rootDir;
+    if (found === '') throw new OrchError(GC_IMAGE_FS_UNKNOWN, 'internal', 'the runtime names no image file system (ImageFsInfo has no mount point, its status no root directory)');
+    mountpoint = found;
+    return found;
+  };
+}
+
 /** A reader of the image file system's usage; the mount point is looked up once. */
 export function imageFsSource(o: ImageFsSourceOptions): () => Promise<ImageFsUsage> {
   const measure = o.statfs ?? ((p: string) => statfs(p));
-  let mountpoint: string | undefined;
+  const lookup = imageFsMountpoint(o);
   return async () => {
-    if (mountpoint === undefined) {
-      const info = await o.images.imageFsInfo();
-      let found = info.imageFilesystems[0]?.fsId?.mountpoint ?? '';
-      if (found === '') found = (await readRuntimeConfig(o.runtime)).rootDir;
-      if (found === '') throw new OrchError(GC_IMAGE_FS_UNKNOWN, 'internal', 'the runtime names no image file system (ImageFsInfo has no mount point, its status no root directory)');
-      mountpoint = found;
-    }
+    const mountpoint = await lookup();
     let s;
     try {
       s = await measure(mountpoint);

@@ -92,6 +92,18 @@ void describe('image garbage collection', () => {
     assert.equal(present().length, 5);
   });
 
+  void it('deletes every unused image old enough whatever the thresholds when asked (eviction reclaim)', async () => {
+    const { n, gc, use, present } = await imageNode();
+    await gc.collect();
+    await use('registry.test/a:1', true);
+    n.runtime.images.set('registry.test/young:1', 'sha256:young');
+    n.now += MINUTE;
+    const r = await gc.deleteUnused();
+    assert.deepEqual([...r.removed].sort(), ['sha256:b', 'sha256:c', 'sha256:u']);
+    assert.equal(r.freed, 300);
+    assert.deepEqual(present(), ['sha256:a', 'sha256:pause', 'sha256:young']);
+  });
+
   void it('reports an image file system without capacity', async () => {
     const n = await GcNode.create();
     nodes.push(n);

@@ -56,6 +56,12 @@ export interface ImageGCResult {
 export interface ImageGC {
   /** One pass: detection, then removals when the file system is over the high threshold. */
   collect(): Promise<ImageGCResult>;
+  /**
+   * Detection, then every image not in use, not pinned and not younger than the minimum age is
+   * removed whatever the thresholds (upstream's DeleteUnusedImages, the eviction manager's
+   * reclaim under disk pressure). Never fails for freeing too little.
+   */
+  deleteUnused(): Promise<ImageGCResult>;
 }
 
 interface ImageRecord {
@@ -117,9 +123,7 @@ class ImageCollector implements ImageGC {
   async collect(): Promise<ImageGCResult> {
     const { policy, logger } = this.o;
     const freeTime = this.o.now();
-    // The first detection dates what was there before the agent started to "long ago".
-    const inUse = await this.detect(this.initialized ? freeTime : 0);
-    this.initialized = true;
+    const inUse = await this.detectOnce(freeTime);
     const fs = await this.o.imageFs();
     const capacity = fs.capacityBytes;
     const available = Math.min(fs.availableBytes, capacity);
@@ -132,6 +136,35 @@ class ImageCollector implements ImageGC {
     logger.info('Disk usage on the image file system is over the high threshold, freeing images down to the low threshold', {
       mountpoint: fs.mountpoint, usage: usagePercent, highThreshold: policy.highThresholdPercent, lowThreshold: policy.lowThresholdPercent, bytesToFree: wanted,
     });
+    const { freed, removed, errors } = await this.free(wanted, inUse, freeTime);
+    if (freed < wanted) {
+      const detail = errors.length === 0 ? '' : ` (removals failed: ${errors.join('; ')})`;
+      throw new OrchError(GC_IMAGE_FREE_FAILED, 'internal', `image garbage collection on ${fs.mountpoint}: wanted to free ${wanted} bytes, but freed ${freed} bytes${detail}`, {
+        subject: fs.mountpoint,
+      });
+    }
+    return { usagePercent, wanted, freed, removed };
+  }
+
+  async deleteUnused(): Promise<ImageGCResult> {
+    const freeTime = this.o.now();
+    const inUse = await this.detectOnce(freeTime);
+    this.o.logger.info('Attempting to delete unused images');
+    const { freed, removed, errors } = await this.free(Number.POSITIVE_INFINITY, inUse, freeTime);
+    if (errors.length > 0) this.o.logger.warn('Some unused images could not be removed', { errors });
+    return { usagePercent: 0, wanted: freed, freed, removed };
+  }
+
+  /** Detection; the very first dates what was there before the agent started to "long ago". */
+  private async detectOnce(freeTime: number): Promise<Set<string>> {
+    const inUse = await this.detect(this.initialized ? freeTime : 0);
+    this.initialized = true;
+    return inUse;
+  }
+
+  /** Removes unused images, least recently used first, until `wanted` bytes are freed. */
+  private async free(wanted: number, inUse: ReadonlySet<string>, freeTime: number): Promise<{ freed: number; removed: string[]; errors: string[] }> {
+    const { policy, logger } = this.o;
     const candidates = [...this.records.entries()]
       .filter(([id, r]) => !inUse.has(id) && !r.pinned)
       .sort(([, a], [, b]) => (a.lastUsed === b.lastUsed ? a.firstDetected - b.firstDetected : a.lastUsed - b.lastUsed));
@@ -157,13 +190,7 @@ class ImageCollector implements ImageGC {
       this.o.onRemoved?.(id);
       freed += record.size;
     }
-    if (freed < wanted) {
-      const detail = errors.length === 0 ? '' : ` (removals failed: ${errors.join('; ')})`;
-      throw new OrchError(GC_IMAGE_FREE_FAILED, 'internal', `image garbage collection on ${fs.mountpoint}: wanted to free ${wanted} bytes, but freed ${freed} bytes${detail}`, {
-        subject: fs.mountpoint,
-      });
-    }
-    return { usagePercent, wanted, freed, removed };
+    return { freed, removed, errors };
   }
 }
 

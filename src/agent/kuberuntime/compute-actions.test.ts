@@ -204,3 +204,26 @@ void describe('computePodActions', () => {
     assert.deepEqual(computePodActions(pod(), st, { hashOf: (c) => (c.name === 'side' ? 'other' : `h-${c.name}`) }).containersToStart.map((c) => c.name), ['side']);
   });
 });
+
+void describe('ephemeral containers', () => {
+  const debug = { name: 'debugger', image: 'busybox:1.35', targetContainerName: 'app' };
+
+  void it('start once in the running pod, even while init containers run, and never again', () => {
+    const sb = sandbox();
+    const running = [ctr(app, 'running'), ctr(side, 'running')];
+    const added = computePodActions(pod({ ephemeralContainers: [debug] }), status([sb], running));
+    assert.deepEqual(added.ephemeralContainersToStart.map((c) => c.name), ['debugger']);
+    assert.equal(added.killPod, false);
+    const initializing = computePodActions(pod({ initContainers: [init1], ephemeralContainers: [debug] }), status([sb], [ctr(init1, 'running', { init: true })]));
+    assert.deepEqual(initializing.ephemeralContainersToStart.map((c) => c.name), ['debugger']);
+    const exited = ctr({ name: 'debugger', image: 'busybox:1.35' }, 'exited', { ephemeral: true, exitCode: 1 });
+    assert.deepEqual(computePodActions(pod({ ephemeralContainers: [debug] }), status([sb], [...running, exited])).ephemeralContainersToStart, []);
+  });
+
+  void it('do not start with a new sandbox, nor keep a finished pod running', () => {
+    assert.deepEqual(computePodActions(pod({ ephemeralContainers: [debug] }), status([])).ephemeralContainersToStart, []);
+    const done = [ctr(app, 'exited'), ctr(side, 'exited')];
+    const finished = computePodActions(pod({ restartPolicy: 'Never', ephemeralContainers: [debug] }), status([sandbox()], [...done, ctr({ name: 'debugger' }, 'running', { ephemeral: true })]));
+    assert.equal(finished.killPod, true);
+  });
+});

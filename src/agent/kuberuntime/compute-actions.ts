@@ -18,9 +18,11 @@
  *   | nothing to keep and nothing to start           | kill the pod (stop the sandbox)                       |
  *
  * With the SidecarContainers gate, init containers follow init-actions.ts (sidecars start
- * before the next init container and keep running beside the containers).
+ * before the next init container and keep running beside the containers). Ephemeral containers
+ * that never ran start in the pod's sandbox whatever its init containers do, and never again (as
+ * upstream); they do not keep a pod running.
  */
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, EphemeralContainer, Pod } from 'kubernetes-types/core/v1.js';
 import type { ContainerProbeResults } from '../prober/index.js';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './types.js';
 import { hashContainer } from './hash.js';
@@ -54,6 +56,8 @@ export interface PodActions {
   readonly initDone: boolean;
   readonly containersToStart: readonly Container[];
   readonly containersToKill: readonly ContainerToKill[];
+  /** Ephemeral containers that never ran (started before the init containers, as upstream). */
+  readonly ephemeralContainersToStart: readonly EphemeralContainer[];
 }
 
 /** The newest instance of a container (statuses are newest first). */
@@ -166,6 +170,7 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
     initDone: true,
     containersToStart: [] as Container[],
     containersToKill: [] as ContainerToKill[],
+    ephemeralContainersToStart: [] as EphemeralContainer[],
   };
   if (sandbox.changed) {
     if (!shouldRestartOnFailure(pod) && sandbox.attempt !== 0 && status.containers.length > 0) {
@@ -177,6 +182,7 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
     if (toStart.length === 0) return { ...base, createSandbox: false };
     return { ...base, containersToStart: toStart };
   }
+  base.ephemeralContainersToStart = (pod.spec?.ephemeralContainers ?? []).filter((c) => findContainer(status, c.name) === undefined);
   const prune = initContainersToPrune(pod, status);
   const initStart: Container[] = [];
   const toKill: ContainerToKill[] = [];

@@ -114,6 +114,15 @@ void describe('container config', () => {
     assert.deepEqual(sc.maskedPaths, DEFAULT_MASKED_PATHS);
   });
 
+  void it('ephemeral containers are labelled so and join their target\'s process namespace unless the pod shares one', () => {
+    const config = makeContainerConfig(input(pod(), { ephemeral: { targetId: 'target-id' } }));
+    assert.equal(config.labels?.['io.orch.container.type'], 'ephemeral');
+    assert.deepEqual(config.linux?.securityContext?.namespaceOptions, { network: 'POD', pid: 'TARGET', ipc: 'POD', targetId: 'target-id' });
+    const shared = makeContainerConfig(input(pod({ shareProcessNamespace: true }), { ephemeral: { targetId: 'target-id' } }));
+    assert.deepEqual(shared.linux?.securityContext?.namespaceOptions, { network: 'POD', pid: 'POD', ipc: 'POD' });
+    assert.equal(makeContainerConfig(input(pod(), { ephemeral: {} })).linux?.securityContext?.namespaceOptions?.pid, 'CONTAINER');
+  });
+
   void it('init containers are labelled so; the security context is applied, container over pod', () => {
     const c: Container = {
       name: 'init', image: 'busybox:1.35',
@@ -129,10 +138,20 @@ void describe('container config', () => {
     });
   });
 
+  void it('puts the cpuset the resource managers chose into the resources', () => {
+    assert.deepEqual(
+      [makeContainerConfig(input(pod(), { cpuset: { cpus: '1', mems: '0' } })).linux?.resources?.cpusetCpus, makeContainerConfig(input(pod(), { cpuset: { cpus: '1', mems: '0' } })).linux?.resources?.cpusetMems],
+      ['1', '0'],
+    );
+    const none = makeContainerConfig(input(pod(), { cpuset: {} })).linux?.resources;
+    assert.equal(none?.cpusetCpus, undefined);
+    assert.equal(none?.cpusetMems, undefined);
+  });
+
   void it('host-network pods get the node namespaces; env errors throw', () => {
     assert.equal(makeContainerConfig(input(pod({ hostNetwork: true }))).linux?.securityContext?.namespaceOptions?.network, 'NODE');
     const bad: Container = { name: 'b', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] };
-    assert.throws(() => makeContainerConfig(input(pod(), { container: bad })), { code: 'KUBERUNTIME_ENV_INVALID' });
+    assert.throws(() => makeContainerConfig(input(pod(), { container: bad })), { code: 'KUBERUNTIME_ENV_REFERENCE_NOT_FOUND' });
   });
 
   void it('verifyRunAsNonRoot as upstream', () => {

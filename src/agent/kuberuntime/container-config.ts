@@ -12,6 +12,7 @@ import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation } from '../runtime/cri/index.js';
 import { expandCommand, makeEnvironment, type NodeCapacity } from './env.js';
+import type { EnvObjects } from './env-sources.js';
 import { hashContainer } from './hash.js';
 import {
   CONTAINER_HASH_ANNOTATION,
@@ -55,6 +56,18 @@ export interface ContainerConfigInput {
   readonly terminationMessageFile?: string;
   /** Default: no RuntimeDefault fallback, profiles under DEFAULT_SECCOMP_PROFILE_ROOT. */
   readonly seccomp?: SeccompSettings;
+  /** The ConfigMaps and Secrets the container's env names (default none). */
+  readonly envObjects?: EnvObjects;
+  /** An ephemeral container, with the ID of its target container (whose process namespace it joins). */
+  readonly ephemeral?: { readonly targetId?: string };
+  /** The CPUs and memory nodes the CPU and memory managers give the container (cpuset.cpus, cpuset.mems). */
+  readonly cpuset?: ContainerCpuset;
+}
+
+/** A container's cpuset as the resource managers decide it ('' or absent: not set). */
+export interface ContainerCpuset {
+  readonly cpus?: string;
+  readonly mems?: string;
 }
 
 /** `<name>/<restartCount>.log` (upstream: buildContainerLogsPath). */
@@ -117,6 +130,12 @@ function securityContext(pod: Pod, container: Container, settings: SeccompSettin
   };
 }
 
+/** An ephemeral container with a target joins the target's process namespace, when the pod does not share one (upstream). */
+function targeted(sc: LinuxContainerSecurityContext, targetId: string | undefined): LinuxContainerSecurityContext {
+  if (targetId === undefined || sc.namespaceOptions?.pid !== 'CONTAINER') return sc;
+  return { ...sc, namespaceOptions: { ...sc.namespaceOptions, pid: 'TARGET', targetId } };
+}
+
 /** True when the container must be checked against its image's user (runAsNonRoot without runAsUser). */
 export function needsImageUser(pod: Pod, container: Container): boolean {
   const sc = effectiveSecurityContext(pod, container);
@@ -143,10 +162,13 @@ export function verifyRunAsNonRoot(pod: NodePod, container: Container, image: { 
   }
 }
 
-/** The configuration. Throws KUBERUNTIME_ENV_INVALID when the environment cannot be built. */
+/** The configuration. Throws KUBERUNTIME_ENV_INVALID or KUBERUNTIME_ENV_REFERENCE_NOT_FOUND when the environment cannot be built. */
 export function makeContainerConfig(input: ContainerConfigInput): ContainerConfig {
   const { pod, container } = input;
-  const env = makeEnvironment({ pod, container, podIPs: input.podIPs, hostIPs: input.hostIPs, nodeName: input.nodeName, capacity: input.capacity });
+  const env = makeEnvironment({
+    pod, container, podIPs: input.podIPs, hostIPs: input.hostIPs, nodeName: input.nodeName, capacity: input.capacity,
+    ...(input.envObjects === undefined ? {} : { objects: input.envObjects }),
+  });
   const { command, args } = expandCommand(container, env);
   const messagePath = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
   const mounts = input.mounts.map(criMount);
@@ -161,7 +183,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     ...(container.workingDir === undefined || container.workingDir === '' ? {} : { workingDir: container.workingDir }),
     envs: env.map((e) => ({ key: e.name, value: e.value })),
     mounts,
-    labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.init ? 'init' : 'regular' },
+    labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.ephemeral !== undefined ? 'ephemeral' : input.init ? 'init' : 'regular' },
     annotations: {
       [CONTAINER_HASH_ANNOTATION]: hashContainer(container),
       [CONTAINER_RESTART_COUNT_ANNOTATION]: String(input.restartCount),
@@ -175,8 +197,12 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     stdinOnce: container.stdinOnce === true,
     tty: container.tty === true,
     linux: {
-      resources: containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
-      securityContext: securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }),
+      resources: {
+        ...containerResources(pod, container, { ...input.resources, memoryCapacityBytes: input.capacity.memoryBytes }),
+        ...(input.cpuset?.cpus === undefined || input.cpuset.cpus === '' ? {} : { cpusetCpus: input.cpuset.cpus }),
+        ...(input.cpuset?.mems === undefined || input.cpuset.mems === '' ? {} : { cpusetMems: input.cpuset.mems }),
+      },
+      securityContext: targeted(securityContext(pod, container, input.seccomp ?? { runtimeDefault: false, profileRoot: DEFAULT_SECCOMP_PROFILE_ROOT }), input.ephemeral?.targetId),
     },
   };
 }

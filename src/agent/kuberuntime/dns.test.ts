@@ -68,8 +68,8 @@ void describe('podDnsConfig', () => {
   void it('ClusterFirst without clusterDNS falls back to Default, with a warning', () => {
     const { config, warnings } = podDnsConfig(pod(), { ...CLUSTER, clusterDNS: [] }, HOST, []);
     assert.deepEqual(config, { servers: HOST.servers, searches: HOST.searches, options: HOST.options });
-    assert.equal(warnings.length, 1);
-    assert.match(warnings[0] ?? '', /falling back to "Default"/);
+    assert.deepEqual(warnings.map((w) => w.reason), ['MissingClusterDNS']);
+    assert.match(warnings[0]?.message ?? '', /^pod: ".+_.+\(.+\)"\. nodeagent does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy\. Falling back to "Default" policy\.$/);
   });
 
   void it('Default copies the host; with resolvConf "" it points at localhost with search "."', () => {
@@ -102,7 +102,9 @@ void describe('podDnsConfig', () => {
     assert.deepEqual(config.servers, ['1.1.1.1', '2.2.2.2', '3.3.3.3']);
     assert.equal(config.searches?.length, 32);
     assert.equal(config.searches[31], 's31.example');
-    assert.equal(warnings.length, 2);
+    assert.deepEqual(warnings.map((w) => w.reason), ['DNSConfigForming', 'DNSConfigForming']);
+    assert.match(warnings[0]?.message ?? '', /^Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 1\.1\.1\.1 2\.2\.2\.2 3\.3\.3\.3$/);
+    assert.match(warnings[1]?.message ?? '', /^Search Line limits were exceeded, some search paths have been omitted, the applied search line is: s0\.example /);
   });
 });
 

@@ -125,10 +125,20 @@ export function podDnsType(pod: Pod): PodDnsType {
   }
 }
 
+/** What upstream records as a Warning event on the pod when it forms the pod's DNS (upstream's wording). */
+export interface DnsWarning {
+  /** MissingClusterDNS: ClusterFirst without clusterDNS fell back to Default; DNSConfigForming: a limit cut the configuration. */
+  readonly reason: 'MissingClusterDNS' | 'DNSConfigForming';
+  readonly message: string;
+}
+
+/** The node-wide half of MissingClusterDNS (upstream records it on the Node; here it is logged once per start). */
+export const MISSING_CLUSTER_DNS = 'nodeagent does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+
 export interface PodDnsResult {
   readonly config: DnsConfig;
-  /** Things to log (a fallback, limits exceeded). */
-  readonly warnings: readonly string[];
+  /** Things to record (a fallback, limits exceeded). */
+  readonly warnings: readonly DnsWarning[];
 }
 
 /**
@@ -136,10 +146,11 @@ export interface PodDnsResult {
  * ''); `nodeIPs` choose 127.0.0.1 or ::1 when there is none.
  */
 export function podDnsConfig(pod: NodePod, settings: DnsSettings, host: HostDns | undefined, nodeIPs: readonly string[]): PodDnsResult {
-  const warnings: string[] = [];
+  const warnings: DnsWarning[] = [];
   let type = podDnsType(pod);
   if (type === 'cluster' && settings.clusterDNS.length === 0) {
-    warnings.push('the agent has no clusterDNS IP configured and cannot create the pod with the "ClusterFirst" policy; falling back to "Default"');
+    const { uid, name, namespace } = pod.metadata;
+    warnings.push({ reason: 'MissingClusterDNS', message: `pod: "${name}_${namespace}(${uid})". ${MISSING_CLUSTER_DNS}` });
     type = 'host';
   }
   let servers: string[] = [...(host?.servers ?? [])];
@@ -170,9 +181,11 @@ export function podDnsConfig(pod: NodePod, settings: DnsSettings, host: HostDns 
   }
   if (servers.length > MAX_DNS_NAMESERVERS) {
     servers = servers.slice(0, MAX_DNS_NAMESERVERS);
-    warnings.push(`nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${servers.join(' ')}`);
+    warnings.push({ reason: 'DNSConfigForming', message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${servers.join(' ')}` });
   }
   const fitted = fitSearches(searches);
-  if (fitted.cut) warnings.push(`search line limits were exceeded, some search paths have been omitted, the applied search line is: ${fitted.searches.join(' ')}`);
+  if (fitted.cut) {
+    warnings.push({ reason: 'DNSConfigForming', message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${fitted.searches.join(' ')}` });
+  }
   return { config: { servers, searches: fitted.searches, options }, warnings };
 }

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container } from 'kubernetes-types/core/v1.js';
+import { Buffer } from 'node:buffer';
+import type { ConfigMap, Container, Secret } from 'kubernetes-types/core/v1.js';
 import { isOrchError } from '../../api/errors.js';
 import { expand, expandCommand, makeEnvironment, mappingFor, type EnvContext } from './env.js';
+import { invalidEnvFromKeys, readEnvObjects, type EnvObjectSource, type EnvObjects } from './env-sources.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 const vars = mappingFor(new Map([['VAR_A', 'A'], ['VAR_B', 'B'], ['VAR_C', 'C'], ['VAR_EMPTY', '']]));
@@ -134,18 +136,111 @@ void describe('makeEnvironment', () => {
     });
   });
 
-  void it('fails on configMap and secret sources, and unknown field paths or resources', () => {
+  void it('fails on unknown field paths or resources', () => {
     const bad: Container[] = [
-      { name: 'a', env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }] },
-      { name: 'b', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] },
-      { name: 'c', envFrom: [{ configMapRef: { name: 'cm' } }] },
       { name: 'd', env: [{ name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.nope' } } }] },
       { name: 'e', env: [{ name: 'X', valueFrom: { resourceFieldRef: { resource: 'limits.gpu' } } }] },
     ];
     for (const c of bad) {
       assert.throws(() => makeEnvironment(ctx(c)), (err: unknown) => isOrchError(err) && err.code === 'KUBERUNTIME_ENV_INVALID');
     }
-    assert.throws(() => makeEnvironment(ctx(bad[0]!)), /needs the API server/);
+  });
+});
+
+void describe('makeEnvironment with ConfigMaps and Secrets', () => {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  const objects: EnvObjects = {
+    configMaps: new Map<string, ConfigMap | undefined>([
+      ['cfg', { metadata: { name: 'cfg' }, data: { mode: 'fast', level: '3', 'bad key': 'x', '1st': 'y' } }],
+      ['gone', undefined],
+    ]),
+    secrets: new Map<string, Secret | undefined>([['creds', { metadata: { name: 'creds' }, data: { password: b64('s3cret'), user: b64('bob') } }]]),
+  };
+  const withObjects = (c: Container): Record<string, string> => Object.fromEntries(makeEnvironment({ ...ctx(c), objects }).map((e) => [e.name, e.value]));
+
+  void it('reads keys of ConfigMaps and Secrets (decoded) and expands references to them', () => {
+    const c: Container = {
+      name: 'app',
+      env: [
+        { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } },
+        { name: 'PASS', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+        { name: 'URL', value: 'db://$(USER_NAME):$(PASS)@$(MODE)' },
+        { name: 'USER_NAME', valueFrom: { secretKeyRef: { name: 'creds', key: 'user' } } },
+      ],
+    };
+    assert.deepEqual(withObjects(c), { MODE: 'fast', PASS: 's3cret', URL: 'db://$(USER_NAME):s3cret@fast', USER_NAME: 'bob' });
+  });
+
+  void it('leaves out optional references to a missing object or key', () => {
+    const c: Container = {
+      name: 'app',
+      env: [
+        { name: 'A', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'nope', optional: true } } },
+        { name: 'B', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k', optional: true } } },
+        { name: 'C', valueFrom: { secretKeyRef: { name: 'creds', key: 'nope', optional: true } } },
+        { name: 'D', value: 'd' },
+      ],
+      envFrom: [{ configMapRef: { name: 'gone', optional: true } }],
+    };
+    assert.deepEqual(withObjects(c), { D: 'd' });
+  });
+
+  void it('names the missing object or key when the reference is not optional', () => {
+    const cases: [Container, RegExp][] = [
+      [{ name: 'a', env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'nope' } } }] }, /env X: couldn't find key nope in ConfigMap shop\/cfg/],
+      [{ name: 'b', env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k' } } }] }, /env X: configmap shop\/gone not found/],
+      [{ name: 'c', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'creds', key: 'nope' } } }] }, /couldn't find key nope in Secret shop\/creds/],
+      [{ name: 'd', envFrom: [{ configMapRef: { name: 'gone' } }] }, /envFrom: configmap shop\/gone not found/],
+    ];
+    for (const [c, message] of cases) {
+      assert.throws(() => makeEnvironment({ ...ctx(c), objects }), (err: unknown) => isOrchError(err) && err.code === 'KUBERUNTIME_ENV_REFERENCE_NOT_FOUND' && message.test(err.message));
+    }
+  });
+
+  void it('takes envFrom keys first with their prefix, skips invalid names, and lets env override them', () => {
+    const c: Container = {
+      name: 'app',
+      envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'CFG_' }, { secretRef: { name: 'creds' } }, { configMapRef: { name: 'cfg' } }],
+      env: [{ name: 'user', value: 'override-$(CFG_mode)' }],
+    };
+    const list = makeEnvironment({ ...ctx(c), objects });
+    assert.deepEqual(list.map((e) => e.name), ['CFG_1st', 'CFG_level', 'CFG_mode', 'password', 'user', 'level', 'mode']);
+    assert.deepEqual(Object.fromEntries(list.map((e) => [e.name, e.value])), {
+      CFG_1st: 'y', CFG_level: '3', CFG_mode: 'fast', password: 's3cret', user: 'override-fast', level: '3', mode: 'fast',
+    });
+    assert.deepEqual(invalidEnvFromKeys(pod(c), c, objects), [
+      'Keys [CFG_bad key] from the EnvFrom configMap shop/cfg were skipped since they are considered invalid environment variable names.',
+      'Keys [1st, bad key] from the EnvFrom configMap shop/cfg were skipped since they are considered invalid environment variable names.',
+    ]);
+  });
+});
+
+void describe('readEnvObjects', () => {
+  const c: Container = { name: 'app', env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'k' } } }], envFrom: [{ secretRef: { name: 's' } }, { configMapRef: { name: 'cfg' } }] };
+
+  void it('reads each named object once, and nothing for a container that names none', async () => {
+    const asked: string[] = [];
+    const source: EnvObjectSource = {
+      configMap: (ns, name) => { asked.push(`cm ${ns}/${name}`); return Promise.resolve({ metadata: { name } }); },
+      secret: (ns, name) => { asked.push(`secret ${ns}/${name}`); return Promise.resolve(undefined); },
+    };
+    const read = await readEnvObjects(source, pod(c), c);
+    assert.deepEqual(asked.sort(), ['cm shop/cfg', 'secret shop/s']);
+    assert.equal(read.configMaps.get('cfg')?.metadata?.name, 'cfg');
+    assert.ok(read.secrets.has('s') && read.secrets.get('s') === undefined);
+    assert.equal((await readEnvObjects(source, pod({ name: 'x' }), { name: 'x', env: [{ name: 'A', value: 'a' }] })).configMaps.size, 0);
+    assert.equal(asked.length, 2);
+  });
+
+  void it('fails without a source naming the pod, the container and the reference', async () => {
+    await assert.rejects(readEnvObjects(undefined, pod(c), c), (err: unknown) => isOrchError(err) && err.code === 'KUBERUNTIME_ENV_SOURCE_UNAVAILABLE'
+      && err.message.includes('container "app" of pod shop/web: env X: configMapKeyRef "cfg" (key "k") names a ConfigMap of the API server')
+      && !err.message.includes('does not read yet'));
+  });
+
+  void it('fails naming the object when a read fails', async () => {
+    const source: EnvObjectSource = { configMap: () => Promise.reject(new Error('boom')), secret: () => Promise.resolve(undefined) };
+    await assert.rejects(readEnvObjects(source, pod(c), c), /cannot read ConfigMap shop\/cfg .*: boom/);
   });
 });
 

@@ -2,11 +2,13 @@
  * A container's environment as upstream's makeEnvironmentVariables builds it: the spec's env
  * in order (a later duplicate overrides an earlier one in place), each value `$(VAR)`-expanded
  * against the variables defined before it, or read from the downward API (fieldRef,
- * resourceFieldRef); then the command and args expanded against the whole environment.
- * configMap and secret sources need the API server, which the agent does not read yet: they
- * fail the container with CreateContainerConfigError.
+ * resourceFieldRef) or a ConfigMap or Secret key (configMapKeyRef, secretKeyRef); the keys of
+ * the envFrom sources come first, with their prefix, and the spec's env overrides them; then the
+ * command and args expanded against the whole environment. A missing object or key fails the
+ * container (CreateContainerConfigError) unless the reference is optional, when the variable (or
+ * the whole envFrom source) is left out, as upstream.
  *
- * Pure: the pod IPs, host IPs and node capacity are passed in.
+ * Pure: the pod IPs, host IPs, node capacity and the objects (read by env-sources.ts) are passed in.
  */
 import type { Container, EnvVar, ObjectFieldSelector, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
@@ -14,6 +16,7 @@ import type { NodeCapacity } from '../../api/node-capacity.js';
 import { metadataFieldValue } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../api/quantity.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { envData, isEnvVarName, KUBERUNTIME_ENV_REFERENCE_NOT_FOUND, NO_ENV_OBJECTS, type EnvObjects } from './env-sources.js';
 
 /** A container's environment could not be built (reported as CreateContainerConfigError). */
 export const KUBERUNTIME_ENV_INVALID = 'KUBERUNTIME_ENV_INVALID';
@@ -30,6 +33,8 @@ export interface EnvContext {
   /** Used when the pod's spec.nodeName is empty (static pods). */
   readonly nodeName: string;
   readonly capacity: NodeCapacity;
+  /** The ConfigMaps and Secrets the container's env names (readEnvObjects); default none. */
+  readonly objects?: EnvObjects;
 }
 
 export interface EnvVarValue {
@@ -148,35 +153,73 @@ export function resourceFieldRefValue(ref: ResourceFieldSelector, ctx: EnvContex
   return String(Math.ceil(value / div));
 }
 
-function valueOf(env: EnvVar, ctx: EnvContext, mapping: (name: string) => string, subject: string): string {
+function notFound(message: string, subject: string): OrchError {
+  return new OrchError(KUBERUNTIME_ENV_REFERENCE_NOT_FOUND, 'not-found', message, { subject });
+}
+
+/** A key of a ConfigMap or Secret (undefined: the variable is left out, the reference being optional). */
+function keyValue(env: EnvVar, ctx: EnvContext, subject: string): string | undefined {
+  const from = env.valueFrom;
+  const ref = from?.configMapKeyRef ?? from?.secretKeyRef;
+  if (ref === undefined) return undefined;
+  const kind = from?.configMapKeyRef !== undefined ? 'ConfigMap' : 'Secret';
+  const name = ref.name ?? '';
+  const optional = ref.optional === true;
+  const objects = ctx.objects ?? NO_ENV_OBJECTS;
+  const object = kind === 'ConfigMap' ? objects.configMaps.get(name) : objects.secrets.get(name);
+  const where = `${ctx.pod.metadata.namespace}/${name}`;
+  if (object === undefined) {
+    if (optional) return undefined;
+    throw notFound(`env ${env.name}: ${kind.toLowerCase()} ${where} not found`, subject);
+  }
+  const value = envData(object, kind).get(ref.key);
+  if (value === undefined && !optional) throw notFound(`env ${env.name}: couldn't find key ${ref.key} in ${kind} ${where}`, subject);
+  return value;
+}
+
+function valueOf(env: EnvVar, ctx: EnvContext, mapping: (name: string) => string, subject: string): string | undefined {
   if (env.value !== undefined && env.value !== '') return expand(env.value, mapping);
   const from = env.valueFrom;
   if (from === undefined) return '';
   if (from.fieldRef !== undefined) return fieldRefValue(from.fieldRef, ctx, subject);
   if (from.resourceFieldRef !== undefined) return resourceFieldRefValue(from.resourceFieldRef, ctx, subject);
-  if (from.configMapKeyRef !== undefined) {
-    throw invalid(`env ${env.name}: configMapKeyRef ${from.configMapKeyRef.name ?? ''}/${from.configMapKeyRef.key} needs the API server, which this agent does not read yet`, subject);
-  }
-  if (from.secretKeyRef !== undefined) {
-    throw invalid(`env ${env.name}: secretKeyRef ${from.secretKeyRef.name ?? ''}/${from.secretKeyRef.key} needs the API server, which this agent does not read yet`, subject);
-  }
+  if (from.configMapKeyRef !== undefined || from.secretKeyRef !== undefined) return keyValue(env, ctx, subject);
   return '';
 }
 
+/** The variables of the envFrom sources, in order, with their prefix; keys that are not variable names are skipped (invalidEnvFromKeys reports them). */
+function envFromVars(ctx: EnvContext, vars: Map<string, string>): void {
+  const objects = ctx.objects ?? NO_ENV_OBJECTS;
+  (ctx.container.envFrom ?? []).forEach((from, i) => {
+    const kind = from.configMapRef !== undefined ? 'ConfigMap' : 'Secret';
+    const ref = from.configMapRef ?? from.secretRef;
+    const name = ref?.name ?? '';
+    const object = kind === 'ConfigMap' ? objects.configMaps.get(name) : objects.secrets.get(name);
+    if (object === undefined) {
+      if (ref?.optional === true) return;
+      throw notFound(`envFrom: ${kind.toLowerCase()} ${ctx.pod.metadata.namespace}/${name} not found`, `containers[${ctx.container.name}].envFrom[${i}]`);
+    }
+    for (const [key, value] of [...envData(object, kind)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const variable = `${from.prefix ?? ''}${key}`;
+      if (isEnvVarName(variable)) vars.set(variable, value);
+    }
+  });
+}
+
 /**
- * The container's environment, in the spec's order. Throws OrchError KUBERUNTIME_ENV_INVALID
- * (category invalid) for a source the agent cannot read or a field path it does not know.
+ * The container's environment: the envFrom variables, then the spec's env in order. Throws
+ * OrchError KUBERUNTIME_ENV_INVALID (category invalid) for a field path or resource the agent
+ * does not know, KUBERUNTIME_ENV_REFERENCE_NOT_FOUND for a missing object or key that is not
+ * optional.
  */
 export function makeEnvironment(ctx: EnvContext): EnvVarValue[] {
   const name = ctx.container.name;
-  for (const from of ctx.container.envFrom ?? []) {
-    const source = from.configMapRef !== undefined ? `configMapRef ${from.configMapRef.name ?? ''}` : `secretRef ${from.secretRef?.name ?? ''}`;
-    throw invalid(`envFrom ${source} needs the API server, which this agent does not read yet`, `containers[${name}].envFrom`);
-  }
   const vars = new Map<string, string>();
+  envFromVars(ctx, vars);
   const mapping = mappingFor(vars);
   for (const env of ctx.container.env ?? []) {
-    vars.set(env.name, valueOf(env, ctx, mapping, `containers[${name}].env[${env.name}]`));
+    const value = valueOf(env, ctx, mapping, `containers[${name}].env[${env.name}]`);
+    if (value !== undefined) vars.set(env.name, value);
   }
   return [...vars].map(([k, v]) => ({ name: k, value: v }));
 }

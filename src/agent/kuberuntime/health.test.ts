@@ -40,7 +40,7 @@ function env(extra: Partial<RuntimeManagerOptions> = {}) {
   const manager = createRuntimeManager({
     clock,
     runtime: fake, images: fake, logger, podLogsRoot: path.join(root, `logs-${++n}`),
-    dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
+    dns: { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '' }, hostIPs: () => ['192.168.0.2'], nodeName: 'node-1',
     volumes: { mountsFor: () => Promise.resolve([]) }, cgroupParent: () => Promise.resolve('/test'),
     // Routine start events (Pulled, Created, Started) are tested in images/start tests; kept out here.
     probeResults: probes, onEvent: (e) => { if (!ROUTINE.has(e.reason)) events.push(e); }, canLowerOomScore: () => false, ...extra,

@@ -5,6 +5,7 @@
  * undigested reference gets `:latest`, without qualifying short names (the runtime does that).
  */
 import { OrchError } from '../../api/errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** The image reference is not valid (reported as InvalidImageName). */
 export const KUBERUNTIME_INVALID_IMAGE = 'KUBERUNTIME_INVALID_IMAGE';
@@ -26,7 +27,7 @@ export interface ParsedImageReference {
 }
 
 function invalid(image: string, why: string): OrchError {
-  return new OrchError(KUBERUNTIME_INVALID_IMAGE, 'invalid', `couldn't parse image name ${JSON.stringify(image)}: ${why}`, { subject: 'image' });
+  return new OrchError(KUBERUNTIME_INVALID_IMAGE, 'invalid', `couldn't parse image name ${quoteValue(image)}: ${why}`, { subject: 'image' });
 }
 
 /** Parses a reference; throws KUBERUNTIME_INVALID_IMAGE (category invalid) when it is not one. */

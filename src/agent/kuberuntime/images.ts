@@ -22,6 +22,7 @@ import type { PodEvent } from '../prober/index.js';
 import type { AuthConfig, Image, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { Clock } from '../../api/clock.js';
 import type { TokenBucket } from '../../api/token-bucket.js';
+import { traced, type Tracer } from '../../api/tracing/index.js';
 import { BackOff, type BackOffSettings } from './backoff.js';
 import { needsImageUser } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
@@ -30,6 +31,7 @@ import type { ManagerImages } from './options.js';
 import { pullBudget, PullSlots } from './pull-limits.js';
 import type { ContainerWaitingReason } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type ImageFailureReason = Extract<ContainerWaitingReason, 'ErrImagePull' | 'ImagePullBackOff' | 'ErrImageNeverPull' | 'InvalidImageName' | 'ImageInspectError'>;
 
@@ -61,6 +63,8 @@ export interface ImagePullerOptions {
   /** registryBurst: below 1 it is 1. */
   readonly burst: number;
   readonly backOff: BackOffSettings;
+  /** Each pull in a span (`pullImage`: credentials tried in turn, the CRI PullImage calls its children). */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** The image's user (upstream getImageUser): its UID, else its user name, else root (UID 0). */
@@ -96,52 +100,59 @@ export class ImagePuller {
     try {
       image = applyDefaultImageTag(specImage);
     } catch (err) {
-      return { ok: false, reason: 'InvalidImageName', message: `Failed to apply default image tag ${JSON.stringify(specImage)}: ${messageOf(err)}` };
+      // As upstream: the InspectFailed event, the container waiting with InvalidImageName.
+      const message = `Failed to apply default image tag ${quoteValue(specImage)}: ${messageOf(err)}`;
+      emit('Warning', 'InspectFailed', message);
+      return { ok: false, reason: 'InvalidImageName', message };
     }
     let present: Image | null;
     try {
       present = await this.inspect(image);
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
-      return { ok: false, reason: 'ImageInspectError', message: `Failed to inspect image ${JSON.stringify(specImage)}: ${messageOf(err)}` };
+      const message = `Failed to inspect image ${quoteValue(specImage)}: ${messageOf(err)}`;
+      emit('Warning', 'InspectFailed', message);
+      return { ok: false, reason: 'ImageInspectError', message };
     }
     const policy = container.imagePullPolicy ?? defaultPullPolicy(specImage);
     const pull = policy === 'Always' || (policy !== 'Never' && present === null);
     if (!pull) {
       if (present !== null) {
-        emit('Normal', 'Pulled', `Container image ${JSON.stringify(specImage)} already present on machine`);
+        emit('Normal', 'Pulled', `Container image ${quoteValue(specImage)} already present on machine`);
         return { ok: true, imageRef: present.id, ...userOf(present) };
       }
-      const message = `Container image ${JSON.stringify(specImage)} is not present with pull policy of Never`;
+      const message = `Container image ${quoteValue(specImage)} is not present with pull policy of Never`;
       emit('Warning', 'ErrImageNeverPull', message);
       return { ok: false, reason: 'ErrImageNeverPull', message };
     }
     const key = `${pod.metadata.uid}_${specImage}`;
     const left = this.backOff.remainingSinceUpdate(key);
     if (left > 0) {
-      const message = `Back-off pulling image ${JSON.stringify(specImage)}`;
+      const message = `Back-off pulling image ${quoteValue(specImage)}`;
       emit('Normal', 'BackOff', message);
       return { ok: false, reason: 'ImagePullBackOff', message, retryAfterMs: left };
     }
     const started = this.options.clock.now();
     hooks.onPull?.();
-    emit('Normal', 'Pulling', `Pulling image ${JSON.stringify(specImage)}`);
+    emit('Normal', 'Pulling', `Pulling image ${quoteValue(specImage)}`);
     let imageRef: string;
     try {
       const auths = (await hooks.auth?.(repositoryToPull(image))) ?? [];
-      imageRef = await this.pullWithEach(image, sandboxConfig, auths);
+      imageRef = await traced(this.options.tracer, 'pullImage', {
+        attributes: { 'container.image.name': image, 'k8s.pod.uid': pod.metadata.uid, 'k8s.container.name': container.name, 'pull.credentials': auths.length },
+      }, () => this.pullWithEach(image, sandboxConfig, auths));
     } catch (err) {
       if (isRuntimeUnreachable(err)) throw err;
       this.backOff.next(key, this.options.clock.now());
       this.options.logger.warn('failed to pull image', { image: specImage, pod: pod.metadata.name, err: messageOf(err) });
-      const message = `Failed to pull image ${JSON.stringify(specImage)}: ${messageOf(err)}`;
+      const message = `Failed to pull image ${quoteValue(specImage)}: ${messageOf(err)}`;
       emit('Warning', 'Failed', message);
       return { ok: false, reason: 'ErrImagePull', message, retryAfterMs: this.backOff.get(key) };
     }
     this.backOff.gc();
     const ms = this.options.clock.now() - started;
     this.options.logger.v(2, 'pulled image', { image: specImage, imageRef, ms });
-    emit('Normal', 'Pulled', `Successfully pulled image ${JSON.stringify(specImage)} in ${(ms / 1000).toFixed(3)}s`);
+    emit('Normal', 'Pulled', `Successfully pulled image ${quoteValue(specImage)} in ${(ms / 1000).toFixed(3)}s`);
     const status = needsImageUser(pod, container) ? (await this.options.images.imageStatus({ image: { image: imageRef } })).image : null;
     return { ok: true, imageRef, ...(status === null ? { username: '' } : userOf(status)) };
   }

@@ -22,6 +22,7 @@ import { httpRequest, httpTarget, PROBE_AGENT_VERSION, type PodEvent } from '../
 import type { ExecSyncRequest, ExecSyncResponse } from '../runtime/cri/index.js';
 import { formatPod } from './container-config.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** An HTTP hook without a deadline of its own (postStart) gives up after this long. */
 export const HOOK_HTTP_TIMEOUT_MS = 10 * 60_000;
@@ -57,7 +58,7 @@ export function emitEvent(deps: { readonly logger: Logger; readonly onEvent?: ((
 /** Runs one handler; resolves to undefined on success or to the failure message. Never rejects. */
 export async function runHandler(deps: HookDeps, run: HookRun): Promise<string | undefined> {
   const { handler, container, pod } = run;
-  const where = `for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))}`;
+  const where = `for Container ${quoteValue(container.name)} in Pod ${quoteValue(formatPod(pod))}`;
   if (handler.exec !== undefined) {
     const cmd = handler.exec.command ?? [];
     let output = '';
@@ -69,7 +70,7 @@ export async function runHandler(deps: HookDeps, run: HookRun): Promise<string |
     } catch (err) {
       error = messageOf(err);
     }
-    return error === undefined ? undefined : `Exec lifecycle hook ([${cmd.join(' ')}]) ${where} failed - error: ${error}, message: ${JSON.stringify(output)}`;
+    return error === undefined ? undefined : `Exec lifecycle hook ([${cmd.join(' ')}]) ${where} failed - error: ${error}, message: ${quoteValue(output)}`;
   }
   if (handler.httpGet !== undefined) {
     try {
@@ -86,5 +87,5 @@ export async function runHandler(deps: HookDeps, run: HookRun): Promise<string |
     if (run.signal?.aborted === true) deps.logger.v(3, 'sleep hook cut short', { container: container.name, pod: formatPod(pod) });
     return undefined;
   }
-  return `Cannot run handler: invalid handler: ${JSON.stringify(handler)}`;
+  return `Cannot run handler: invalid handler: ${quoteValue(handler)}`;
 }

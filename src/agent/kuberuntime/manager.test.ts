@@ -99,6 +99,28 @@ void describe('syncPod', () => {
     assert.deepEqual(fake.calls.slice(callsBefore).map((c) => c.method).filter((m) => !m.startsWith('list') && !m.endsWith('Status')), []);
   });
 
+  void it('starts an ephemeral container in the running pod once, in its target\'s process namespace; a missing target is a config error', async () => {
+    const { fake, sync, manager } = env();
+    const p = pod();
+    await sync(p);
+    const target = running(fake, 'app');
+    const withDebug = { ...p, spec: { ...p.spec, containers: p.spec?.containers ?? [], ephemeralContainers: [{ name: 'debugger', image: IMAGE, targetContainerName: 'app' }] } };
+    assert.deepEqual((await sync(withDebug)).errors, []);
+    const debug = created(fake).at(-1);
+    assert.equal(debug?.config.metadata.name, 'debugger');
+    assert.equal(debug.config.labels?.['io.orch.container.type'], 'ephemeral');
+    assert.deepEqual(debug.config.linux?.securityContext?.namespaceOptions, { network: 'POD', pid: 'TARGET', ipc: 'POD', targetId: target });
+    const held = await manager.getPodStatus(p.metadata.uid, 'web', 'shop');
+    assert.equal(held.containers.find((c) => c.name === 'debugger')?.ephemeral, true);
+    fake.exit(running(fake, 'debugger'), 0);
+    const before = created(fake).length;
+    await sync(withDebug);
+    assert.equal(created(fake).length, before, 'an ephemeral container never restarts');
+    const lost = { ...withDebug, spec: { ...withDebug.spec, ephemeralContainers: [...withDebug.spec.ephemeralContainers, { name: 'dbg2', image: IMAGE, targetContainerName: 'nope' }] } };
+    const r = await sync(lost);
+    assert.deepEqual(r.errors.map((e) => [e.container, e.reason, e.message]), [['dbg2', 'CreateContainerConfigError', 'unable to find target container nope']]);
+  });
+
   void it('gives the status after a sync only when the pod held nothing and everything started', async () => {
     const { fake, sync, manager } = env();
     const host = pod({ hostNetwork: true });
@@ -213,7 +235,7 @@ void describe('syncPod', () => {
     fake.failNext('startContainer', new OrchError('CRI_ERROR', 'internal', 'exec: not found'));
     const r = await sync(p);
     assert.deepEqual(r.errors.map((e) => [e.container, e.reason]), [['a', 'CreateContainerError'], ['b', 'RunContainerError'], ['c', 'ErrImageNeverPull'], ['d', 'CreateContainerConfigError']]);
-    assert.match(r.errors[3]?.message ?? '', /needs the API server/);
+    assert.match(r.errors[3]?.message ?? '', /env S: secretKeyRef "s" \(key "k"\) names a Secret of the API server, and this agent runs without one/);
     const b = [...fake.containers.values()].find((c) => c.config.metadata.name === 'b');
     assert.equal(b?.reason, 'StartError', 'a failed start is left to the runtime, as upstream');
     const next = await sync(p);
@@ -344,5 +366,22 @@ void describe('killPod, removePod, getPodStatus, listPods', () => {
     fake.exit(id, 2);
     const s = await manager.getPodStatus(p.metadata.uid, 'web', 'shop');
     assert.equal(s.containers[0]?.message, 'goodbye');
+  });
+});
+
+void describe('runtime manager: a pod killed while its containers start', () => {
+  void it('starts no further container once the sync is aborted', async () => {
+    const e = env();
+    const containers = Array.from({ length: 300 }, (_, i) => ({ name: `c${i}`, image: IMAGE }));
+    const abort = new AbortController();
+    const create = e.fake.createContainer.bind(e.fake);
+    e.fake.createContainer = async (req) => {
+      const id = await create(req);
+      if (created(e.fake).length === 5) abort.abort();
+      return id;
+    };
+    const p = pod({ containers });
+    await e.manager.syncPod(p, await e.manager.getPodStatus(p.metadata.uid, p.metadata.name, p.metadata.namespace), abort.signal);
+    assert.equal(created(e.fake).length, 5);
   });
 });

@@ -9,9 +9,11 @@
  *   3. sandboxConfig: the sandbox's configuration, which the containers are created with too;
  *   4. ensureSandbox: a new sandbox when one is needed (its log directory first), reading its
  *      IPs, under a start slot (semaphore.ts);
- *   5. startContainers, the init containers to start (without sidecars: the next one); the
+ *   5. startContainers, the ephemeral containers that never ran (in the running pod, a
+ *      targetContainerName's process namespace);
+ *   6. startContainers, the init containers to start (without sidecars: the next one); the
  *      sync stops there while init containers are not done;
- *   6. startContainers, the containers to start, each on its own (one's failure does not stop
+ *   7. startContainers, the containers to start, each on its own (one's failure does not stop
  *      another).
  *
  * Containers are killed with their preStop hook and Killing event (kill.ts); containers that
@@ -20,24 +22,26 @@
  * Back-offs live here (restart: per pod, container and spec hash; image pulls: per pod and
  * image) and tell the worker when to sync again.
  */
-import type { Container } from 'kubernetes-types/core/v1.js';
+import type { Container, EphemeralContainer } from 'kubernetes-types/core/v1.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
-import { computePodActions, type PodActions } from './compute-actions.js';
+import { traced } from '../../api/tracing/index.js';
+import { computePodActions, podSandboxChanged, type PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
-import { podDnsConfig, readHostDns } from './dns.js';
+import { MISSING_CLUSTER_DNS, podDnsConfig, readHostDns, type DnsWarning } from './dns.js';
 import type { NodeCapacity } from './env.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { ImagePuller } from './images.js';
 import { killContainer, killPod, removePod } from './kill.js';
+import { emitEvent } from './lifecycle.js';
 import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { PodStartSlots, type PodStartSlot } from './semaphore.js';
-import { startContainer, type StartContext, type StartDeps } from './start-container.js';
+import { startContainer, type ContainerKind, type StartContext, type StartDeps } from './start-container.js';
 import { listRunningPods, readPodStatus, readStatuses, toRuntimeSandboxStatus } from './status.js';
 import { SyncRun, type AppliedActions } from './sync-run.js';
 import type { PodRuntimeManager, PodSyncResult, RunningPod, RuntimePodStatus } from './types.js';
@@ -77,6 +81,9 @@ class RuntimeManager implements PodRuntimeManager {
   /** Pods between their RunPodSandbox and their first container's start. */
   private readonly startSlots: PodStartSlots;
   private oomWarned = false;
+  /** Pods told MissingClusterDNS (once per pod, as an event); the node-wide line is logged once per start. */
+  private readonly missingClusterDns = new Set<string>();
+  private missingClusterDnsLogged = false;
   private oomCapable: boolean | undefined;
 
   constructor(private readonly options: RuntimeManagerOptions) {
@@ -94,6 +101,7 @@ class RuntimeManager implements PodRuntimeManager {
       qps: options.registryPullQPS ?? 5,
       burst: options.registryBurst ?? 10,
       backOff: options.imageBackOff ?? DEFAULT_IMAGE_BACKOFF,
+      tracer: options.tracer,
     });
     this.seccomp = { runtimeDefault: options.seccompDefault ?? false, profileRoot: options.seccompProfileRoot ?? DEFAULT_SECCOMP_PROFILE_ROOT };
     this.startDeps = {
@@ -109,6 +117,7 @@ class RuntimeManager implements PodRuntimeManager {
       },
       puller: this.puller,
       pullCredentials: options.pullCredentials,
+      envObjects: options.envObjects,
       backOff: this.backOff,
       volumes: options.volumes,
       nodeName: options.nodeName,
@@ -116,11 +125,13 @@ class RuntimeManager implements PodRuntimeManager {
       resources: {
         cpuCFSQuota: options.cpuCFSQuota ?? true,
         cpuCFSQuotaPeriodUs: options.cpuCFSQuotaPeriodNs === undefined ? DEFAULT_CFS_PERIOD_US : Math.round(options.cpuCFSQuotaPeriodNs / 1000),
+        memorySwap: options.memorySwap,
       },
+      cpuset: options.containerCpuset,
     };
   }
 
-  async syncPod(pod: NodePod, status: RuntimePodStatus): Promise<PodSyncResult> {
+  async syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
     const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
@@ -133,7 +144,7 @@ class RuntimeManager implements PodRuntimeManager {
     cache?.invalidate(uid);
     let result: AppliedActions;
     try {
-      result = await this.applyActions(pod, status, actions);
+      result = await this.applyActions(pod, status, actions, signal);
     } finally {
       cache?.invalidate(uid);
     }
@@ -153,21 +164,24 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   /** Carries out the actions, step by step in upstream's order (the file's header lists them). */
-  private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions): Promise<AppliedActions> {
+  private async applyActions(pod: NodePod, status: RuntimePodStatus, actions: PodActions, signal: AbortSignal | undefined): Promise<AppliedActions> {
     const run = new SyncRun(pod, status, actions, this.options.logger);
     this.logActions(pod, actions);
-    if (!(await this.killPodOrContainers(run))) return run.result();
-    await this.removeInitContainers(run);
-    const sandboxConfig = await this.sandboxConfig(run);
+    // Each step in a span of its own when tracing (a child of the pod sync's span).
+    const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => traced(this.options.tracer, name, {}, fn);
+    if (!(await step('killPodOrContainers', () => this.killPodOrContainers(run)))) return run.result();
+    await step('removeInitContainers', () => this.removeInitContainers(run));
+    const sandboxConfig = await step('generatePodSandboxConfig', () => this.sandboxConfig(run));
     if (sandboxConfig === undefined) return run.result();
     const slot = this.startSlots.slot();
     try {
-      const sandbox = await this.ensureSandbox(run, sandboxConfig, slot);
+      const sandbox = await step(actions.createSandbox ? 'createPodSandbox' : 'usePodSandbox', () => this.ensureSandbox(run, sandboxConfig, slot));
       if (sandbox === undefined) return run.result();
       const ctx = await this.startContext(run, sandboxConfig, sandbox, slot);
-      await this.startContainers(run, ctx, actions.initContainersToStart, true);
+      await step('startEphemeralContainers', () => this.startContainers(run, ctx, actions.ephemeralContainersToStart, 'ephemeral', signal));
+      await step('startInitContainers', () => this.startContainers(run, ctx, actions.initContainersToStart, 'init', signal));
       if (!actions.initDone) return run.result();
-      await this.startContainers(run, ctx, actions.containersToStart, false);
+      await step('startContainers', () => this.startContainers(run, ctx, actions.containersToStart, 'regular', signal));
       return run.result();
     } finally {
       slot.release(); // when no container started (the sync's last steps are runtime calls that end quickly)
@@ -178,6 +192,9 @@ class RuntimeManager implements PodRuntimeManager {
   private async killPodOrContainers(run: SyncRun): Promise<boolean> {
     const { pod, actions } = run;
     if (actions.killPod) {
+      if (actions.createSandbox && podSandboxChanged(pod, run.status).sandboxId !== '') {
+        emitEvent(this.startDeps, { type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.', pod });
+      }
       try {
         await killPod(this.startDeps, runningPodOf(run.status), { pod });
       } catch (err) {
@@ -221,10 +238,12 @@ class RuntimeManager implements PodRuntimeManager {
       const hostDns = readHostDns(settings.resolvConf);
       const [nodeIPs, cgroupParent] = await Promise.all([this.options.hostIPs(), this.options.cgroupParent(pod)]);
       const dns = podDnsConfig(pod, settings, hostDns, nodeIPs);
-      if (actions.createSandbox) for (const warning of dns.warnings) this.options.logger.warn(warning, { pod: formatPod(pod) });
+      if (actions.createSandbox) for (const warning of dns.warnings) this.dnsWarning(pod, warning);
       return makeSandboxConfig({ pod, attempt: actions.attempt, podLogsRoot: this.podLogsRoot, cgroupParent, dns: dns.config, clusterDomain: settings.clusterDomain, seccomp: this.seccomp });
     } catch (err) {
-      run.fail(err, { reason: 'ConfigPodSandboxError', message: `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}` });
+      const message = `failed to generate the sandbox config for pod ${formatPod(pod)}: ${messageOf(err)}`;
+      if (actions.createSandbox && !isRuntimeUnreachable(err)) this.failedCreateSandbox(pod, message);
+      run.fail(err, { reason: 'ConfigPodSandboxError', message });
       return undefined;
     }
   }
@@ -254,9 +273,26 @@ class RuntimeManager implements PodRuntimeManager {
       this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
       return { id, podIPs };
     } catch (err) {
+      if (!isRuntimeUnreachable(err)) this.failedCreateSandbox(pod, messageOf(err));
       run.fail(err, { reason: 'CreatePodSandboxError', message: `failed to create pod sandbox: ${messageOf(err)}` });
       return undefined;
     }
+  }
+
+  /** Upstream's FailedCreatePodSandBox event. */
+  private failedCreateSandbox(pod: NodePod, cause: string): void {
+    emitEvent(this.startDeps, { type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${cause}`, pod });
+  }
+
+  /** A DNS problem of a sandbox being created, as an event; MissingClusterDNS once per pod, and logged once per start for the node. */
+  private dnsWarning(pod: NodePod, warning: DnsWarning): void {
+    if (warning.reason === 'MissingClusterDNS') {
+      if (this.missingClusterDns.has(pod.metadata.uid)) return;
+      this.missingClusterDns.add(pod.metadata.uid);
+      if (!this.missingClusterDnsLogged) this.options.logger.warn(MISSING_CLUSTER_DNS);
+      this.missingClusterDnsLogged = true;
+    }
+    emitEvent(this.startDeps, { type: 'Warning', reason: warning.reason, message: warning.message, pod });
   }
 
   /** What this sync's container starts share: the sandbox, the pod's IPs (the node's on the host network), and the start slot to give back once one started or an image pull begins. */
@@ -266,9 +302,21 @@ class RuntimeManager implements PodRuntimeManager {
     return { pod: run.pod, status: run.status, sandboxId: sandbox.id, sandboxConfig, podIPs, hostIPs, onRuntimeDone: slot.release, onPull: slot.release };
   }
 
-  /** Starts the containers one after the other, each on its own (one's failure does not stop the next). */
-  private async startContainers(run: SyncRun, ctx: StartContext, containers: readonly Container[], init: boolean): Promise<void> {
-    for (const container of containers) run.record(await startContainer(this.startDeps, ctx, container, init));
+  /**
+   * Starts the containers one after the other, each on its own (one's failure does not stop the
+   * next); stops as soon as the pod is being killed (`signal`): a pod of hundreds of containers is
+   * not started to the end.
+   */
+  private async startContainers(
+    run: SyncRun, ctx: StartContext, containers: readonly (Container | EphemeralContainer)[], kind: ContainerKind, signal: AbortSignal | undefined,
+  ): Promise<void> {
+    for (const container of containers) {
+      if (signal?.aborted === true) {
+        this.options.logger.v(3, 'Pod is being killed: no further container starts', { pod: formatPod(run.pod), skipped: containers.length - containers.indexOf(container) });
+        return;
+      }
+      run.record(await startContainer(this.startDeps, ctx, container, kind));
+    }
   }
 
   /** The actions at -v=4 (built only when that level is on: each pod's resync passes here). */
@@ -310,6 +358,7 @@ class RuntimeManager implements PodRuntimeManager {
     await removePod({ runtime: this.options.runtime, logger: this.options.logger, podLogsRoot: this.podLogsRoot }, uid);
     this.backOff.forgetPrefix(`${uid}_`);
     this.puller.forgetPod(uid);
+    this.missingClusterDns.delete(uid);
   }
 
   getPodStatus(uid: string, name: string, namespace: string): Promise<RuntimePodStatus> {
@@ -326,7 +375,7 @@ class RuntimeManager implements PodRuntimeManager {
 /** Whether carrying out the actions changes what the runtime holds for the pod. */
 function changesRuntime(a: PodActions): boolean {
   return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
-    || a.purgeInitContainers || a.initContainersToPrune.length > 0;
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0;
 }
 
 function describe(actions: PodActions): Record<string, unknown> {
@@ -336,6 +385,7 @@ function describe(actions: PodActions): Record<string, unknown> {
     attempt: actions.attempt,
     init: actions.initContainersToStart.map((c) => c.name),
     start: actions.containersToStart.map((c) => c.name),
+    ephemeral: actions.ephemeralContainersToStart.map((c) => c.name),
     kill: actions.containersToKill.map((k) => k.name),
   };
 }

@@ -3,6 +3,7 @@
  * from other modules (volumes, pod cgroups, node identity), the agent's settings that shape
  * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
  */
+import type { Tracer } from '../../api/tracing/index.js';
 import type { Container } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
@@ -11,6 +12,8 @@ import type { AuthConfig, ContainerService, ImageService, SandboxService, Stream
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
+import type { ContainerCpuset } from './container-config.js';
+import type { EnvObjectSource } from './env-sources.js';
 import type { PodStatusCache } from './status-cache.js';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -105,6 +108,17 @@ export interface RuntimeManagerOptions {
    * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
    */
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  /** Where env (configMapKeyRef, secretKeyRef, envFrom) reads its objects; absent (standalone): a container that names one fails with CreateContainerConfigError. */
+  readonly envObjects?: EnvObjectSource;
   /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
   readonly statusCache?: PodStatusCache;
+  /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */
+  readonly containerCpuset?: (pod: NodePod, container: Container) => ContainerCpuset;
+  /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
+  readonly memorySwap?: 'no-swap' | 'unlimited';
+  /**
+   * Spans for the sync's steps (killPodOrContainers, createPodSandbox, startContainer, ...) and
+   * image pulls, children of the pod sync's span.
+   */
+  readonly tracer?: Tracer | undefined;
 }

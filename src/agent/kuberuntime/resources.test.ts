@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { containerResources, isCriticalPod, isNodeCriticalPod, milliCpuToQuota, milliCpuToShares, oomScoreAdjust, podQosClass } from './resources.js';
+import { containerResources, isCriticalPod, isNodeCriticalPod, milliCpuToQuota, milliCpuToShares, oomScoreAdjust } from './resources.js';
 
 const GiB = 1024 ** 3;
 
@@ -27,18 +27,6 @@ void describe('CPU shares and quota', () => {
     assert.equal(milliCpuToQuota(250, 100_000), 25_000);
     assert.equal(milliCpuToQuota(1500, 100_000), 150_000);
     assert.equal(milliCpuToQuota(500, 50_000), 25_000);
-  });
-});
-
-void describe('podQosClass', () => {
-  void it('classifies as upstream', () => {
-    assert.equal(podQosClass(pod([{ name: 'a' }])), 'BestEffort');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }])), 'Guaranteed', 'requests default to limits');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1Gi' } } }])), 'Guaranteed');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } } }])), 'Burstable');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { limits: { cpu: '1' } } }])), 'Burstable', 'memory limit missing');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }, { name: 'b' }])), 'Burstable', 'one container without limits');
-    assert.equal(podQosClass(pod([{ name: 'a', resources: { requests: { memory: '10Mi' } } }])), 'Burstable');
   });
 });
 
@@ -93,5 +81,13 @@ void describe('containerResources', () => {
     const c: Container = { name: 'a', resources: { limits: { cpu: '2', memory: '1Gi' } } };
     assert.deepEqual(containerResources(pod([c]), c, { ...settings, cpuCFSQuota: false }), { cpuShares: 2048, memoryLimitInBytes: GiB, oomScoreAdj: -997 });
     assert.deepEqual(containerResources(pod([{ name: 'a' }]), { name: 'a' }, settings), { cpuShares: 2, oomScoreAdj: 1000 });
+  });
+
+  void it('sets memory+swap on a cgroup v1 node: the memory limit (no swap), or -1 with UnlimitedSwap', () => {
+    const c: Container = { name: 'a', resources: { limits: { memory: '1Gi' } } };
+    assert.equal(containerResources(pod([c]), c, { ...settings, memorySwap: 'no-swap' }).memorySwapLimitInBytes, GiB);
+    assert.equal(containerResources(pod([{ name: 'a' }]), { name: 'a' }, { ...settings, memorySwap: 'no-swap' }).memorySwapLimitInBytes, undefined, 'no memory limit: nothing to match');
+    assert.equal(containerResources(pod([c]), c, { ...settings, memorySwap: 'unlimited' }).memorySwapLimitInBytes, -1);
+    assert.equal(containerResources(pod([c]), c, settings).memorySwapLimitInBytes, undefined);
   });
 });

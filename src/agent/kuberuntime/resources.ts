@@ -2,9 +2,10 @@
  * A container's Linux resources as upstream computes them from its requests and limits:
  * CPU shares from the CPU request (or the limit when only a limit is set), the CFS quota and
  * period from the CPU limit, the memory limit, and the OOM score adjustment from the pod's
- * QoS class. Also the QoS class itself (upstream: GetPodQOS). Pure.
+ * QoS class (src/api/pod/qos.ts). Pure.
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import { qosClass } from '../../api/pod/index.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { LinuxContainerResources } from '../runtime/cri/index.js';
 
@@ -23,7 +24,6 @@ const SYSTEM_NODE_CRITICAL = 'system-node-critical';
 const CONFIG_SOURCE_ANNOTATION = 'orch.io/config.source';
 const CONFIG_MIRROR_ANNOTATION = 'orch.io/config.mirror';
 
-export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
 /** A quantity's value (milli for CPU), 0 for an absent or unparsable one (validation reports those). */
 function amount(text: string | undefined, milli: boolean): number {
@@ -67,32 +67,6 @@ export function milliCpuToQuota(milli: number, periodUs: number): number {
   return Math.max(MIN_CFS_QUOTA_US, Math.floor((milli * periodUs) / 1000));
 }
 
-/** The pod's QoS class (upstream GetPodQOS, over init and regular containers, CPU and memory). */
-export function podQosClass(pod: Pod): QosClass {
-  const requests = new Map<string, number>();
-  const limits = new Map<string, number>();
-  let guaranteed = true;
-  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
-    const found = new Set<string>();
-    for (const name of ['cpu', 'memory'] as const) {
-      const milli = name === 'cpu';
-      const request = amount(c.resources?.requests?.[name] ?? c.resources?.limits?.[name], milli);
-      if (request > 0) requests.set(name, (requests.get(name) ?? 0) + request);
-      const limit = amount(c.resources?.limits?.[name], milli);
-      if (limit > 0) {
-        limits.set(name, (limits.get(name) ?? 0) + limit);
-        found.add(name);
-      }
-    }
-    if (found.size < 2) guaranteed = false;
-  }
-  if (requests.size === 0 && limits.size === 0) return 'BestEffort';
-  if (guaranteed) {
-    for (const [name, request] of requests) if (limits.get(name) !== request) guaranteed = false;
-  }
-  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
-}
-
 /** Static, mirror and system-critical pods (upstream IsCriticalPod). */
 export function isCriticalPod(pod: Pod): boolean {
   const annotations = pod.metadata?.annotations ?? {};
@@ -117,7 +91,7 @@ export function isNodeCriticalPod(pod: Pod): boolean {
  */
 export function oomScoreAdjust(pod: Pod, container: Container, memoryCapacityBytes: number): number {
   if (isNodeCriticalPod(pod)) return GUARANTEED_OOM_SCORE_ADJ;
-  const qos = podQosClass(pod);
+  const qos = qosClass(pod);
   if (qos === 'Guaranteed') return GUARANTEED_OOM_SCORE_ADJ;
   if (qos === 'BestEffort') return BESTEFFORT_OOM_SCORE_ADJ;
   const capacity = Math.max(1, memoryCapacityBytes);
@@ -133,6 +107,12 @@ export interface ResourceSettings {
   /** The CFS period in microseconds (--cpu-cfs-quota-period). */
   readonly cpuCFSQuotaPeriodUs: number;
   readonly memoryCapacityBytes: number;
+  /**
+   * Swap on a cgroup v1 node with swap accounting (upstream's swap configuration): 'no-swap' sets
+   * memory+swap to the memory limit, 'unlimited' (UnlimitedSwap with NodeSwap) to -1; absent:
+   * left to the runtime.
+   */
+  readonly memorySwap?: 'no-swap' | 'unlimited' | undefined;
 }
 
 /** The CRI resources of a container. */
@@ -144,6 +124,8 @@ export function containerResources(pod: Pod, container: Container, settings: Res
     cpuShares: milliCpuToShares(cpuRequestMilli(container)),
     ...(quota > 0 ? { cpuQuota: quota, cpuPeriod: settings.cpuCFSQuotaPeriodUs } : {}),
     ...(memoryLimit > 0 ? { memoryLimitInBytes: memoryLimit } : {}),
+    ...(settings.memorySwap === 'no-swap' && memoryLimit > 0 ? { memorySwapLimitInBytes: memoryLimit } : {}),
+    ...(settings.memorySwap === 'unlimited' ? { memorySwapLimitInBytes: -1 } : {}),
     oomScoreAdj: oomScoreAdjust(pod, container, settings.memoryCapacityBytes),
   };
 }

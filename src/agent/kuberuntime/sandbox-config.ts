@@ -13,6 +13,7 @@ import type { NodePod, PodIdentity } from '../../api/pod/index.js';
 import type { DnsConfig, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../runtime/cri/index.js';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL } from './labels.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, seccompProfile, type SeccompSettings } from './seccomp.js';
+import { quoteValue } from '../../api/quote.js';
 
 export { KUBERUNTIME_SANDBOX_CONFIG_INVALID };
 export const DEFAULT_POD_LOGS_ROOT = '/var/log/pods';
@@ -61,7 +62,7 @@ export function podHostnameAndDomain(pod: NodePod, clusterDomain: string): { hos
   const specHostname = pod.spec?.hostname ?? '';
   if (specHostname !== '') {
     const problems = validateDNS1123Label(specHostname);
-    if (problems.length > 0) throw invalid(`pod hostname ${JSON.stringify(specHostname)} is not valid: ${problems.join('; ')}`, 'spec.hostname');
+    if (problems.length > 0) throw invalid(`pod hostname ${quoteValue(specHostname)} is not valid: ${problems.join('; ')}`, 'spec.hostname');
     hostname = specHostname;
   }
   if (hostname.length > HOSTNAME_MAX_LENGTH) {
@@ -72,7 +73,7 @@ export function podHostnameAndDomain(pod: NodePod, clusterDomain: string): { hos
   const subdomain = pod.spec?.subdomain ?? '';
   if (subdomain !== '') {
     const problems = validateDNS1123Label(subdomain);
-    if (problems.length > 0) throw invalid(`pod subdomain ${JSON.stringify(subdomain)} is not valid: ${problems.join('; ')}`, 'spec.subdomain');
+    if (problems.length > 0) throw invalid(`pod subdomain ${quoteValue(subdomain)} is not valid: ${problems.join('; ')}`, 'spec.subdomain');
     domain = `${subdomain}.${id.namespace}.svc.${clusterDomain}`;
   }
   return { hostname, domain };

@@ -17,7 +17,7 @@
  * A container that fails to start is left as the runtime put it (exited, StartError), as
  * upstream does: its status carries the runtime's message, and the restart back-off counts it.
  */
-import type { Container } from 'kubernetes-types/core/v1.js';
+import type { Container, EphemeralContainer } from 'kubernetes-types/core/v1.js';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,8 +27,9 @@ import type { Logger } from '../logging/index.js';
 import type { AuthConfig, ContainerConfig, PodSandboxConfig } from '../runtime/cri/index.js';
 import type { BackOff } from './backoff.js';
 import { findContainer } from './compute-actions.js';
-import { formatPod, makeContainerConfig, verifyRunAsNonRoot } from './container-config.js';
+import { formatPod, makeContainerConfig, verifyRunAsNonRoot, type ContainerCpuset } from './container-config.js';
 import type { NodeCapacity } from './env.js';
+import { invalidEnvFromKeys, readEnvObjects, type EnvObjectSource } from './env-sources.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { hashContainer } from './hash.js';
 import type { ImagePuller } from './images.js';
@@ -54,6 +55,10 @@ export interface StartDeps extends KillDeps {
   readonly checkOomScore: (adjust: number) => void;
   /** Registry credentials for a pod's pull from a repository, tried in turn; absent or none: anonymous pulls. */
   readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  /** The container's cpuset from the CPU and memory managers (upstream PreCreateContainer); absent: none. */
+  readonly cpuset?: ((pod: NodePod, container: Container) => ContainerCpuset) | undefined;
+  /** Where env reads ConfigMaps and Secrets; absent (standalone): a container that names one fails. */
+  readonly envObjects?: EnvObjectSource | undefined;
 }
 
 export interface StartContext {
@@ -68,6 +73,9 @@ export interface StartContext {
   /** Called when the container's image starts being pulled (a pull may take minutes). */
   readonly onPull?: () => void;
 }
+
+/** Which list of the spec a container comes from. */
+export type ContainerKind = 'init' | 'regular' | 'ephemeral';
 
 export interface StartResult {
   /** The new container's ID when it started. */
@@ -183,20 +191,40 @@ function configFailure(deps: StartDeps, pod: NodePod, name: string, err: unknown
   return { error: { container: name, reason: 'CreateContainerConfigError', message: messageOf(err) } };
 }
 
+/**
+ * An ephemeral container's target (upstream getTargetID): the newest instance of the container
+ * it names, whose process namespace it joins. Throws when there is none.
+ */
+function targetOf(ctx: StartContext, container: Container | EphemeralContainer): { readonly targetId?: string } {
+  const target = 'targetContainerName' in container ? container.targetContainerName ?? '' : '';
+  if (target === '') return {};
+  const found = findContainer(ctx.status, target);
+  if (found === undefined) throw new Error(`unable to find target container ${target}`);
+  return { targetId: found.id };
+}
+
 /** Starts one container; rejects only when the runtime is unreachable. */
-export async function startContainer(deps: StartDeps, ctx: StartContext, container: Container, init: boolean): Promise<StartResult> {
+export async function startContainer(deps: StartDeps, ctx: StartContext, spec: Container | EphemeralContainer, kind: ContainerKind): Promise<StartResult> {
   const { pod } = ctx;
+  // An ephemeral container is a container with a target (upstream converts it the same way).
+  const container: Container = spec;
   const name = container.name;
   const preparation = await prepareContainer(deps, ctx, container);
   if ('done' in preparation) return preparation.done;
   const { image, restartCount, messageFile } = preparation.ready;
   let config: ContainerConfig;
   try {
+    const envObjects = await readEnvObjects(deps.envObjects, pod, container);
+    for (const message of invalidEnvFromKeys(pod, container, envObjects)) {
+      emitEvent(deps, { type: 'Warning', reason: 'InvalidEnvironmentVariableNames', message, pod });
+    }
     const mounts = await deps.volumes.mountsFor(pod, container, { id: ctx.sandboxId, podIPs: ctx.podIPs });
     config = makeContainerConfig({
+      envObjects,
       pod,
       container,
-      init,
+      init: kind === 'init',
+      ...(kind === 'ephemeral' ? { ephemeral: targetOf(ctx, spec) } : {}),
       imageRef: image.imageRef,
       restartCount,
       podIPs: ctx.podIPs,
@@ -207,6 +235,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
       mounts,
       seccomp: deps.seccomp,
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
+      ...(deps.cpuset === undefined ? {} : { cpuset: deps.cpuset(pod, container) }),
     });
   } catch (err) {
     return configFailure(deps, pod, name, err);
@@ -233,7 +262,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, contain
   }
   ctx.onRuntimeDone?.();
   emitEvent(deps, { type: 'Normal', reason: 'Started', message: `Started container ${name}`, pod, container: name });
-  deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, init });
+  deps.logger.v(2, 'started container', { pod: formatPod(pod), container: name, id, attempt: config.metadata.attempt, kind });
   const failure = await postStart(deps, ctx, container, id);
   return failure === undefined ? { id } : { id, error: { container: name, reason: 'PostStartHookError', message: failure } };
 }

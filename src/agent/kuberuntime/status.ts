@@ -128,6 +128,7 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     restartCount: Number.parseInt(status.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] ?? '', 10) || (status.metadata?.attempt ?? 0),
     hash: status.annotations[CONTAINER_HASH_ANNOTATION] ?? '',
     init: status.labels[CONTAINER_TYPE_LABEL] === 'init',
+    ...(status.labels[CONTAINER_TYPE_LABEL] === 'ephemeral' ? { ephemeral: true } : {}),
   };
 }
 

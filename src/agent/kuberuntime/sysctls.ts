@@ -16,6 +16,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { sysctlName } from './sandbox-config.js';
+import { quoteValue } from '../../api/quote.js';
 
 /**
  * upstream's safe set: namespaced and isolated from the node and other pods. The last seven
@@ -83,9 +84,9 @@ function check(list: Allowlist, raw: string, hostNetwork: boolean, hostIPC: bool
       }
     }
   }
-  if (ns === undefined) return `${JSON.stringify(name)} not allowlisted`;
-  if (ns === 'ipc' && hostIPC) return `${JSON.stringify(name)} not allowed with host ipc enabled`;
-  if (ns === 'net' && hostNetwork) return `${JSON.stringify(name)} not allowed with host net enabled`;
+  if (ns === undefined) return `${quoteValue(name)} not allowlisted`;
+  if (ns === 'ipc' && hostIPC) return `${quoteValue(name)} not allowed with host ipc enabled`;
+  if (ns === 'net' && hostNetwork) return `${quoteValue(name)} not allowed with host net enabled`;
   return undefined;
 }
 

@@ -58,6 +58,8 @@ export interface RuntimeContainerStatus {
   readonly hash: string;
   /** True for an init container (from labels/annotations). */
   readonly init: boolean;
+  /** True for an ephemeral container (from its labels). */
+  readonly ephemeral?: boolean;
 }
 
 export interface RuntimeSandboxStatus {
@@ -131,9 +133,10 @@ export interface PodRuntimeManager {
    * changed), image pulls by policy, init containers one at a time, then the containers;
    * containers whose spec hash changed are killed and recreated; restarts follow the
    * restart policy and the back-off. Idempotent: a pass with nothing to do does nothing.
-   * Rejects only when the runtime is unreachable; everything else is in the result.
+   * Rejects only when the runtime is unreachable; everything else is in the result. Once
+   * `signal` is aborted (the pod is being killed) no further container is started.
    */
-  syncPod(pod: NodePod, status: RuntimePodStatus): Promise<PodSyncResult>;
+  syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult>;
   /**
    * Stops every container of the pod with the grace period (the pod's
    * terminationGracePeriodSeconds, or `gracePeriodSeconds` when given: TERM, then KILL), then

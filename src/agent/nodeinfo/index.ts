@@ -10,13 +10,14 @@ import { readFile } from 'node:fs/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { OrchError } from '../../api/errors.js';
 import { validateDNS1123Subdomain } from '../../api/labels.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** The node name: the override when given, else the hostname; trimmed and lowercased. */
 export function nodeName(hostnameOverride: string, host: () => string = hostname): string {
   const name = (hostnameOverride.trim() === '' ? host() : hostnameOverride).trim().toLowerCase();
   const problems = validateDNS1123Subdomain(name);
   if (problems.length > 0) {
-    throw new OrchError('NODE_NAME_INVALID', 'invalid', `node name ${JSON.stringify(name)} is not valid: ${problems.join('; ')}; set --hostname-override`, {
+    throw new OrchError('NODE_NAME_INVALID', 'invalid', `node name ${quoteValue(name)} is not valid: ${problems.join('; ')}; set --hostname-override`, {
       subject: '--hostname-override',
     });
   }

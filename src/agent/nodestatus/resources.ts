@@ -8,6 +8,7 @@
 import { OrchError, messageOf } from '../../api/errors.js';
 import { formatQuantity, parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { MachineInfo } from './machine.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** A reserved amount or a hard eviction threshold does not parse. */
 export const NODE_RESOURCE_INVALID = 'NODE_RESOURCE_INVALID';
@@ -59,7 +60,7 @@ function thresholdAmount(text: string, capacity: bigint, subject: string): bigin
   if (trimmed.endsWith('%')) {
     const percent = Number(trimmed.slice(0, -1));
     if (!Number.isFinite(percent) || percent < 0 || percent > 100) {
-      throw new OrchError(NODE_RESOURCE_INVALID, 'invalid', `${subject}: ${JSON.stringify(text)} is not a percentage between 0% and 100%`, { subject });
+      throw new OrchError(NODE_RESOURCE_INVALID, 'invalid', `${subject}: ${quoteValue(text)} is not a percentage between 0% and 100%`, { subject });
     }
     // As upstream: the float product truncated to an integer.
     return BigInt(Math.floor(Number(capacity) * (percent / 100)));

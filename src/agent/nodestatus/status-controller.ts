@@ -38,6 +38,8 @@ export interface NodeStatusControllerOptions {
   readonly clock: Clock;
   readonly logger?: NodeStatusLogger;
   readonly onEvent?: NodeEventHook;
+  /** Told of the Node each time the loop reads it (its spec.podCIDR goes to the runtime). */
+  readonly onNode?: (node: WireNode) => void;
 }
 
 export interface NodeStatusController {
@@ -91,6 +93,7 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
 
   const tryUpdate = async (): Promise<void> => {
     const base = await client.get<WireNode>(nodePath(name), { exempt: true, signal: stopper.signal });
+    options.onNode?.(base);
     const now = clock.now();
     const { status, events } = await computeStatus(base, sources, config, now);
     const events2 = schedulableEvents(base);

@@ -9,6 +9,7 @@
  */
 import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
+import type { Tracer } from '../../api/tracing/index.js';
 import type { OrchConnection } from './kubeconfig.js';
 import { errorFromResponse, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED } from './status.js';
 import { createTransport } from './transport.js';
@@ -43,6 +44,8 @@ export interface OrchClientOptions {
   readonly userAgent?: string;
   /** The pauses between attempts. */
   readonly clock: Clock;
+  /** Traces each request and propagates the trace context (transport.ts). */
+  readonly tracer?: Tracer;
 }
 
 /** True once `signal` fired (read anew after a wait: a check before it does not say). */
@@ -59,6 +62,7 @@ export function createOrchClient(options: OrchClientOptions): OrchClient {
   const transport = createTransport({
     connection: options.connection,
     clock: options.clock,
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
   });

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { OrchError, messageOf } from '../../api/errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const ORCHCLIENT_CONFIG_INVALID = 'ORCHCLIENT_CONFIG_INVALID';
 
@@ -112,7 +113,7 @@ export async function resolveOrchconfig(doc: unknown, path: string, context?: st
   let cluster: RawCluster | undefined;
   let user: RawUser = {};
   if (ctx === undefined) {
-    if (wanted !== undefined) throw invalid(path, `context ${JSON.stringify(wanted)} not found`);
+    if (wanted !== undefined) throw invalid(path, `context ${quoteValue(wanted)} not found`);
     // No context at all: a file with one cluster (and at most one user) is still usable.
     if (clusters.length !== 1 || users.length > 1) throw invalid(path, 'has no current-context; set current-context');
     cluster = clusters[0];
@@ -120,11 +121,11 @@ export async function resolveOrchconfig(doc: unknown, path: string, context?: st
   } else {
     const clusterName = optionalString(path, `context ${ctx.name}: cluster`, ctx.cluster);
     cluster = clusters.find((c) => c.name === clusterName);
-    if (cluster === undefined) throw invalid(path, `cluster ${JSON.stringify(clusterName ?? '')} of context ${JSON.stringify(ctx.name)} not found`);
+    if (cluster === undefined) throw invalid(path, `cluster ${quoteValue(clusterName ?? '')} of context ${quoteValue(ctx.name)} not found`);
     const userName = optionalString(path, `context ${ctx.name}: user`, ctx.user);
     if (userName !== undefined) {
       const found = users.find((u) => u.name === userName);
-      if (found === undefined) throw invalid(path, `user ${JSON.stringify(userName)} of context ${JSON.stringify(ctx.name)} not found`);
+      if (found === undefined) throw invalid(path, `user ${quoteValue(userName)} of context ${quoteValue(ctx.name)} not found`);
       user = found;
     }
   }
@@ -134,7 +135,7 @@ export async function resolveOrchconfig(doc: unknown, path: string, context?: st
   try {
     url = new URL(server);
   } catch (err) {
-    throw invalid(path, `server ${JSON.stringify(server)} is not a URL`, err);
+    throw invalid(path, `server ${quoteValue(server)} is not a URL`, err);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(path, `server ${server} must be an https:// (or http://) URL`);
   const insecure = cluster?.['insecure-skip-tls-verify'];

@@ -32,6 +32,7 @@ import type { OrchConnection } from './kubeconfig.js';
 import { createRateLimiter, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter } from './rate-limit.js';
 import type { ObjectList, PatchType, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
 import { errorFromResponse, OrchApiError, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_UNAVAILABLE } from './status.js';
+import type { Tracer } from '../../api/tracing/index.js';
 import { createTransport, type Transport } from './transport.js';
 import { createWatchDecoder } from './watch-decoder.js';
 
@@ -66,6 +67,8 @@ export interface RestClientOptions {
   readonly userAgent?: string;
   /** Replaces the orchAPIQPS/orchAPIBurst bucket (tests). */
   readonly limiter?: RateLimiter;
+  /** Traces each request and propagates the trace context (transport.ts). */
+  readonly tracer?: Tracer;
 }
 
 type Query = RestCallOptions['query'];
@@ -117,6 +120,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const transport: Transport = createTransport({
     connection: options.connection,
     clock: options.clock,
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     userAgent: options.userAgent ?? 'nodeagent',
   });

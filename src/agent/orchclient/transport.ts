@@ -13,6 +13,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
+import type { Tracer } from '../../api/tracing/index.js';
 import type { OrchConnection } from './kubeconfig.js';
 import { ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
 
@@ -25,6 +26,11 @@ export interface TransportOptions {
   readonly userAgent?: string;
   /** When a token file read is old enough to be read again. */
   readonly clock: Pick<Clock, 'now'>;
+  /**
+   * Traces each request (a client span, as upstream's otelhttp transport: `HTTP GET`) and sends
+   * the open span's W3C trace context (traceparent) with every request, watches included.
+   */
+  readonly tracer?: Tracer;
 }
 
 export interface Exchange {
@@ -111,6 +117,7 @@ export function createTransport(options: TransportOptions): Transport {
         'user-agent': options.userAgent ?? 'nodeagent',
         ...(e.body === undefined ? {} : { 'content-type': e.contentType ?? 'application/json', 'content-length': e.body.length }),
         ...(auth === undefined ? {} : { authorization: auth }),
+        ...options.tracer?.outgoingHeaders(),
       },
       // Requests: an idle timeout per attempt. Streams: only until the headers came (below).
       ...(streaming || limit <= 0 ? {} : { timeout: limit }),
@@ -133,19 +140,30 @@ export function createTransport(options: TransportOptions): Transport {
     req.end(e.body);
   }
 
+  function exchange(e: Exchange): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      start(e, false, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', (err) => {
+          reject(networkError(e, e.path, err));
+        });
+      }, reject).catch(reject);
+    });
+  }
+
   return {
     send(e) {
-      return new Promise<Answer>((resolve, reject) => {
-        start(e, false, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (d: Buffer) => chunks.push(d));
-          res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', (err) => {
-            reject(networkError(e, e.path, err));
-          });
-        }, reject).catch(reject);
+      const tracer = options.tracer;
+      if (tracer === undefined) return exchange(e);
+      const attributes = { 'http.request.method': e.method, 'url.path': e.path.split('?')[0], 'server.address': url.hostname };
+      return tracer.inSpan(`HTTP ${e.method}`, { kind: 'client', attributes }, async (span) => {
+        const answer = await exchange(e);
+        span.setAttributes({ 'http.response.status_code': answer.status });
+        return answer;
       });
     },
     open(e) {

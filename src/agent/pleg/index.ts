@@ -15,7 +15,7 @@
  * its two list calls cost 3–4 ms of client CPU together on a 2-core VM, most of it in grpc-js.
  */
 import type { Clock, Timer } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { isUnavailable, messageOf } from '../../api/errors.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
 import { POD_UID_LABEL } from '../kuberuntime/labels.js';
 import type { Logger } from '../logging/index.js';
@@ -78,6 +78,8 @@ export function createPleg(options: PlegOptions): Pleg {
   let previousSeen: ReadonlySet<string> = new Set<string>();
   let lastRelist = 0;
   let lastError = '';
+  /** When a relist first found the runtime unreachable (one line when it goes, one when it comes back). */
+  let unreachableSince: number | undefined;
   let timer: Timer | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -107,10 +109,19 @@ export function createPleg(options: PlegOptions): Pleg {
       [sandboxes, containers] = await Promise.all([options.runtime.listPodSandbox(), options.runtime.listContainers()]);
     } catch (err) {
       lastError = messageOf(err);
-      log.v(2, 'PLEG relist failed', { err: lastError });
+      if (isUnavailable(err) && unreachableSince === undefined) {
+        unreachableSince = startedAt;
+        log.warn('The container runtime is unreachable; pods wait for it to come back', { err: lastError });
+      } else {
+        log.v(2, 'PLEG relist failed', { err: lastError });
+      }
       return;
     }
     lastError = '';
+    if (unreachableSince !== undefined) {
+      log.info('The container runtime is reachable again', { unreachableForMs: startedAt - unreachableSince });
+      unreachableSince = undefined;
+    }
     if (sameAsBefore(sandboxes) + sameAsBefore(containers) === previous.size) {
       // The usual relist: everything as before. Nothing is built (this runs every second).
       lastRelist = now();

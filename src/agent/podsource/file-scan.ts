@@ -25,9 +25,11 @@ import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { Semaphore } from '../../api/semaphore.js';
 import { podFullName, type NodePod } from '../../api/pod/index.js';
+import { DEFAULT_YAML_LIMITS, formatBytes } from '../../api/yaml-limits.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import { compareCodeUnits, compareKeys } from '../../api/order.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface ScanContext {
   readonly nodeName: string;
@@ -127,7 +129,7 @@ async function manifestOutcome(file: string, info: Stats, context: ScanContext):
   const cached = cache?.get(file);
   if (cached !== undefined && cached.stamp === stamp && cached.nodeName === context.nodeName) return { outcome: cached.outcome, justChanged: false };
   const changedMsAgo = (context.fileClockMs ?? Date.now)() - Math.max(info.mtimeMs, info.ctimeMs);
-  const outcome = await readManifest(file, context);
+  const outcome = await readManifest(file, info.size, context);
   if (outcome === 'gone' || changedMsAgo < RACY_WINDOW_MS) {
     cache?.delete(file);
     // A change time ahead of the clock (skew) says nothing about a writer at work.
@@ -147,7 +149,11 @@ function isGone(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-async function readManifest(file: string, context: ScanContext): Promise<ManifestOutcome | 'gone'> {
+async function readManifest(file: string, size: number, context: ScanContext): Promise<ManifestOutcome | 'gone'> {
+  // Refused before it is read: a huge file would take the agent's memory with it.
+  if (size > DEFAULT_YAML_LIMITS.maxBytes) {
+    return { problems: [`${file}: is ${formatBytes(size)}, larger than the limit of ${formatBytes(DEFAULT_YAML_LIMITS.maxBytes)} for a manifest`] };
+  }
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -248,7 +254,7 @@ export function assembleDirectory(entries: ReadonlyMap<string, ManifestOutcome>)
       const meta = outcome.pod.metadata;
       rejected.push({
         file,
-        problems: [`${file}: pod ${JSON.stringify(meta.name)} in namespace ${JSON.stringify(meta.namespace)} is already defined by ${owner}; this one is ignored`],
+        problems: [`${file}: pod ${quoteValue(meta.name)} in namespace ${quoteValue(meta.namespace)} is already defined by ${owner}; this one is ignored`],
       });
       continue;
     }

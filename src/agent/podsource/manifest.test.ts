@@ -99,3 +99,43 @@ void describe('decodeManifest', () => {
     ]);
   });
 });
+
+void describe('decodeManifest on hostile input', () => {
+  const pod = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+
+  void it('refuses a text past the size limit, naming the file and the limit', () => {
+    const text = `${pod('web')}\n#${'x'.repeat(5 * 1024 * 1024)}`;
+    const found = problems(decodeManifest(text, FILE));
+    assert.deepEqual(found, [`${FILE.origin}: is 5 MiB, larger than the limit of 4 MiB`]);
+  });
+
+  void it('says where nesting is too deep instead of overflowing the stack (flow, block and JSON)', () => {
+    for (const text of ['['.repeat(10_000) + ']'.repeat(10_000), `${'- '.repeat(10_000)}x`, `a: ${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`]) {
+      const found = problems(decodeManifest(text, FILE));
+      assert.equal(found.length, 1);
+      assert.match(found[0]!, /^\/etc\/orch\/manifests\/web\.yaml: nesting too deep at line 1:\d+ \(more than 100 levels\)$/);
+    }
+  });
+
+  void it('refuses a text of a million small values before building them', () => {
+    const text = `[${Array.from({ length: 1_000_000 }, () => '1').join(',')}]`;
+    assert.match(problems(decodeManifest(text, FILE))[0]!, /holds more than 250000 values \(at line 1:\d+\)$/);
+  });
+
+  void it('refuses an alias bomb', () => {
+    const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+    assert.match(problems(decodeManifest(lines.join('\n'), FILE))[0]!, /holds more than 100 aliases/);
+    const few = ['a0: &a0 [x, x]', 'a1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]', 'a2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]'];
+    assert.match(problems(decodeManifest(few.join('\n'), FILE))[0]!, /alias/i);
+  });
+
+  void it('quotes at most 200 characters of a bad value', () => {
+    const name = 'X'.repeat(3 * 1024 * 1024);
+    const text = JSON.stringify({ apiVersion: 'v1', kind: name, metadata: { name: 'web' } });
+    const found = problems(decodeManifest(text, FILE));
+    assert.equal(found.length, 1);
+    assert.ok(found[0]!.length < 400, `a line of ${found[0]!.length} characters`);
+    assert.match(found[0]!, new RegExp(`"X{200}"\\.\\.\\. \\(${3 * 1024 * 1024 - 200} more\\)`));
+  });
+});

@@ -5,15 +5,19 @@
  * where the caller allows lists (the URL source), a PodList or a `kind: List` of Pods.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { parseAllDocuments, type Document, type Tags } from 'yaml';
+import type { Tags } from 'yaml';
 
 import { decodePod } from '../../api/pod/index.js';
+import { quoteValue, truncateText } from '../../api/quote.js';
+import { DEFAULT_YAML_LIMITS, readYamlLimited, type YamlLimits } from '../../api/yaml-limits.js';
 
 export interface ManifestOptions {
   /** The file path or URL, named in every problem. */
   readonly origin: string;
   /** Accept PodList and List (the URL source); else only a single Pod (the file source). */
   readonly allowList: boolean;
+  /** Size, nesting and node limits (DEFAULT_YAML_LIMITS unless given). */
+  readonly limits?: YamlLimits;
 }
 
 export type ManifestResult =
@@ -25,7 +29,9 @@ function withoutTimes(tags: Tags): Tags {
   return tags.filter((t) => typeof t === 'string' || !(t.tag === 'tag:yaml.org,2002:timestamp' || t.format === 'TIME'));
 }
 
-const YAML_OPTIONS = { version: '1.1', prettyErrors: false, customTags: withoutTimes, maxAliasCount: 100 } as const;
+const YAML_OPTIONS = { version: '1.1', customTags: withoutTimes } as const;
+
+const MAX_SYNTAX_ERRORS = 5;
 
 /** 1-based line and column of a character offset. */
 function lineAndColumn(text: string, offset: number): string {
@@ -38,7 +44,7 @@ function lineAndColumn(text: string, offset: number): string {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'string') return `the string ${quoteValue(value)}`;
   if (typeof value === 'number' || typeof value === 'boolean') return `the ${typeof value} ${value}`;
   return typeof value === 'object' ? 'an object' : typeof value;
 }
@@ -48,18 +54,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Reads the one document of `text`; returns its value or the problems. */
-function readDocument(text: string): { value: unknown } | { problems: string[] } {
-  const docs: Document[] = parseAllDocuments(text, YAML_OPTIONS);
+function readDocument(text: string, limits: YamlLimits): { value: unknown } | { problems: string[] } {
+  const read = readYamlLimited(text, YAML_OPTIONS, limits);
+  if (!read.ok) return { problems: [read.problem] };
+  const docs = read.docs;
   const problems: string[] = [];
   const values: unknown[] = [];
   for (const doc of docs) {
-    for (const err of doc.errors) problems.push(`line ${lineAndColumn(text, err.pos[0])}: ${err.message}`);
+    // A hostile text has thousands of errors: the first few say what is wrong.
+    for (const err of doc.errors.slice(0, MAX_SYNTAX_ERRORS)) problems.push(`line ${lineAndColumn(text, err.pos[0])}: ${truncateText(err.message)}`);
+    if (doc.errors.length > MAX_SYNTAX_ERRORS) problems.push(`and ${doc.errors.length - MAX_SYNTAX_ERRORS} more syntax errors`);
     if (doc.errors.length > 0) continue;
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 100 });
+      value = doc.toJS({ maxAliasCount: limits.maxAliases });
     } catch (err) {
-      problems.push(`cannot read the document: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`cannot read the document: ${truncateText(err instanceof Error ? err.message : String(err))}`);
       continue;
     }
     if (value !== null && value !== undefined) values.push(value);
@@ -117,7 +127,7 @@ function readObject(value: unknown, allowList: boolean): ManifestResult {
  * starting with `origin`. The pods are neither defaulted nor validated (see static.ts).
  */
 export function decodeManifest(text: string, options: ManifestOptions): ManifestResult {
-  const document = readDocument(text);
+  const document = readDocument(text, options.limits ?? DEFAULT_YAML_LIMITS);
   const result = 'problems' in document ? { ok: false as const, problems: document.problems } : readObject(document.value, options.allowList);
   if (result.ok) return result;
   return { ok: false, problems: result.problems.map((p) => `${options.origin}: ${p}`) };

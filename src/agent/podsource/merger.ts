@@ -16,6 +16,7 @@ import { CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, LOCAL_ANNOTATIONS, po
 import { canonicalJSON } from './canonical-json.js';
 import { formatRFC3339 } from './static.js';
 import type { PodOperation, PodUpdate, PodUpdateListener, SourceLogger } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** A snapshot pushed for a source the merger was not told about. */
 export const UNKNOWN_SOURCE = 'PODSOURCE_UNKNOWN_SOURCE';
@@ -99,7 +100,7 @@ export class PodMerger {
    */
   pushSnapshot(source: string, pods: readonly NodePod[]): void {
     if (!this.sources.has(source)) {
-      throw new OrchError(UNKNOWN_SOURCE, 'invalid', `pod source ${JSON.stringify(source)} was not declared to the pod config (declared: ${[...this.sources].join(', ')})`, { subject: source });
+      throw new OrchError(UNKNOWN_SOURCE, 'invalid', `pod source ${quoteValue(source)} was not declared to the pod config (declared: ${[...this.sources].join(', ')})`, { subject: source });
     }
     if (this.closed) return;
     const previous = this.pods.get(source) ?? new Map<string, NodePod>();

@@ -5,9 +5,10 @@
  */
 import type { Clock } from '../../api/clock.js';
 import { FILE_SOURCE, HTTP_SOURCE, type NodePod } from '../../api/pod/index.js';
+import type { TraceParents, Tracer } from '../../api/tracing/index.js';
 import { FileSource } from './file-source.js';
 import { PodMerger } from './merger.js';
-import type { PodSource, PodUpdateListener, SourceLogger } from './types.js';
+import type { PodSource, PodUpdate, PodUpdateListener, SourceLogger } from './types.js';
 import { UrlSource } from './url-source.js';
 
 export interface PodConfig {
@@ -47,6 +48,11 @@ export interface PodConfigOptions {
   readonly clock: Clock;
   /** Sources that push through pushSnapshot (e.g. 'api'); sourcesReady() waits for them too. */
   readonly pushSources?: readonly string[];
+  /**
+   * Tracing: each pod an update names gets a span (`podUpdate`, with the source and the
+   * operation), left in `parents` under the pod's UID for the pod's next sync to continue.
+   */
+  readonly tracing?: { readonly tracer: Tracer; readonly parents: TraceParents };
 }
 
 class DefaultPodConfig implements PodConfig {
@@ -90,6 +96,9 @@ class DefaultPodConfig implements PodConfig {
       );
     }
     this.merger = new PodMerger({ sources: names, logger: options.logger, clock });
+    const tracing = options.tracing;
+    // Subscribed first: the span is left before any other listener (the sync loop) sees the update.
+    if (tracing !== undefined) this.merger.subscribe((update) => { tracePodUpdate(tracing, update); });
   }
 
   subscribe(listener: PodUpdateListener): () => void {
@@ -114,6 +123,19 @@ class DefaultPodConfig implements PodConfig {
     this.stopped = true;
     await Promise.all(this.sources.map((s) => s.stop()));
     this.merger.close();
+  }
+}
+
+/** A span per pod of an update that changes what runs (not RECONCILE: status only), as the parent of the pod's next sync. */
+function tracePodUpdate(tracing: NonNullable<PodConfigOptions['tracing']>, update: PodUpdate): void {
+  if (update.op === 'RECONCILE') return;
+  for (const pod of update.pods) {
+    const { uid, name, namespace } = pod.metadata;
+    const parent = tracing.tracer.point('podUpdate', {
+      parent: 'root',
+      attributes: { 'k8s.pod.uid': uid, 'k8s.pod.name': name, 'k8s.namespace.name': namespace, 'pod.source': update.source, 'pod.update.operation': update.op },
+    });
+    tracing.parents.set(uid, parent);
   }
 }
 

@@ -18,9 +18,11 @@ import { podFullName, type NodePod } from '../../api/pod/index.js';
 import { decodeManifest } from './manifest.js';
 import { prepareStaticPod } from './static.js';
 import type { PodSource, SnapshotSink, SourceLogger } from './types.js';
+import { quoteValue } from '../../api/quote.js';
+import { DEFAULT_YAML_LIMITS, formatBytes } from '../../api/yaml-limits.js';
 
 /** The largest body read, as upstream (10 MiB). */
-export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
+export const MAX_MANIFEST_BYTES = DEFAULT_YAML_LIMITS.maxBytes;
 export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
 
 export interface UrlSourceOptions {
@@ -123,13 +125,13 @@ export class UrlSource implements PodSource {
       const key = `${i}:${pod.metadata?.name ?? ''}`;
       let problems: readonly string[] | undefined;
       if (!prepared.ok) problems = prepared.problems;
-      else if (names.has(podFullName(prepared.pod))) problems = [`the pod name ${JSON.stringify(podFullName(prepared.pod))} (name_namespace) is used by an earlier pod of the list`];
+      else if (names.has(podFullName(prepared.pod))) problems = [`the pod name ${quoteValue(podFullName(prepared.pod))} (name_namespace) is used by an earlier pod of the list`];
       if (problems === undefined && prepared.ok) {
         names.add(podFullName(prepared.pod));
         pods.push(prepared.pod);
         return;
       }
-      const lines = (problems ?? []).map((p) => `${this.options.url}: pod ${i} (${JSON.stringify(pod.metadata?.name ?? '')}): ${p}`);
+      const lines = (problems ?? []).map((p) => `${this.options.url}: pod ${i} (${quoteValue(pod.metadata?.name ?? '')}): ${p}`);
       rejects.set(key, lines.join('\n'));
       if (this.loggedRejects.get(key) !== lines.join('\n')) {
         this.options.logger.warn(`rejected a pod of the manifest at ${this.options.url}`, { url: this.options.url, problems: lines });
@@ -178,7 +180,7 @@ async function readLimited(response: Response): Promise<string> {
     size += value.byteLength;
     if (size > MAX_MANIFEST_BYTES) {
       await reader.cancel();
-      throw new FetchFailure(`${response.url}: the body is larger than ${MAX_MANIFEST_BYTES} bytes`);
+      throw new FetchFailure(`${response.url}: the body is larger than the limit of ${formatBytes(MAX_MANIFEST_BYTES)} for a manifest`);
     }
     chunks.push(value);
   }

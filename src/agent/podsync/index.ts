@@ -10,11 +10,12 @@
  * (DeadlineExceeded), and gives emptyDir volumes the pod's fsGroup.
  *
  * Owns: the order of those steps, the last sync errors of each pod (for its status) and the
- * failures it decided (DeadlineExceeded). Must not: decide admission or orphans (the sync loop
+ * failures decided for it (DeadlineExceeded here; Evicted or a node shutdown through the kill
+ * that carries them). Must not: decide admission or orphans (the sync loop
  * does), talk to CRI directly, or run probes (the prober does).
  */
 import type { Clock } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { OrchError, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
@@ -27,6 +28,7 @@ import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
 
 export { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 export { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
+export { tracedPodSyncer, type TracedPodSyncerOptions } from './tracing.js';
 
 /** The pod's cgroup, as the sync needs it. */
 export interface PodCgroupHandle {
@@ -78,7 +80,12 @@ export interface PodSyncOptions {
   readonly sidecarContainers?: boolean;
   /** Events the sync decides (DeadlineExceeded), after they were logged. */
   readonly onEvent?: (event: PodEvent) => void;
+  /** Why the runtime's pod network is not ready (undefined: it is); a pod off the host network is not synced meanwhile. */
+  readonly networkError?: () => Promise<string | undefined>;
 }
+
+/** A pod sync refused while the runtime's pod network is not ready (upstream's NetworkNotReady). */
+export const PODSYNC_NETWORK_NOT_READY = 'PODSYNC_NETWORK_NOT_READY';
 
 export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const { runtime, status, logger } = options;
@@ -89,6 +96,32 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const failures = new Map<string, PodFailure>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
+
+  /** Logs an event and hands it on. */
+  function record(event: PodEvent): void {
+    logger.info('Event', { type: event.type, reason: event.reason, pod: podNamespacedName(event.pod), message: event.message });
+    options.onEvent?.(event);
+  }
+
+  /** `read` (a runtime read of the pod), recording upstream's FailedSync when it fails. */
+  async function determining<T>(pod: NodePod, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      record({ type: 'Warning', reason: 'FailedSync', message: `error determining status: ${messageOf(err)}`, pod });
+      throw err;
+    }
+  }
+
+  /** Refuses the sync of a pod off the host network while the runtime's network is not ready (event NetworkNotReady). */
+  async function checkNetwork(pod: NodePod): Promise<void> {
+    if (pod.spec?.hostNetwork === true || options.networkError === undefined) return;
+    const problem = await options.networkError();
+    if (problem === undefined) return;
+    const message = `network is not ready: ${problem}`;
+    record({ type: 'Warning', reason: 'NetworkNotReady', message, pod });
+    throw new OrchError(PODSYNC_NETWORK_NOT_READY, 'unavailable', message, { subject: podNamespacedName(pod) });
+  }
 
   async function publish(pod: NodePod): Promise<ReturnType<typeof computePodStatus>> {
     return (await publishHeld(pod)).computed;
@@ -103,7 +136,9 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     const failure = failures.get(uid);
     const computed = computePodStatus({
       pod, runtime: held, syncErrors: errors.get(uid) ?? [], hostIPs: options.hostIPs(),
-      previous: status.getPodStatus(uid), qosClass: options.qosClass(pod), now: now(),
+      // After a restart the agent holds no status of its own yet: the one the API server holds
+      // (the pod's, from its source) keeps the start time and the conditions' transition times.
+      previous: status.getPodStatus(uid) ?? pod.status, qosClass: options.qosClass(pod), now: now(),
       ...(probes === undefined ? {} : { readiness: probes.readiness(uid), started: probes.startedContainers(uid) }),
       ...(options.sidecarContainers === true ? { sidecarContainers: true } : {}),
       ...(failure === undefined ? {} : { failure }),
@@ -143,12 +178,13 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
 
   return {
 
-    async syncPod(pod): Promise<SyncOutcome> {
+    async syncPod(pod, _kind, signal): Promise<SyncOutcome> {
       const { uid } = pod.metadata;
-      const { computed: before, held } = await publishHeld(pod);
+      const { computed: before, held } = await determining(pod, () => publishHeld(pod));
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
       const deadline = await checkDeadline(pod, before.startTime);
       if (deadline === 0) return { terminal: true };
+      await checkNetwork(pod);
       let problems: SyncError[] = [];
       // The pod cgroup and the volumes do not depend on each other: made side by side.
       const [cgroup, volumes] = await Promise.allSettled([
@@ -171,7 +207,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       }
       // The cgroup and volumes do not change what the runtime holds: the state read for the
       // status serves the sync too (one runtime read fewer per sync).
-      const result = await runtime.syncPod(pod, held);
+      const result = await runtime.syncPod(pod, held, signal);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
@@ -193,9 +229,14 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       // What the runtime holds of this pod (upstream kills what its pod cache holds): the kept
       // status when the PLEG vouches for it, else the pod's objects read by its UID label. Not
       // a list of every pod on the node: when a node's pods go at once, each would list all.
-      const held = await runtime.getPodStatus(uid, name, namespace);
+      const held = await determining(pod, () => runtime.getPodStatus(uid, name, namespace));
       if (held.sandboxes.length > 0 || held.containers.length > 0) {
-        await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
+        try {
+          await runtime.killPod(runningPodOf(held), { pod, ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }) });
+        } catch (err) {
+          record({ type: 'Warning', reason: 'FailedKillPod', message: `error killing pod: ${messageOf(err)}`, pod });
+          throw err;
+        }
       }
       await publish(pod);
       logger.v(1, 'Pod terminated', { pod: podNamespacedName(pod) });
@@ -207,6 +248,11 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);
         status.removePod(uid);
+      } else if (failures.has(uid)) {
+        // A pod the agent failed (evicted, shut down) releases its volumes once terminated even
+        // while its source still wants it, as upstream tears down a terminated pod's volumes: an
+        // eviction for disk counts on its emptyDirs going.
+        await options.volumes.cleanupPodVolumes(uid);
       }
       await options.cgroups.remove(uid);
       options.probes?.removePod(uid);

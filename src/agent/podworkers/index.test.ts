@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodePod } from '../../api/pod/index.js';
 import { FakeClock, settle } from '../../api/fake-clock.js';
+import { OrchError } from '../../api/errors.js';
 import { LogRoot } from '../logging/index.js';
+import { FakeLogger } from '../logging/testing.js';
 import { createPodWorkers, type PodSyncer, type PodWorkersOptions, type SyncOutcome } from './index.js';
 
 const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
@@ -181,5 +183,55 @@ void describe('pod workers', () => {
     w.updatePod({ type: 'kill', pod: pod('b'), onKilled: () => { killed.push('unknown'); } });
     await settle();
     assert.deepEqual(killed.slice(2), ['unknown'], 'a pod without a worker is killed (nothing runs) and reported');
+  });
+});
+
+void describe('pod workers while the runtime is unreachable', () => {
+  void it('log each pod\'s failed retries at v4 only', async () => {
+    const quiet = new FakeLogger();
+    let down = true;
+    const syncer: PodSyncer = {
+      syncPod: () => (down ? Promise.reject(new OrchError('CRI_UNAVAILABLE', 'unavailable', 'CRI RunPodSandbox: connect ENOENT')) : Promise.resolve({})),
+      syncTerminatingPod: () => Promise.resolve(),
+      syncTerminatedPod: () => Promise.resolve(),
+    };
+    const { clock, w } = workers({ syncer }, { logger: quiet });
+    for (let i = 0; i < 70; i++) w.updatePod({ type: 'create', pod: pod(`p${i}`) });
+    for (let i = 0; i < 10; i++) {
+      await settle();
+      await clock.advance(30_000);
+    }
+    down = false;
+    await clock.advance(300_000);
+    await settle();
+    assert.deepEqual(quiet.lines.filter((l) => typeof l.level !== 'number').map((l) => l.msg), []);
+    assert.ok(quiet.at(4).length >= 140, `${quiet.at(4).length} lines at v4`);
+  });
+});
+
+void describe('pod workers: a kill during a sync', () => {
+  void it('aborts the running sync at once', async () => {
+    const signals: AbortSignal[] = [];
+    let open = (): void => undefined;
+    const syncer: PodSyncer = {
+      syncPod: async (_p, _kind, signal) => {
+        if (signal !== undefined) signals.push(signal);
+        await new Promise<void>((r) => { open = r; });
+        return {};
+      },
+      syncTerminatingPod: () => Promise.resolve(),
+      syncTerminatedPod: () => Promise.resolve(),
+    };
+    const { w } = workers({ syncer });
+    w.updatePod({ type: 'create', pod: pod('a') });
+    await settle();
+    const [signal] = signals;
+    assert.ok(signal !== undefined && signals.length === 1);
+    assert.equal(signal.aborted, false);
+    w.updatePod({ type: 'kill', pod: pod('a') });
+    assert.equal(signal.aborted, true);
+    open();
+    await settle();
+    assert.equal(w.stateOf('a'), undefined);
   });
 });

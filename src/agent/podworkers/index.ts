@@ -19,7 +19,7 @@
  * itself (the PodSyncer does), or run two pieces of work for one pod at once.
  */
 import type { Clock, Timer } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 
@@ -34,7 +34,8 @@ export interface SyncOutcome {
 
 /** What the workers call; each call may block and may throw (the worker retries). */
 export interface PodSyncer {
-  syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync'): Promise<SyncOutcome>;
+  /** `signal` is aborted when a kill of the pod arrives while the sync runs: it stops starting containers. */
+  syncPod(pod: NodePod, kind: 'create' | 'update' | 'sync', signal?: AbortSignal): Promise<SyncOutcome>;
   /**
    * Kills the pod's containers with the grace period (seconds; undefined: the pod's own). With
    * `failure`, the agent decided the pod fails (upstream's PodStatusFunc): its status says so
@@ -109,6 +110,8 @@ interface Worker {
   failure: PodFailure | undefined;
   /** onKilled callbacks of kill updates, called when the terminating work is done. */
   killed: (() => void)[];
+  /** Aborts the running sync (a kill arrived): a pod with hundreds of containers stops starting them at once. */
+  abort: AbortController | undefined;
 }
 
 export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
@@ -133,10 +136,11 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     let w = workers.get(uid);
     if (w === undefined) {
       if (update.type === 'sync') return; // a timer of a finished worker
-      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined, failure: undefined, killed: [] };
+      w = { state: 'syncing', pod: update.pod, pending: undefined, running: undefined, timer: undefined, failures: 0, gracePeriodSeconds: undefined, failure: undefined, killed: [], abort: undefined };
       workers.set(uid, w);
     }
     if (update.type === 'kill') {
+      w.abort?.abort();
       w.failure ??= update.failure;
       if (update.onKilled !== undefined) {
         if (w.state === 'terminated') update.onKilled();
@@ -176,7 +180,14 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     try {
       if (w.state === 'syncing') {
         const kind = update.type === 'kill' ? 'sync' : update.type;
-        const outcome = await options.syncer.syncPod(w.pod, kind);
+        const abort = new AbortController();
+        w.abort = abort;
+        let outcome: SyncOutcome;
+        try {
+          outcome = await options.syncer.syncPod(w.pod, kind, abort.signal);
+        } finally {
+          w.abort = undefined;
+        }
         w.failures = 0;
         if (outcome.terminal === true) {
           w.state = 'terminating';
@@ -201,7 +212,10 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     } catch (err) {
       w.failures++;
       const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (w.failures - 1));
-      log.warn('Pod work failed; retrying', { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) });
+      const fields = { pod: podNamespacedName(w.pod), state: w.state, retryInMs: delay, err: messageOf(err) };
+      // An unreachable runtime fails every pod at once: the PLEG says so once, each pod only at v4.
+      if (isUnavailable(err)) log.v(4, 'Pod work failed: the container runtime is unreachable; retrying', fields);
+      else log.warn('Pod work failed; retrying', fields);
       schedule(w, delay);
     }
   }
@@ -225,3 +239,5 @@ export function createPodWorkers(options: PodWorkersOptions): PodWorkers {
     },
   };
 }
+
+export { EXCEEDED_GRACE_PERIOD_MESSAGE, killPodNow, killWaitMs, type KillPodNowOptions } from './kill-now.js';

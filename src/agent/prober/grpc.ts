@@ -23,6 +23,7 @@
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { PROBE_AGENT_VERSION } from './http.js';
 import type { ProbeOutcome } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const HEALTH_CHECK_METHOD = '/grpc.health.v1.Health/Check';
 export const SERVING_STATUSES = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'] as const;
@@ -125,10 +126,10 @@ export async function grpcProbe(host: string, port: number, service: string, tim
   try {
     const connectError = await waitForReady(client, deadline);
     if (connectError !== undefined) {
-      return { result: 'failure', output: `timeout: failed to connect service ${JSON.stringify(address)} within ${seconds}: ${connectError.message}` };
+      return { result: 'failure', output: `timeout: failed to connect service ${quoteValue(address)} within ${seconds}: ${connectError.message}` };
     }
     const served = await check(client, service, deadline);
-    if (served !== 'SERVING') return { result: 'failure', output: `service unhealthy (responded with ${JSON.stringify(served)})` };
+    if (served !== 'SERVING') return { result: 'failure', output: `service unhealthy (responded with ${quoteValue(served)})` };
     return { result: 'success', output: 'service is serving' };
   } catch (err) {
     if (isServiceError(err)) {

@@ -7,6 +7,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
+import { quoteValue } from '../../api/quote.js';
 
 export interface RawResponse {
   readonly status: number;
@@ -29,7 +30,7 @@ function requestText(url: URL, headers: Readonly<Record<string, string>>): strin
   let text = `GET ${url.pathname === '' ? '/' : url.pathname}${url.search} HTTP/1.1\r\n`;
   if (headers.host === undefined) text += `host: ${url.host}\r\n`;
   for (const [name, value] of Object.entries(headers)) {
-    if (/[\r\n]/.test(value) || /[\r\n:]/.test(name)) throw new Error(`invalid header ${JSON.stringify(name)}`);
+    if (/[\r\n]/.test(value) || /[\r\n:]/.test(name)) throw new Error(`invalid header ${quoteValue(name)}`);
     text += `${name}: ${value}\r\n`;
   }
   return `${text}connection: close\r\n\r\n`;
@@ -60,7 +61,7 @@ interface Head {
 function parseHead(text: string): Head {
   const [statusLine = '', ...lines] = text.split('\r\n');
   const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
-  if (match === null) throw new Error(`malformed HTTP response: ${JSON.stringify(statusLine.slice(0, 80))}`);
+  if (match === null) throw new Error(`malformed HTTP response: ${quoteValue(statusLine.slice(0, 80))}`);
   const headers = new Map<string, string>();
   for (const line of lines) {
     const colon = line.indexOf(':');

@@ -17,6 +17,7 @@
 import type { Container, HTTPGetAction } from 'kubernetes-types/core/v1.js';
 import { HttpTimeoutError, rawGet } from './http-client.js';
 import type { ProbeOutcome } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const MAX_RESPONSE_BODY_BYTES = 10 * 1024;
 const MAX_REDIRECTS = 10;
@@ -31,7 +32,7 @@ export function resolveContainerPort(port: number | string | undefined, containe
   }
   if (typeof port === 'string' && /^\d+$/.test(port)) return resolveContainerPort(Number(port), container);
   const named = (container.ports ?? []).find((p) => p.name === port);
-  if (named === undefined) throw new Error(`couldn't find port: ${String(port)} in ${JSON.stringify(container.ports ?? [])}`);
+  if (named === undefined) throw new Error(`couldn't find port: ${String(port)} in ${quoteValue(container.ports ?? [])}`);
   return named.containerPort;
 }
 
@@ -77,7 +78,7 @@ export async function httpRequest(target: HttpTarget, timeoutMs: number, signal?
     }
   } catch (err) {
     const reason = err instanceof HttpTimeoutError ? `context deadline exceeded (Client.Timeout exceeded after ${timeoutMs}ms)` : err instanceof Error ? err.message : String(err);
-    throw new Error(`Get ${JSON.stringify(url.toString())}: ${reason}`, { cause: err });
+    throw new Error(`Get ${quoteValue(url.toString())}: ${reason}`, { cause: err });
   }
 }
 

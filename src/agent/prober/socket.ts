@@ -14,6 +14,7 @@ import net from 'node:net';
 import { isTimeout, messageOf } from '../../api/errors.js';
 import type { ExecSyncRequest, ExecSyncResponse } from '../runtime/cri/index.js';
 import type { ProbeOutcome } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** Connects and closes at once; never rejects. */
 export function tcpProbe(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
@@ -52,7 +53,7 @@ export async function execProbe(runner: ExecRunner, containerId: string, cmd: re
     const output = Buffer.concat([res.stdout, res.stderr]).toString('utf8');
     return { result: res.exitCode === 0 ? 'success' : 'failure', output };
   } catch (err) {
-    if (isTimeout(err)) return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
+    if (isTimeout(err)) return { result: 'failure', output: `command ${quoteValue(cmd.join(' '))} timed out` };
     return { result: 'unknown', output: messageOf(err) };
   }
 }

@@ -187,6 +187,10 @@ export class ProbeWorker {
     const ok = outcome.result === 'success' || outcome.result === 'warning';
     this.series ??= this.deps.metrics?.series(labels);
     this.series?.observe(ok ? 'successful' : outcome.result === 'failure' ? 'failed' : 'unknown', seconds);
+    if (outcome.result === 'warning') {
+      // As upstream: a probe that passed with a warning (a redirect to another host) says so.
+      this.deps.onEvent?.({ type: 'Warning', reason: 'ProbeWarning', message: `${this.type} probe warning: ${outcome.output}`, pod: this.pod, container: labels.container });
+    }
     if (!ok) {
       const verb = outcome.result === 'unknown' ? 'errored' : 'failed';
       const message = `${this.type} probe ${verb}: ${outcome.output}`;

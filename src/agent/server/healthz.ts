@@ -5,13 +5,15 @@
  * startHealthListener in servers.ts.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseRequestTarget } from '../../api/request-target.js';
 import type { HealthCheck } from '../health/index.js';
 
 export type { HealthCheck } from '../health/index.js';
 
 /** Handles /healthz and /healthz/<check>; returns false for other paths. */
 export function serveHealthz(checks: readonly HealthCheck[], req: IncomingMessage, res: ServerResponse): boolean {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = parseRequestTarget(req.url ?? '/');
+  if (url === undefined) return false;
   if (url.pathname !== '/healthz' && !url.pathname.startsWith('/healthz/')) return false;
   const name = url.pathname === '/healthz' ? undefined : url.pathname.slice('/healthz/'.length);
   const selected = name === undefined ? checks : checks.filter((c) => c.name === name);

@@ -4,6 +4,7 @@
  * plain text, as upstream's agent writes them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { quoteValue } from '../../api/quote.js';
 
 export const TEXT = 'text/plain; charset=utf-8';
 export const JSON_TYPE = 'application/json';
@@ -53,7 +54,7 @@ export function intParam(query: URLSearchParams, name: string, message?: string)
   const raw = query.get(name);
   if (raw === null) return undefined;
   if (!/^[-+]?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-    throw new HttpError(400, message ?? `invalid value ${JSON.stringify(raw)} of query parameter ${name}: not an integer`);
+    throw new HttpError(400, message ?? `invalid value ${quoteValue(raw)} of query parameter ${name}: not an integer`);
   }
   return Number(raw);
 }
@@ -64,5 +65,5 @@ export function boolParam(query: URLSearchParams, name: string, fallback = false
   if (raw === null) return fallback;
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;
   if (['0', 'f', 'F', 'FALSE', 'false', 'False', ''].includes(raw)) return false;
-  throw new HttpError(400, `invalid value ${JSON.stringify(raw)} of query parameter ${name}: use true or false`);
+  throw new HttpError(400, `invalid value ${quoteValue(raw)} of query parameter ${name}: use true or false`);
 }

@@ -10,7 +10,8 @@
  * Owns: listening, TLS, the request gate, routing, and turning the agent's state into
  * upstream's JSON, text and stream shapes. Must not: change pods or the runtime beyond what a
  * client asks through /exec, /attach, /portForward and /run, or poll anything in the
- * background (stats are read on request and cached 10 s).
+ * background (stats are read on request and cached 10 s) but the pods' volumes, measured every
+ * volumeStatsAggPeriod (stats/volume-stats.ts) as upstream's volume stats are.
  *
  * Errors: SERVER_TLS_INVALID (certificate, key, client CA, TLS settings),
  * SERVER_CONFIG_INVALID (webhook authentication or authorization without an API server),
@@ -21,7 +22,8 @@ export { serveHealthz, type HealthCheck } from './healthz.js';
 export type { PodsView, ServerCri } from './host.js';
 export type { Listening } from './listen.js';
 export { createAgentMetrics, criRuntimeCounts, recordPodStarts, type AgentMetrics, type AgentMetricsOptions, type RuntimeCounts } from './metrics/agent-metrics.js';
-export { createStatsProvider, type StatsProvider, type StatsSnapshot } from './stats/provider.js';
+export { createStatsProvider, type PodUsage, type StatsProvider, type StatsSnapshot } from './stats/provider.js';
+export { createVolumeStatsCache, type PodVolumeStats, type VolumeStats, type VolumeStatsCache } from './stats/volume-stats.js';
 export { createCertificate, certificateInfo, type CertificateRequest, type IssuedCertificate } from './certs.js';
 export { SERVER_TLS_INVALID, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from './tls.js';
 export {

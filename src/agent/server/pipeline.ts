@@ -9,6 +9,8 @@ import { ServerResponse, type IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
+import { quoteValue, truncateText } from '../../api/quote.js';
+import { parseRequestTarget } from '../../api/request-target.js';
 import type { Logger } from '../logging/index.js';
 import type { AuthFilter } from './auth-filter.js';
 import { HttpError, sendText } from './http.js';
@@ -36,16 +38,17 @@ export interface Pipeline {
 }
 
 function parseTarget(raw: string): { url: URL; path: string } {
-  if (!raw.startsWith('/')) throw new HttpError(400, 'invalid request target');
+  const url = parseRequestTarget(raw);
+  if (url === undefined) throw new HttpError(400, 'invalid request target');
   const q = raw.indexOf('?');
   const rawPath = q < 0 ? raw : raw.slice(0, q);
   let path: string;
   try {
     path = decodeURIComponent(rawPath);
   } catch {
-    throw new HttpError(400, `invalid URL escape in ${JSON.stringify(rawPath)}`);
+    throw new HttpError(400, `invalid URL escape in ${quoteValue(rawPath)}`);
   }
-  return { url: new URL(raw, 'http://localhost'), path };
+  return { url, path };
 }
 
 export function createPipeline(o: PipelineOptions): Pipeline {
@@ -82,10 +85,11 @@ export function createPipeline(o: PipelineOptions): Pipeline {
       });
     } catch (err) {
       if (err instanceof HttpError) {
+        if (err.status === 400) o.logger.v(4, 'Bad request', { method, url: truncateText(req.url ?? ''), err: truncateText(err.message) });
         sendText(res, err.status, err.message, err.headers);
         return;
       }
-      o.logger.error('Request failed', { method, url: req.url, err: messageOf(err) });
+      o.logger.error('Request failed', { method, url: truncateText(req.url ?? ''), err: truncateText(messageOf(err)) });
       sendText(res, 500, `Internal Error: ${messageOf(err)}`);
     }
   }

@@ -13,6 +13,7 @@ import { OrchError, messageOf } from '../../api/errors.js';
 import { INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES } from '../config/index.js';
 import type { Logger } from '../logging/index.js';
 import { certificateInfo, createCertificate, keyMatches } from './certs.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const SERVER_TLS_INVALID = 'SERVER_TLS_INVALID';
 export const SELF_SIGNED_CERT = 'nodeagent.crt';
@@ -121,7 +122,7 @@ export function cipherString(suites: readonly string[], minVersion: string): str
   const names: string[] = [];
   for (const suite of suites) {
     const name = SECURE_CIPHER_SUITES.has(suite) ? SECURE_CIPHER_SUITES.get(suite) : INSECURE_CIPHER_SUITES.get(suite);
-    if (name === undefined) throw tlsError(`unknown cipher suite ${JSON.stringify(suite)}`, 'tlsCipherSuites');
+    if (name === undefined) throw tlsError(`unknown cipher suite ${quoteValue(suite)}`, 'tlsCipherSuites');
     if (name !== null && !names.includes(name)) names.push(name);
   }
   return [...names, ...TLS13_SUITES, ...(legacy ? ['@SECLEVEL=0'] : [])].join(':');
@@ -138,7 +139,7 @@ export interface TlsSettings {
 
 export function tlsServerOptions(s: TlsSettings): TlsOptions {
   const minVersion = VERSIONS[s.tlsMinVersion];
-  if (s.tlsMinVersion !== '' && minVersion === undefined) throw tlsError(`unknown TLS version ${JSON.stringify(s.tlsMinVersion)}`, 'tlsMinVersion');
+  if (s.tlsMinVersion !== '' && minVersion === undefined) throw tlsError(`unknown TLS version ${quoteValue(s.tlsMinVersion)}`, 'tlsMinVersion');
   const ciphers = cipherString(s.tlsCipherSuites, s.tlsMinVersion);
   return {
     ...(s.serving === undefined ? {} : { cert: s.serving.cert, key: s.serving.key }),

@@ -42,6 +42,19 @@ void describe('pod status', () => {
     assert.deepEqual([a.containerID, a.imageID, a.started], ['containerd://a-0', 'sha256:abc', true]);
   });
 
+  void it('reports ephemeral containers in ephemeralContainerStatuses, never ready, outside the phase and readiness', () => {
+    const p = pod();
+    p.spec = { ...p.spec, containers: p.spec?.containers ?? [], ephemeralContainers: [{ name: 'dbg', image: 'busybox' }, { name: 'dbg2', image: 'busybox' }] };
+    const s = status(p, runtime([c('a', 'running'), c('b', 'running'), c('dbg', 'exited', { ephemeral: true, exitCode: 1 })]), [{ container: 'dbg2', reason: 'ErrImagePull', message: 'no such image' }]);
+    assert.equal(s.phase, 'Running');
+    assert.equal(s.conditions?.find((x) => x.type === 'Ready')?.status, 'True');
+    assert.deepEqual(s.containerStatuses?.map((x) => x.name), ['a', 'b']);
+    const [dbg, dbg2] = s.ephemeralContainerStatuses ?? [];
+    assert.deepEqual([dbg?.name, dbg?.ready, dbg?.started, dbg?.state?.terminated?.exitCode, dbg?.containerID], ['dbg', false, undefined, 1, 'containerd://dbg-0']);
+    assert.deepEqual(dbg2?.state, { waiting: { reason: 'ErrImagePull', message: 'no such image' } });
+    assert.equal(status(pod(), runtime([c('a', 'running'), c('b', 'running')])).ephemeralContainerStatuses, undefined);
+  });
+
   void it('is Failed with the reason the agent decided; a disruption adds the DisruptionTarget condition', () => {
     const failure = { reason: 'Terminated', message: 'Pod was terminated in response to imminent node shutdown.', disruptionReason: 'TerminationByNodeagent' };
     const s = computePodStatus({ pod: pod(), runtime: runtime([c('a', 'running'), c('b', 'running')]), syncErrors: [], hostIPs: [], previous: undefined, now, failure });

@@ -5,10 +5,12 @@
  * by the agent (DeadlineExceeded). Readiness and startup come from the prober; with the
  * SidecarContainers gate, restartable init containers count as upstream counts them (running
  * and started: initialized; their readiness joins ContainersReady; exited: not in the phase).
- * Pure: no I/O, time is passed in.
+ * Ephemeral containers have their statuses (never ready, as upstream, and never counted in the
+ * phase or the conditions). Pure: no I/O, time is passed in.
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v1.js';
 import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
+import { qosClass } from '../../api/pod/index.js';
 import { formatTime } from '../../api/time.js';
 
 export interface StatusInput {
@@ -112,7 +114,16 @@ function containerStatus(
 
 /** Instances of one container, newest first. */
 function instancesOf(runtime: RuntimePodStatus, name: string, init: boolean): RuntimeContainerStatus[] {
-  return runtime.containers.filter((c) => c.name === name && c.init === init);
+  return runtime.containers.filter((c) => c.name === name && c.init === init && c.ephemeral !== true);
+}
+
+/** The statuses of the ephemeral containers: their state only (upstream reports them never ready). */
+function ephemeralStatuses(pod: Pod, runtime: RuntimePodStatus, errors: ReadonlyMap<string, SyncError>): ContainerStatus[] {
+  return (pod.spec?.ephemeralContainers ?? []).map((c) => {
+    const instances = runtime.containers.filter((i) => i.name === c.name && i.ephemeral === true);
+    const { started: _started, ...status } = containerStatus(c, instances, errors.get(c.name), { ready: false, started: undefined, runToCompletion: false }, 'ContainerCreating');
+    return { ...status, ready: false };
+  });
 }
 
 function exitedOk(s: ContainerStatus): boolean {
@@ -193,15 +204,22 @@ function condition(
   };
 }
 
-/** The whole status of a pod that runs on this node. */
 /**
  * The status of a pod refused at admission (upstream's rejectPod): Failed with the refusal's
- * reason and message, started at `now`; it never runs, so there is nothing else to report.
+ * reason, its message after "Pod was rejected: ", the pod's QoS class, started at `now`; it
+ * never runs, so there is nothing else to report.
  */
-export function rejectedPodStatus(reason: string, message: string, now: number): PodStatus {
-  return { phase: 'Failed', reason, message, startTime: formatTime(now) };
+export function rejectedPodStatus(pod: Pod, reason: string, message: string, now: number): PodStatus {
+  let qos: string | undefined;
+  try {
+    qos = qosClass(pod);
+  } catch {
+    // A malformed quantity is itself the refusal's cause (validation names it): no class to report.
+  }
+  return { phase: 'Failed', reason, message: `Pod was rejected: ${message}`, ...(qos === undefined ? {} : { qosClass: qos }), startTime: formatTime(now) };
 }
 
+/** The whole status of a pod that runs on this node. */
 export function computePodStatus(input: StatusInput): PodStatus {
   const { pod, runtime, previous, now } = input;
   const spec = pod.spec;
@@ -248,6 +266,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
     startTime: previous?.startTime ?? formatTime(now.getTime()),
     ...(initStatuses.length === 0 ? {} : { initContainerStatuses: initStatuses }),
     containerStatuses: regular,
+    ...((spec?.ephemeralContainers ?? []).length === 0 ? {} : { ephemeralContainerStatuses: ephemeralStatuses(pod, runtime, errors) }),
     ...(input.qosClass === undefined ? {} : { qosClass: input.qosClass }),
   };
   return status;

@@ -82,7 +82,7 @@ void describe('sync loop', () => {
     assert.deepEqual(h.updates, ['create:a']);
     const s = h.status.getPodStatus('b');
     assert.ok(s);
-    assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"]);
+    assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'OutOfpods', "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"]);
     assert.equal(s.startTime, '2024-01-02T03:04:05Z', 'refused now, by the clock');
     h.send({ op: 'REMOVE', pods: [pod('b')] });
     assert.equal(h.status.getPodStatus('b'), undefined);
@@ -104,6 +104,9 @@ void describe('sync loop', () => {
     assert.deepEqual(seen, [[], ['a'], ['a']]);
     assert.deepEqual(h.rejections, ['b:NodeAffinity', 'c:UnexpectedAdmissionError']);
     assert.equal(h.status.getPodStatus('b')?.reason, 'NodeAffinity');
+    assert.deepEqual(h.loop.activePods().map((p) => p.metadata.uid), ['a'], 'refused pods are not active');
+    h.finish('a');
+    assert.deepEqual(h.loop.activePods(), [], 'nor finished ones');
     await h.loop.stop();
   });
 

@@ -9,7 +9,7 @@
  * objects without the agent's labels (the runtime manager filters them).
  */
 import type { Clock, Timer } from '../../api/clock.js';
-import { messageOf } from '../../api/errors.js';
+import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { PodRuntimeManager } from '../kuberuntime/types.js';
 import type { Logger } from '../logging/index.js';
@@ -83,6 +83,8 @@ export interface SyncLoop {
    * and the API server is deleting it. Returns the unsubscribe function.
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
+  /** The desired pods admitted and not finished (upstream's active pods: what the resource managers keep allocations for). */
+  activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
   /**
@@ -149,7 +151,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const { uid } = pod.metadata;
     rejected.add(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
-    status.setPodStatus(uid, rejectedPodStatus(reason, message, clock.now()));
+    status.setPodStatus(uid, rejectedPodStatus(pod, reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
   }
 
@@ -246,7 +248,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
           await options.runtime.removePod(running.uid);
         })()
           .catch((err: unknown) => {
-            log.warn('Cleaning up an orphaned pod failed; retrying at the next housekeeping', { uid: running.uid, err: messageOf(err) });
+            // An unreachable runtime is the PLEG's to report, once.
+            if (isUnavailable(err)) log.v(4, 'Cleaning up an orphaned pod failed: the runtime is unreachable', { uid: running.uid, err: messageOf(err) });
+            else log.warn('Cleaning up an orphaned pod failed; retrying at the next housekeeping', { uid: running.uid, err: messageOf(err) });
           })
           .finally(() => cleaning.delete(running.uid));
         cleaning.set(running.uid, work);
@@ -263,7 +267,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       if (leftover) dirty = true;
     } catch (err) {
       dirty = true;
-      log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
+      // An unreachable runtime is the PLEG's to report, once; housekeeping runs every 2 s.
+      if (isUnavailable(err)) log.v(4, 'Housekeeping failed: the runtime is unreachable', { err: messageOf(err) });
+      else log.warn('Housekeeping failed; retrying at the next period', { err: messageOf(err) });
     }
   }
 
@@ -312,6 +318,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       finishedListeners.add(listener);
       return () => finishedListeners.delete(listener);
     },
+    activePods: () => desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid)),
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;

@@ -19,7 +19,7 @@ import type { MountInfoEntry } from './mountinfo.js';
 import { CONFIG_MAP_PLUGIN_DIR, DOWNWARD_API_PLUGIN_DIR, PROJECTED_PLUGIN_DIR, SECRET_PLUGIN_DIR, volumeDir } from './paths.js';
 import { DEFAULT_FILE_MODE, fetchKeys, fileMode, keysPayload, type KeysSource } from './payload.js';
 import { projectedPayload } from './projected.js';
-import { VOLUME_UNSUPPORTED, type NodeCapacity, type PodVolume, type VolumeObjectSource } from './types.js';
+import { VOLUME_UNSUPPORTED, type NodeCapacity, type PodVolume, type ServiceAccountTokenSource, type VolumeObjectSource } from './types.js';
 import type { ApiVolumeSpec } from './volume-spec.js';
 
 /** Upstream's wrapped emptyDir mode; the volume is mounted read-only into containers anyway. */
@@ -36,6 +36,8 @@ export interface ApiVolumeContext {
   readonly rootDir: string;
   readonly logger: Logger;
   readonly objects: VolumeObjectSource | undefined;
+  /** The tokens of serviceAccountToken projections (API-server mode). */
+  readonly tokens: ServiceAccountTokenSource | undefined;
   readonly capacity: NodeCapacity;
   /** Names the atomic writer's timestamped directories. */
   readonly clock: Pick<Clock, 'now'>;
@@ -77,7 +79,7 @@ export async function buildPayload(ctx: ApiVolumeContext, pod: NodePod, spec: Ap
       return downwardAPIPayload(spec.source.items ?? [], defaultMode, pod, ctx.capacity, subject);
     }
     case 'projected':
-      return projectedPayload(spec.source, { pod, volumeName: spec.name, subject, objects: ctx.objects, capacity: ctx.capacity });
+      return projectedPayload(spec.source, { pod, volumeName: spec.name, subject, objects: ctx.objects, tokens: ctx.tokens, capacity: ctx.capacity });
   }
 }
 

@@ -19,6 +19,7 @@ import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import { VOLUME_INVALID, VOLUME_WRITE_FAILED } from './types.js';
 import { compareKeys } from '../../api/order.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const DATA_DIR_NAME = '..data';
 const DATA_TMP_NAME = '..data_tmp';
@@ -62,7 +63,7 @@ function errnoOf(err: unknown): string | undefined {
  */
 export function checkPayloadPath(path: string, subject: string): string {
   const bad = (why: string): OrchError =>
-    new OrchError(VOLUME_INVALID, 'invalid', `${subject}: invalid path ${JSON.stringify(path)}: ${why}`, { subject });
+    new OrchError(VOLUME_INVALID, 'invalid', `${subject}: invalid path ${quoteValue(path)}: ${why}`, { subject });
   if (path === '') throw bad('must not be empty');
   if (path.includes('\0')) throw bad('must not contain NUL');
   if (posix.isAbsolute(path)) throw bad('must be relative');
@@ -83,7 +84,7 @@ function normalizePayload(payload: Payload, subject: string): Map<string, FilePr
   for (const path of result.keys()) {
     for (let parent = posix.dirname(path); parent !== '.'; parent = posix.dirname(parent)) {
       if (result.has(parent)) {
-        throw new OrchError(VOLUME_INVALID, 'invalid', `${subject}: path ${JSON.stringify(parent)} is both a file and a directory of ${JSON.stringify(path)}`, { subject });
+        throw new OrchError(VOLUME_INVALID, 'invalid', `${subject}: path ${quoteValue(parent)} is both a file and a directory of ${quoteValue(path)}`, { subject });
       }
     }
   }

@@ -14,6 +14,7 @@ import type { DownwardAPIVolumeFile, ObjectFieldSelector, Pod, ResourceFieldSele
 
 import { OrchError } from '../../api/errors.js';
 import { metadataFieldValue } from '../../api/pod/downward.js';
+import { quoteValue } from '../../api/quote.js';
 
 export { formatMap, goQuote } from '../../api/pod/downward.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
@@ -33,7 +34,7 @@ const SUPPORTED_FIELDS = 'metadata.name, metadata.namespace, metadata.uid, metad
 export function volumeFieldValue(ref: ObjectFieldSelector, pod: NodePod, subject: string): string {
   const value = metadataFieldValue(pod.metadata, ref.fieldPath);
   if (value !== undefined) return value;
-  throw invalid(`fieldPath ${JSON.stringify(ref.fieldPath)} is not supported in downwardAPI volumes (supported: ${SUPPORTED_FIELDS})`, `${subject}.fieldPath`);
+  throw invalid(`fieldPath ${quoteValue(ref.fieldPath)} is not supported in downwardAPI volumes (supported: ${SUPPORTED_FIELDS})`, `${subject}.fieldPath`);
 }
 
 function amount(text: string | undefined, fallback: number, milli: boolean, subject: string): number {
@@ -48,13 +49,13 @@ export function volumeResourceValue(ref: ResourceFieldSelector, pod: Pod, capaci
   if (containerName === '') throw invalid('containerName is required in a downwardAPI volume', `${subject}.containerName`);
   const all = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
   const container = all.find((c) => c.name === containerName);
-  if (container === undefined) throw invalid(`the pod has no container ${JSON.stringify(containerName)}`, `${subject}.containerName`);
+  if (container === undefined) throw invalid(`the pod has no container ${quoteValue(containerName)}`, `${subject}.containerName`);
   const dot = ref.resource.indexOf('.');
   const kind = ref.resource.slice(0, dot);
   const name = ref.resource.slice(dot + 1);
   const known = name === 'cpu' || name === 'memory' || name === 'ephemeral-storage' || name.startsWith('hugepages-');
   if (dot < 0 || (kind !== 'limits' && kind !== 'requests') || !known) {
-    throw invalid(`unsupported resource ${JSON.stringify(ref.resource)} (use limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-<size>)`, `${subject}.resource`);
+    throw invalid(`unsupported resource ${quoteValue(ref.resource)} (use limits.* or requests.* of cpu, memory, ephemeral-storage or hugepages-<size>)`, `${subject}.resource`);
   }
   const milli = name === 'cpu';
   const unsetLimit = name === 'cpu' ? capacity.cpuMilli : name === 'memory' ? capacity.memoryBytes : name === 'ephemeral-storage' ? (capacity.ephemeralStorageBytes ?? 0) : 0;
@@ -64,7 +65,7 @@ export function volumeResourceValue(ref: ResourceFieldSelector, pod: Pod, capaci
   const value = kind === 'limits' ? amount(limits[name], unsetLimit, milli, field) : amount(requests[name] ?? limits[name], 0, milli, field);
   const divisorQ = ref.divisor === undefined ? undefined : parseQuantity(ref.divisor, `${subject}.divisor`);
   const divisor = divisorQ === undefined || divisorQ.mantissa === 0n ? (milli ? 1000 : 1) : milli ? quantityMilliValue(divisorQ) : quantityValue(divisorQ);
-  if (divisor <= 0) throw invalid(`divisor ${JSON.stringify(ref.divisor)} must be positive`, `${subject}.divisor`);
+  if (divisor <= 0) throw invalid(`divisor ${quoteValue(ref.divisor)} must be positive`, `${subject}.divisor`);
   return String(Math.ceil(value / divisor));
 }
 

@@ -13,6 +13,7 @@ import { OrchError } from '../../api/errors.js';
 import { validateDNS1123Label } from '../../api/labels.js';
 import { etcHostsPath, podUIDOf } from './paths.js';
 import { VOLUME_INVALID } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 const HOSTNAME_MAX = 63;
 
@@ -34,7 +35,7 @@ export function podHostname(pod: NodePod, clusterDomain: string): PodHostname {
     if (value === undefined || value === '') continue;
     const problems = validateDNS1123Label(value);
     if (problems.length > 0) {
-      throw new OrchError(VOLUME_INVALID, 'invalid', `${field} ${JSON.stringify(value)} is not a valid DNS label: ${problems.join('; ')}`, { subject: field });
+      throw new OrchError(VOLUME_INVALID, 'invalid', `${field} ${quoteValue(value)} is not a valid DNS label: ${problems.join('; ')}`, { subject: field });
     }
   }
   if (spec?.hostname !== undefined && spec.hostname !== '') hostname = spec.hostname;

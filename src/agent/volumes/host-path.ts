@@ -23,6 +23,7 @@ import type { HostPathVolumeSource } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import { VOLUME_HOSTPATH_TYPE, VOLUME_INVALID, VOLUME_MOUNT_FAILED } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const HOST_PATH_TYPES = [
   '', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice',
@@ -112,13 +113,13 @@ export async function checkHostPath(volumeName: string, source: HostPathVolumeSo
   const type = source.type ?? '';
   const subject = `volume ${volumeName}`;
   if (path === '' || path.split('/').includes('..')) {
-    throw new OrchError(VOLUME_INVALID, 'invalid', `hostPath volume "${volumeName}": path ${JSON.stringify(path)} must not be empty or contain '..'`, { subject });
+    throw new OrchError(VOLUME_INVALID, 'invalid', `hostPath volume "${volumeName}": path ${quoteValue(path)} must not be empty or contain '..'`, { subject });
   }
   if (!isHostPathType(type)) {
     throw new OrchError(
       VOLUME_INVALID,
       'invalid',
-      `hostPath volume "${volumeName}": unknown type ${JSON.stringify(type)}; use one of ${HOST_PATH_TYPES.filter((t) => t !== '').join(', ')} or ""`,
+      `hostPath volume "${volumeName}": unknown type ${quoteValue(type)}; use one of ${HOST_PATH_TYPES.filter((t) => t !== '').join(', ')} or ""`,
       { subject },
     );
   }

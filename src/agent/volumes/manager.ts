@@ -26,6 +26,7 @@ import {
   type NodeCapacity,
   type PodVolume,
   type PodVolumes,
+  type ServiceAccountTokenSource,
   type VolumeManager,
   type VolumeObjectSource,
 } from './types.js';
@@ -52,6 +53,8 @@ export interface VolumeManagerOptions {
    * `VOLUME_UNSUPPORTED`; downwardAPI volumes work either way.
    */
   readonly objects?: VolumeObjectSource;
+  /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
+  readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
   readonly nodeCapacity?: () => NodeCapacity;
   /** The unmount retries and deadline, and the atomic writer's timestamped directories. */
@@ -71,6 +74,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly unmountTimeoutMs: number;
   private readonly retryIntervalMs: number;
   private readonly objects: VolumeObjectSource | undefined;
+  private readonly tokens: ServiceAccountTokenSource | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -88,6 +92,7 @@ class LocalVolumeManager implements VolumeManager {
     this.unmountTimeoutMs = options.unmountTimeoutMs ?? 10_000;
     this.retryIntervalMs = options.retryIntervalMs ?? 100;
     this.objects = options.objects;
+    this.tokens = options.tokens;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -123,6 +128,7 @@ class LocalVolumeManager implements VolumeManager {
         rootDir: this.rootDir,
         logger: this.logger,
         objects: this.objects,
+        tokens: this.tokens,
         capacity: this.nodeCapacity(),
         clock: this.clock,
         mounts,
@@ -160,7 +166,7 @@ class LocalVolumeManager implements VolumeManager {
     const dir = emptyDirPath(this.rootDir, uid, spec.name);
     const sized = spec.sizeLimitBytes === undefined ? {} : { sizeLimitBytes: spec.sizeLimitBytes };
     if (!spec.memory) {
-      // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it (a later issue).
+      // Disk-backed: sizeLimit is only recorded; the eviction manager enforces it.
       this.makeDir(dir, EMPTY_DIR_MODE, `volume ${spec.name}`);
       return { kind: 'emptyDir', hostPath: dir, readOnly: false, ...sized };
     }
@@ -197,6 +203,7 @@ class LocalVolumeManager implements VolumeManager {
 
   async cleanupPodVolumes(podUID: string): Promise<void> {
     checkPathComponent(podUID, 'pod UID');
+    this.tokens?.forgetPod(podUID);
     this.prepared.delete(podUID);
     this.etcHosts.delete(podUID);
     await this.serialize(podUID, async () => {

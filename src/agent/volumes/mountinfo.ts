@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { sep } from 'node:path';
 
 import { OrchError } from '../../api/errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const MOUNTINFO_PATH = '/proc/self/mountinfo';
 /** A line of mountinfo that does not follow the format. */
@@ -46,7 +47,7 @@ export function parseMountInfo(text: string, subject = MOUNTINFO_PATH): MountInf
       id === undefined || parentId === undefined || device === undefined || root === undefined ||
       mountPoint === undefined || fsType === undefined || source === undefined || superOptions === undefined
     ) {
-      throw new OrchError(VOLUME_MOUNTINFO_INVALID, 'internal', `malformed mountinfo line: ${JSON.stringify(line)}`, { subject });
+      throw new OrchError(VOLUME_MOUNTINFO_INVALID, 'internal', `malformed mountinfo line: ${quoteValue(line)}`, { subject });
     }
     entries.push({
       id: Number(id),

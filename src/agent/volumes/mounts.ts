@@ -8,6 +8,7 @@ import type { Container, EphemeralContainer } from 'kubernetes-types/core/v1.js'
 import { OrchError } from '../../api/errors.js';
 import { expandSubPathExpr, resolveSubPath } from './subpath.js';
 import { VOLUME_INVALID, type Mount, type MountPropagation, type PodVolumes } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const ETC_HOSTS_CONTAINER_PATH = '/etc/hosts';
 
@@ -54,7 +55,7 @@ export async function mountsFor(
     }
     const propagation = vm.mountPropagation;
     if (propagation !== undefined && !isPropagation(propagation)) {
-      throw invalid(name, `volume "${vm.name}": unknown mountPropagation ${JSON.stringify(propagation)}; use None, HostToContainer or Bidirectional`);
+      throw invalid(name, `volume "${vm.name}": unknown mountPropagation ${quoteValue(propagation)}; use None, HostToContainer or Bidirectional`);
     }
     if (propagation === 'Bidirectional' && !privileged) {
       throw invalid(name, `volume "${vm.name}": Bidirectional mount propagation is available only to privileged containers`);

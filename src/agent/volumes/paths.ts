@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { OrchError } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { VOLUME_INVALID } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const EMPTY_DIR_PLUGIN_DIR = 'orch.io~empty-dir';
 export const CONFIG_MAP_PLUGIN_DIR = 'orch.io~configmap';
@@ -29,7 +30,7 @@ export const DOWNWARD_API_PLUGIN_DIR = 'orch.io~downward-api';
  */
 export function checkPathComponent(name: string, what: string): void {
   if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
-    throw new OrchError(VOLUME_INVALID, 'invalid', `${what} ${JSON.stringify(name)} cannot be used as a directory name`, {
+    throw new OrchError(VOLUME_INVALID, 'invalid', `${what} ${quoteValue(name)} cannot be used as a directory name`, {
       subject: what,
     });
   }

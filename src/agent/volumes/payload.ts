@@ -10,6 +10,7 @@ import type { ConfigMap, KeyToPath, Secret } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import type { FileProjection } from './atomic-writer.js';
 import { VOLUME_INVALID, VOLUME_KEY_NOT_FOUND, VOLUME_OBJECT_NOT_FOUND, VOLUME_OBJECT_UNAVAILABLE, type VolumeObjectSource } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** The mode of files of configMap, secret, projected and downwardAPI volumes when nothing says otherwise (upstream: 0644 for all four). */
 export const DEFAULT_FILE_MODE = 0o644;
@@ -50,9 +51,9 @@ export function configMapKeys(cm: ConfigMap): Map<string, Buffer> {
   for (const [key, value] of Object.entries(cm.data ?? {})) keys.set(key, Buffer.from(value, 'utf8'));
   for (const [key, value] of Object.entries(cm.binaryData ?? {})) {
     if (keys.has(key)) {
-      throw new OrchError(VOLUME_INVALID, 'invalid', `configMap "${name}": key ${JSON.stringify(key)} is in both data and binaryData`, { subject: `configMap ${name}` });
+      throw new OrchError(VOLUME_INVALID, 'invalid', `configMap "${name}": key ${quoteValue(key)} is in both data and binaryData`, { subject: `configMap ${name}` });
     }
-    keys.set(key, decodeBase64(value, `configMap "${name}" binaryData[${JSON.stringify(key)}]`));
+    keys.set(key, decodeBase64(value, `configMap "${name}" binaryData[${quoteValue(key)}]`));
   }
   return keys;
 }
@@ -61,7 +62,7 @@ export function configMapKeys(cm: ConfigMap): Map<string, Buffer> {
 export function secretKeys(secret: Secret): Map<string, Buffer> {
   const name = secret.metadata?.name ?? '';
   const keys = new Map<string, Buffer>();
-  for (const [key, value] of Object.entries(secret.data ?? {})) keys.set(key, decodeBase64(value, `secret "${name}" data[${JSON.stringify(key)}]`));
+  for (const [key, value] of Object.entries(secret.data ?? {})) keys.set(key, decodeBase64(value, `secret "${name}" data[${quoteValue(key)}]`));
   for (const [key, value] of Object.entries(secret.stringData ?? {})) keys.set(key, Buffer.from(value, 'utf8'));
   return keys;
 }
@@ -118,7 +119,7 @@ export function keysPayload(
       throw new OrchError(
         VOLUME_KEY_NOT_FOUND,
         'not-found',
-        `volume "${volumeName}": ${source.kind} "${source.name}" has no key ${JSON.stringify(item.key)} (named by ${subject}.items[${i}])`,
+        `volume "${volumeName}": ${source.kind} "${source.name}" has no key ${quoteValue(item.key)} (named by ${subject}.items[${i}])`,
         { subject: `${subject}.items[${i}].key` },
       );
     }

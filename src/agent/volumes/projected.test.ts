@@ -4,8 +4,8 @@ import { Buffer } from 'node:buffer';
 import type { ConfigMap, ProjectedVolumeSource, Secret } from 'kubernetes-types/core/v1.js';
 
 import { assertRejectsWith } from './fixtures.js';
-import { projectedPayload, SERVICE_ACCOUNT_TOKEN_UNSUPPORTED } from './projected.js';
-import { VOLUME_INVALID, VOLUME_OBJECT_NOT_FOUND, VOLUME_UNSUPPORTED, type VolumeObjectSource } from './types.js';
+import { projectedPayload } from './projected.js';
+import { VOLUME_INVALID, VOLUME_OBJECT_NOT_FOUND, VOLUME_UNSUPPORTED, type ServiceAccountTokenRequest, type ServiceAccountTokenSource, type VolumeObjectSource } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 const pod: NodePod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } }, spec: { containers: [{ name: 'app' }] } };
@@ -19,9 +19,16 @@ const objects: VolumeObjectSource = {
   secret: (_ns, name) => Promise.resolve(secrets[name]),
 };
 const capacity = { cpuMilli: 2000, memoryBytes: 1024 };
+const asked: ServiceAccountTokenRequest[] = [];
+const tokens: ServiceAccountTokenSource = {
+  token: (_pod, r) => { asked.push(r); return Promise.resolve(`token-for-${r.audience === '' ? 'api' : r.audience}`); },
+  forgetPod: () => undefined,
+};
 
 async function build(source: ProjectedVolumeSource, withObjects = true): Promise<Record<string, [string, number]>> {
-  const payload = await projectedPayload(source, { pod, volumeName: 'all', subject: 'spec.volumes[0].projected', objects: withObjects ? objects : undefined, capacity });
+  const payload = await projectedPayload(source, {
+    pod, volumeName: 'all', subject: 'spec.volumes[0].projected', objects: withObjects ? objects : undefined, tokens: withObjects ? tokens : undefined, capacity,
+  });
   return Object.fromEntries([...payload].map(([p, f]) => [p, [f.data.toString(), f.mode]]));
 }
 
@@ -60,9 +67,18 @@ void describe('projected volumes', () => {
     );
   });
 
-  void it('fails on a missing non-optional object, a serviceAccountToken, and objects without the API server', async () => {
+  void it('writes service account tokens with the volume defaultMode, for the audience and validity asked (an hour by default)', async () => {
+    asked.length = 0;
+    assert.deepEqual(await build({
+      defaultMode: 0o600,
+      sources: [{ serviceAccountToken: { path: 'token' } }, { serviceAccountToken: { path: 'vault/token', audience: 'vault', expirationSeconds: 7200 } }],
+    }), { token: ['token-for-api', 0o600], 'vault/token': ['token-for-vault', 0o600] });
+    assert.deepEqual(asked, [{ audience: '', expirationSeconds: 3600 }, { audience: 'vault', expirationSeconds: 7200 }]);
+  });
+
+  void it('fails on a missing non-optional object, and objects or tokens without the API server', async () => {
     await assertRejectsWith(build({ sources: [{ secret: { name: 'nope' } }] }), VOLUME_OBJECT_NOT_FOUND, ['volume "all"', 'secret "nope" not found']);
-    await assertRejectsWith(build({ sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] }), VOLUME_UNSUPPORTED, [SERVICE_ACCOUNT_TOKEN_UNSUPPORTED, 'sources[0]']);
+    await assertRejectsWith(build({ sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] }, false), VOLUME_UNSUPPORTED, ['a service account token needs the API server', 'sources[0]']);
     await assertRejectsWith(build({ sources: [{ configMap: { name: 'one' } }] }, false), VOLUME_UNSUPPORTED, ['needs the API server (--orchconfig)']);
     await assertRejectsWith(build({ sources: [{}] }), VOLUME_INVALID, ['has no source']);
     // downwardAPI alone needs no API server.

@@ -1,20 +1,25 @@
 /**
- * The payload of a projected volume: its configMap, secret and downwardAPI sources merged into
- * one directory, with the volume's defaultMode. Explicit paths (items) used twice are rejected,
- * as the API server's validation does; when sources without items share a key, the later source
- * wins, as upstream's kubelet. serviceAccountToken and clusterTrustBundle sources fail with
- * `VOLUME_UNSUPPORTED`: this node cannot get tokens or trust bundles from the API server.
+ * The payload of a projected volume: its configMap, secret, downwardAPI and serviceAccountToken
+ * sources merged into one directory, with the volume's defaultMode. Explicit paths (items, a
+ * token's path) used twice are rejected, as the API server's validation does; when sources
+ * without items share a key, the later source wins, as upstream's kubelet. A token is that of
+ * the pod's service account, bound to the pod, from the injected token source (the token
+ * manager, which renews it at 80 % of its lifetime). configMap, secret and serviceAccountToken
+ * sources need the API server; clusterTrustBundle sources fail with `VOLUME_UNSUPPORTED`.
  */
-import type { ProjectedVolumeSource, VolumeProjection } from 'kubernetes-types/core/v1.js';
+import { Buffer } from 'node:buffer';
+import type { ProjectedVolumeSource, ServiceAccountTokenProjection, VolumeProjection } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
 import { checkPayloadPath, type FileProjection } from './atomic-writer.js';
 import { downwardAPIPayload } from './downward-api.js';
 import { DEFAULT_FILE_MODE, fetchKeys, fileMode, keysPayload, type KeysSource } from './payload.js';
-import { VOLUME_INVALID, VOLUME_UNSUPPORTED, type NodeCapacity, type VolumeObjectSource } from './types.js';
+import { VOLUME_INVALID, VOLUME_UNSUPPORTED, type NodeCapacity, type ServiceAccountTokenSource, type VolumeObjectSource } from './types.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { quoteValue } from '../../api/quote.js';
 
-export const SERVICE_ACCOUNT_TOKEN_UNSUPPORTED = 'serviceAccountToken projections are not supported';
+/** The validity of a token when the projection names none (the API's default). */
+export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
 
 export interface ProjectedContext {
   readonly pod: NodePod;
@@ -22,6 +27,7 @@ export interface ProjectedContext {
   /** The volume's field, e.g. `spec.volumes[3].projected`. */
   readonly subject: string;
   readonly objects: VolumeObjectSource | undefined;
+  readonly tokens: ServiceAccountTokenSource | undefined;
   readonly capacity: NodeCapacity;
 }
 
@@ -39,8 +45,8 @@ export function keysSourceOf(projection: VolumeProjection): KeysSource | undefin
 }
 
 /**
- * Throws `VOLUME_UNSUPPORTED` for a projection this node cannot serve (serviceAccountToken,
- * clusterTrustBundle, a configMap or secret without the API server) and `VOLUME_INVALID` for one
+ * Throws `VOLUME_UNSUPPORTED` for a projection this node cannot serve (clusterTrustBundle; a
+ * configMap, secret or serviceAccountToken without the API server) and `VOLUME_INVALID` for one
  * with no source or more than one. Touches nothing.
  */
 export function checkProjection(projection: VolumeProjection, apiServer: boolean, volumeName: string, subject: string): void {
@@ -50,9 +56,13 @@ export function checkProjection(projection: VolumeProjection, apiServer: boolean
     throw new OrchError(VOLUME_INVALID, 'invalid', `projected volume "${volumeName}": ${subject} ${why}`, { subject });
   }
   if (projection.serviceAccountToken !== undefined) {
-    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `projected volume "${volumeName}": ${SERVICE_ACCOUNT_TOKEN_UNSUPPORTED} (${subject}.serviceAccountToken): the API server issues no tokens`, {
-      subject: `${subject}.serviceAccountToken`,
-    });
+    if (apiServer) return;
+    throw new OrchError(
+      VOLUME_UNSUPPORTED,
+      'invalid',
+      `projected volume "${volumeName}": ${subject}.serviceAccountToken: a service account token needs the API server (--orchconfig); this agent runs standalone`,
+      { subject: `${subject}.serviceAccountToken` },
+    );
   }
   const source = keysSourceOf(projection);
   if (source === undefined && projection.downwardAPI === undefined) {
@@ -83,10 +93,14 @@ export async function projectedPayload(source: ProjectedVolumeSource, ctx: Proje
     const keys = keysSourceOf(projection);
     let files: Map<string, FileProjection>;
     let named: readonly string[];
+    const tokenSource = projection.serviceAccountToken;
     if (keys !== undefined && ctx.objects !== undefined) {
       const field = `${at}.${keys.kind}`;
       files = keysPayload(keys, await fetchKeys(ctx.objects, namespace, keys, volumeName), defaultMode, volumeName, field);
       named = (keys.items ?? []).map((item) => item.path);
+    } else if (tokenSource !== undefined) {
+      files = await tokenPayload(ctx, tokenSource, defaultMode, `${at}.serviceAccountToken`);
+      named = [tokenSource.path];
     } else {
       const items = projection.downwardAPI?.items ?? [];
       files = downwardAPIPayload(items, defaultMode, pod, ctx.capacity, `${at}.downwardAPI`);
@@ -96,11 +110,21 @@ export async function projectedPayload(source: ProjectedVolumeSource, ctx: Proje
       const normalized = checkPayloadPath(path, `projected volume "${volumeName}" ${at}`);
       const earlier = explicit.get(normalized);
       if (earlier !== undefined) {
-        throw new OrchError(VOLUME_INVALID, 'invalid', `projected volume "${volumeName}": conflicting duplicate path ${JSON.stringify(normalized)} (in ${earlier} and ${at})`, { subject: at });
+        throw new OrchError(VOLUME_INVALID, 'invalid', `projected volume "${volumeName}": conflicting duplicate path ${quoteValue(normalized)} (in ${earlier} and ${at})`, { subject: at });
       }
       explicit.set(normalized, at);
     }
     for (const [path, file] of files) payload.set(checkPayloadPath(path, `projected volume "${volumeName}" ${at}`), file);
   }
   return payload;
+}
+
+/** The token file of a serviceAccountToken source. */
+async function tokenPayload(ctx: ProjectedContext, source: ServiceAccountTokenProjection, mode: number, subject: string): Promise<Map<string, FileProjection>> {
+  if (ctx.tokens === undefined) {
+    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `projected volume "${ctx.volumeName}": ${subject}: no token source (the API server is needed)`, { subject });
+  }
+  const expirationSeconds = source.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS;
+  const token = await ctx.tokens.token(ctx.pod, { audience: source.audience ?? '', expirationSeconds });
+  return new Map([[source.path, { data: Buffer.from(token, 'utf8'), mode }]]);
 }

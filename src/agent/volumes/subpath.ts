@@ -18,6 +18,7 @@ import { isAbsolute, join } from 'node:path';
 import { OrchError } from '../../api/errors.js';
 import { isAtOrBelow } from './mountinfo.js';
 import { VOLUME_SUBPATH_INVALID } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface SubPathSubject {
   readonly container: string;
@@ -29,7 +30,7 @@ function invalid(s: SubPathSubject, why: string, cause?: unknown): OrchError {
   return new OrchError(
     VOLUME_SUBPATH_INVALID,
     'invalid',
-    `container "${s.container}", volume "${s.volume}": subPath ${JSON.stringify(s.subPath)} ${why}`,
+    `container "${s.container}", volume "${s.volume}": subPath ${quoteValue(s.subPath)} ${why}`,
     cause === undefined ? { subject: `container ${s.container} volume ${s.volume}` } : { subject: `container ${s.container} volume ${s.volume}`, cause },
   );
 }

@@ -7,8 +7,9 @@ import type { NodePod } from '../../api/pod/index.js';
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
 export const VOLUME_HOSTPATH_TYPE = 'VOLUME_HOSTPATH_TYPE';
 /**
- * A volume type this node cannot set up: configMap, secret (or projected sources of them) without
- * the API server, PVCs and other types, serviceAccountToken projections, HugePages media.
+ * A volume type this node cannot set up: configMap, secret and serviceAccountToken (or projected
+ * sources of them) without the API server, PVCs and other types, clusterTrustBundle projections,
+ * HugePages media.
  */
 export const VOLUME_UNSUPPORTED = 'VOLUME_UNSUPPORTED';
 /** A pod, volume or volume mount this module cannot use as given (no UID, bad name, bad sizeLimit, ...). */
@@ -23,6 +24,8 @@ export const VOLUME_OBJECT_NOT_FOUND = 'VOLUME_OBJECT_NOT_FOUND';
 export const VOLUME_KEY_NOT_FOUND = 'VOLUME_KEY_NOT_FOUND';
 /** Reading a configMap or secret from the API server failed (other than not found). */
 export const VOLUME_OBJECT_UNAVAILABLE = 'VOLUME_OBJECT_UNAVAILABLE';
+/** A service account token for a projected volume could not be had from the API server. */
+export const VOLUME_TOKEN_UNAVAILABLE = 'VOLUME_TOKEN_UNAVAILABLE';
 /** Writing the files of a configMap, secret, projected or downwardAPI volume failed. */
 export const VOLUME_WRITE_FAILED = 'VOLUME_WRITE_FAILED';
 /** A pod directory could not be removed: a mount stayed below it, or the removal failed. */
@@ -37,6 +40,21 @@ export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'pro
 export interface VolumeObjectSource {
   configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
   secret(namespace: string, name: string): Promise<Secret | undefined>;
+}
+
+/** What a serviceAccountToken projection asks for. */
+export interface ServiceAccountTokenRequest {
+  /** '' : the API server's audiences. */
+  readonly audience: string;
+  readonly expirationSeconds: number;
+}
+
+/** Where projected volumes get the tokens of the pods' service accounts (the token manager, tokens.ts). */
+export interface ServiceAccountTokenSource {
+  /** A token of the pod's service account bound to the pod; a kept one while it is fresh. Throws VOLUME_TOKEN_UNAVAILABLE. */
+  token(pod: NodePod, request: ServiceAccountTokenRequest): Promise<string>;
+  /** Forgets the tokens of a pod that is gone. Idempotent. */
+  forgetPod(uid: string): void;
 }
 
 /** What unset container limits mean to downwardAPI resourceFieldRefs (the node's allocatable). */

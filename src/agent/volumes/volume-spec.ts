@@ -18,6 +18,7 @@ import { parseQuantity, quantityValue } from '../../api/quantity.js';
 import { checkPathComponent } from './paths.js';
 import { checkProjection } from './projected.js';
 import { VOLUME_INVALID, VOLUME_UNSUPPORTED } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type VolumeSpec =
   | { readonly kind: 'hostPath'; readonly name: string; readonly source: HostPathVolumeSource }
@@ -68,7 +69,7 @@ function classify(volume: Volume, index: number, options: VolumeSpecOptions): Vo
       throw new OrchError(
         known ? VOLUME_UNSUPPORTED : VOLUME_INVALID,
         'invalid',
-        `emptyDir volume "${name}": medium ${JSON.stringify(medium)} is ${known ? 'not supported on this node' : 'unknown; use "" or Memory'}`,
+        `emptyDir volume "${name}": medium ${quoteValue(medium)} is ${known ? 'not supported on this node' : 'unknown; use "" or Memory'}`,
         { subject: `${subject}.emptyDir.medium` },
       );
     }

@@ -15,9 +15,10 @@ export {
   applyPodDefaults, defaultImagePullPolicy, imageTagAndDigest, VOLUME_SOURCES,
   DEFAULT_SCHEDULER_NAME, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, DEFAULT_TERMINATION_MESSAGE_PATH, DEFAULT_VOLUME_FILE_MODE,
 } from './defaults.js';
-export { validatePod, RESTART_POLICIES, DNS_POLICIES, MAX_ANNOTATIONS_BYTES } from './validation.js';
+export { validatePod, RESTART_POLICIES, DNS_POLICIES, MAX_ANNOTATIONS_BYTES, type PodValidationOptions } from './validation.js';
 export { PULL_POLICIES, PROTOCOLS } from './validation-containers.js';
 export { HOST_PATH_TYPES } from './validation-volumes.js';
+export { qosClass, type QOSClass } from './qos.js';
 export { toNodePod, DEFAULT_NAMESPACE, type NodePod, type NodePodResult, type PodIdentity } from './identity.js';
 export {
   podFullName, podNamespacedName, podSource, isStaticPod, isMirrorPod,

@@ -7,6 +7,7 @@
  * validatePod.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { quoteValue } from '../quote.js';
 
 type Scalar = 'string' | 'int' | 'bool' | 'quantity' | 'int-or-string' | 'object';
 type Shape = Scalar | { readonly list: Shape } | { readonly map: Shape } | { readonly fields: Fields };
@@ -114,7 +115,7 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'string') return `the string ${quoteValue(value)}`;
   if (typeof value === 'number') return `the number ${value}`;
   if (typeof value === 'boolean') return `the boolean ${value}`;
   return typeof value;

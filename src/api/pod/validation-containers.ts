@@ -22,7 +22,7 @@ const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const ENV_RESOURCES = /^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-.+)$/;
 
-interface ContainerContext {
+export interface ContainerContext {
   readonly volumeNames: ReadonlySet<string>;
   readonly hostNetwork: boolean;
   readonly init: boolean;
@@ -129,7 +129,7 @@ function validateMounts(p: Problems, path: string, mounts: readonly VolumeMount[
   });
 }
 
-function validateContainer(p: Problems, path: string, c: Container, ctx: ContainerContext, containerNames: ReadonlySet<string>): void {
+export function validateContainer(p: Problems, path: string, c: Container, ctx: ContainerContext, containerNames: ReadonlySet<string>): void {
   const image = c.image ?? '';
   if (image.trim() === '') p.add(`${path}.image`, 'is required');
   else if (image.trim() !== image) p.add(`${path}.image`, `${quote(image)} must not have leading or trailing whitespace`);
@@ -158,10 +158,7 @@ function validateContainer(p: Problems, path: string, c: Container, ctx: Contain
   }
 }
 
-/**
- * Checks spec.containers (at least one), spec.initContainers and that spec.ephemeralContainers
- * is empty (they are added to a running pod, never created with it).
- */
+/** Checks spec.containers (at least one) and spec.initContainers (ephemeral containers: validation-ephemeral.ts). */
 export function validateContainers(p: Problems, spec: PodSpec, volumeNames: ReadonlySet<string>): void {
   const containers = maybe<readonly Container[]>(spec.containers);
   if (containers === undefined || containers.length === 0) p.add('spec.containers', 'is required: a pod needs at least one container');
@@ -193,7 +190,4 @@ export function validateContainers(p: Problems, spec: PodSpec, volumeNames: Read
   }
   validateHostPorts(p, 'spec.containers', containers ?? []);
   validateHostPorts(p, 'spec.initContainers', spec.initContainers ?? []);
-  if ((spec.ephemeralContainers ?? []).length > 0) {
-    p.add('spec.ephemeralContainers', 'must be empty when a pod is created (ephemeral containers are added to a running pod)');
-  }
 }

@@ -5,6 +5,7 @@
 import type { ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, Probe, TCPSocketAction } from 'kubernetes-types/core/v1.js';
 
 import { Problems, checkEnum, checkNonNegative, checkPortNumberOrName, checkRange, setKeys } from './validation-util.js';
+import { quoteValue } from '../quote.js';
 
 const HTTP_HEADER_NAME = /^[-!#$%&'*+.^_`|~0-9A-Za-z]+$/;
 const SCHEMES = ['HTTP', 'HTTPS'] as const;
@@ -18,7 +19,7 @@ function validateHTTPGet(p: Problems, path: string, action: HTTPGetAction): void
   checkEnum(p, `${path}.scheme`, action.scheme, SCHEMES);
   if (action.path === undefined || action.path === '') p.add(`${path}.path`, "is required (e.g. '/healthz')");
   (action.httpHeaders ?? []).forEach((h, i) => {
-    if (!HTTP_HEADER_NAME.test(h.name)) p.add(`${path}.httpHeaders[${i}].name`, `${JSON.stringify(h.name)} is not a valid HTTP header name`);
+    if (!HTTP_HEADER_NAME.test(h.name)) p.add(`${path}.httpHeaders[${i}].name`, `${quoteValue(h.name)} is not a valid HTTP header name`);
   });
 }
 

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { messageOf } from '../errors.js';
 import { validateDNS1123Label, validateDNS1123Subdomain, validateQualifiedName } from '../labels.js';
 import { parseQuantity, type Quantity } from '../quantity.js';
+import { quoteValue } from '../quote.js';
 
 /** Collects problems as `path: message` lines. */
 export class Problems {
@@ -19,12 +20,12 @@ export class Problems {
 
   /** One line per message of a name rule, each saying which value broke it. */
   addEach(path: string, value: string, messages: readonly string[]): void {
-    for (const m of messages) this.add(path, `${JSON.stringify(value)} ${m}`);
+    for (const m of messages) this.add(path, `${quoteValue(value)} ${m}`);
   }
 }
 
 export function quote(value: string): string {
-  return JSON.stringify(value);
+  return quoteValue(value);
 }
 
 /** Checks that `value` is one of `allowed`; an empty or missing value is "required". */

@@ -11,6 +11,7 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 
 import { validateDNS1123Subdomain, validateLabelValue, validateQualifiedName } from '../labels.js';
 import { validateContainers } from './validation-containers.js';
+import { validateEphemeralContainers } from './validation-ephemeral.js';
 import { validateVolumes } from './validation-volumes.js';
 import {
   Problems, checkDNSLabel, checkDNSSubdomain, checkEnum, checkIP, checkOptionalEnum, checkRange, quote,
@@ -102,10 +103,22 @@ function validateToleration(p: Problems, path: string, t: Toleration): void {
   }
 }
 
-function validateSpec(p: Problems, spec: PodSpec): void {
+export interface PodValidationOptions {
+  /**
+   * The pod runs already (an update, or its ephemeralcontainers subresource): its ephemeral
+   * containers are validated. Otherwise (a creation) it may not have any.
+   */
+  readonly existing?: boolean;
+}
+
+function validateSpec(p: Problems, spec: PodSpec, options: PodValidationOptions): void {
   const volumes: readonly Volume[] = spec.volumes ?? [];
   const volumeNames = validateVolumes(p, volumes);
   validateContainers(p, spec, volumeNames);
+  if (options.existing === true) validateEphemeralContainers(p, spec, volumeNames);
+  else if ((spec.ephemeralContainers ?? []).length > 0) {
+    p.add('spec.ephemeralContainers', 'must be empty when a pod is created (ephemeral containers are added to a running pod)');
+  }
   checkEnum(p, 'spec.restartPolicy', spec.restartPolicy, RESTART_POLICIES);
   validateDNS(p, spec);
   const grace = spec.terminationGracePeriodSeconds;
@@ -128,12 +141,13 @@ function validateSpec(p: Problems, spec: PodSpec): void {
 
 /**
  * Every problem of `pod` (empty when valid), in field order: metadata, volumes, containers,
- * then the pod-level fields. Never throws; does not change `pod`.
+ * then the pod-level fields. Never throws; does not change `pod`. `existing`: the pod runs
+ * already (its ephemeral containers are validated instead of refused).
  */
-export function validatePod(pod: Pod): string[] {
+export function validatePod(pod: Pod, options: PodValidationOptions = {}): string[] {
   const p = new Problems();
   validateMetadata(p, pod.metadata ?? {});
   if (pod.spec === undefined) p.add('spec', 'is required');
-  else validateSpec(p, pod.spec);
+  else validateSpec(p, pod.spec, options);
   return p.lines;
 }

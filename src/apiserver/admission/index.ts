@@ -7,7 +7,15 @@
  *   `node.orch.io/unreachable` (NoExecute) for --default-not-ready-toleration-seconds and
  *   --default-unreachable-toleration-seconds (300 s each) unless they tolerate those taints
  *   already.
+ * - ServiceAccount: pods get their service account (`default` when they name none, which must
+ *   exist), its image pull secrets, and the projected API access volume (token, cluster CA,
+ *   namespace) mounted in every container unless automountServiceAccountToken says no.
  *
- * Must not: validate (the strategies do), know HTTP or the store.
+ * Must not: validate (the strategies do), know HTTP or the store (objects are read through the
+ * functions given).
  */
 export { withDefaultTolerationSeconds, type DefaultTolerationOptions } from './default-tolerations.js';
+export {
+  admitServiceAccount, apiAccessVolumeSource, withServiceAccountAdmission, API_ACCESS_TOKEN_SECONDS, API_ACCESS_VOLUME_PREFIX, API_TOKEN_MOUNT_PATH,
+  DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIG_MAP, type ServiceAccountAdmissionOptions,
+} from './service-account.js';

@@ -23,11 +23,11 @@ class FakeConnection extends EventEmitter {
 const request = (socket: FakeConnection): IncomingMessage => ({ socket: socket as unknown as TLSSocket, headers: {} }) as unknown as IncomingMessage;
 
 void describe('x509 identity per connection', () => {
-  void it('reads the certificate once per connection, and again on a new connection after close', () => {
+  void it('reads the certificate once per connection, and again on a new connection after close', async () => {
     const authn = createAuthenticator({});
     const first = new FakeConnection('system:node:n1');
     for (let i = 0; i < 5; i++) {
-      const result = authn.authenticate(request(first));
+      const result = await authn.authenticate(request(first));
       assert.equal(result.kind, 'user');
       assert.equal(result.user.name, 'system:node:n1');
     }
@@ -37,17 +37,17 @@ void describe('x509 identity per connection', () => {
     first.emit('close');
     assert.ok(!connectionCached(first), 'the identity is dropped with the connection');
     const second = new FakeConnection('system:node:n2');
-    const result = authn.authenticate(request(second));
+    const result = await authn.authenticate(request(second));
     assert.equal(result.kind === 'user' ? result.user.name : '', 'system:node:n2');
     assert.equal(second.reads, 1);
   });
 
-  void it('does not cache on a connection that already closed', () => {
+  void it('does not cache on a connection that already closed', async () => {
     const authn = createAuthenticator({});
     const closed = new FakeConnection('u');
     closed.destroyed = true;
-    authn.authenticate(request(closed));
-    authn.authenticate(request(closed));
+    await authn.authenticate(request(closed));
+    await authn.authenticate(request(closed));
     assert.equal(closed.reads, 2);
     assert.ok(!connectionCached(closed));
   });

@@ -21,6 +21,7 @@
 import { readFileSync } from 'node:fs';
 import { OrchError } from '../../api/errors.js';
 import { parseYaml } from '../http/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface PolicyRule {
   readonly user?: string;
@@ -57,7 +58,7 @@ export function parsePolicy(text: string, file: string): PolicyRule[] {
     const where = `rule ${i}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(file, `${where} is not an object`);
     const rule = raw as Record<string, unknown>;
-    for (const key of Object.keys(rule)) if (!FIELDS.has(key)) fail(file, `${where}: unknown field ${JSON.stringify(key)}`);
+    for (const key of Object.keys(rule)) if (!FIELDS.has(key)) fail(file, `${where}: unknown field ${quoteValue(key)}`);
     for (const key of ['user', 'group']) {
       if (rule[key] !== undefined && typeof rule[key] !== 'string') fail(file, `${where}: ${key} must be a string`);
     }

@@ -12,6 +12,9 @@ function clients(clock: FakeClock): ControllerClients & { podsFake: FakeResource
     pods: podsFake, nodes: nodesFake, leases: leasesFake, podsFake, nodesFake, leasesFake,
     nodeLeases: new FakeResourceClient({ resource: 'leases', kind: 'Lease', apiVersion: 'coordination.orch.io/v1', clock }),
     events: new FakeResourceClient({ resource: 'events', kind: 'Event', apiVersion: 'events.orch.io/v1', clock }),
+    namespaces: new FakeResourceClient({ resource: 'namespaces', kind: 'Namespace', clock }),
+    serviceAccounts: new FakeResourceClient({ resource: 'serviceaccounts', kind: 'ServiceAccount', clock }),
+    configMaps: new FakeResourceClient({ resource: 'configmaps', kind: 'ConfigMap', clock }),
   };
 }
 
@@ -24,7 +27,7 @@ function manager(identity: string, c: ControllerClients, clock: FakeClock, contr
     controllers,
     leaderElection: { enabled: elect, namespace: 'orch-system', name: 'orch-controllers', identity, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
     nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 40_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 12_500,
-    clock, log: (l) => log.push(l), hostname: 'host',
+    rootCaPem: 'CA', clock, log: (l) => log.push(l), hostname: 'host',
   });
   return { m, log };
 }
@@ -41,7 +44,7 @@ void describe('the controller manager', () => {
     await clock.advance(10_000);
     assert.equal(a.m.running, true);
     assert.equal(b.m.running, false);
-    assert.ok(a.log.includes('controllers: running scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller'));
+    assert.ok(a.log.includes('controllers: running scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller'));
     assert.ok(b.log.includes('leader election: a leads; the control loops run there'));
     await a.m.close();
     assert.equal(a.m.running, false);
@@ -53,7 +56,7 @@ void describe('the controller manager', () => {
   void it('runs only what --controllers enables, at once without leader election, and nothing for an empty list', async () => {
     const clock = new FakeClock();
     const c = clients(clock);
-    const some = manager('a', c, clock, ['*', '-scheduler', '-podgc'], false);
+    const some = manager('a', c, clock, ['*', '-scheduler', '-podgc', '-serviceaccount', '-root-ca-cert-publisher'], false);
     some.m.start();
     await clock.advance(0);
     assert.ok(some.log.includes('controllers: running node-lifecycle-controller, taint-eviction-controller'));

@@ -12,7 +12,20 @@ import { LeaderElector } from './leaderelection/index.js';
 import { NodeLifecycleController, TaintEvictionController } from './nodelifecycle/index.js';
 import { PodGarbageCollector } from './podgc/index.js';
 import { Scheduler, type Binder } from './scheduler/index.js';
+import { RootCaPublisher, ServiceAccountsController } from './serviceaccounts/index.js';
 import { CONTROLLER_NAMES, controllerEnabled, type ControllerName } from './selection.js';
+
+/** The informers the enabled loops read (each listed and watched once per term). */
+function informersOf(names: readonly ControllerName[], all: Record<'nodes' | 'pods' | 'nodeLeases' | 'namespaces' | 'serviceAccounts' | 'configMaps', Informer>): Informer[] {
+  const wanted = new Set<Informer>();
+  for (const name of names) {
+    if (name === 'scheduler' || name === 'taint-eviction-controller' || name === 'pod-garbage-collector-controller') wanted.add(all.nodes).add(all.pods);
+    if (name === 'node-lifecycle-controller') wanted.add(all.nodes).add(all.pods).add(all.nodeLeases);
+    if (name === 'serviceaccount-controller') wanted.add(all.namespaces).add(all.serviceAccounts);
+    if (name === 'root-ca-certificate-publisher-controller') wanted.add(all.namespaces).add(all.configMaps);
+  }
+  return [...wanted];
+}
 
 export interface ControllerClients {
   readonly pods: ResourceClient;
@@ -23,6 +36,9 @@ export interface ControllerClients {
   readonly leases: ResourceClient;
   /** events.orch.io/v1 events. */
   readonly events: ResourceClient;
+  readonly namespaces: ResourceClient;
+  readonly serviceAccounts: ResourceClient;
+  readonly configMaps: ResourceClient;
 }
 
 export interface LeaderElectionOptions {
@@ -46,6 +62,8 @@ export interface ControllerManagerOptions {
   readonly nodeMonitorGracePeriodMs: number;
   readonly nodeStartupGracePeriodMs: number;
   readonly terminatedPodGcThreshold: number;
+  /** The CA bundle the root CA publisher puts in every namespace. */
+  readonly rootCaPem: string;
   readonly clock: Clock;
   readonly log: Log;
   /** The reportingInstance of events is `<controller>-<hostname>`. */
@@ -138,6 +156,9 @@ export class ControllerManager {
     const pods = informer(o.clients.pods, 'pods');
     const nodes = informer(o.clients.nodes, 'nodes');
     const nodeLeases = informer(o.clients.nodeLeases, 'node leases');
+    const namespaces = informer(o.clients.namespaces, 'namespaces');
+    const serviceAccounts = informer(o.clients.serviceAccounts, 'service accounts');
+    const configMaps = informer(o.clients.configMaps, 'configmaps');
     const recorder = (controller: string): ClientEventRecorder =>
       new ClientEventRecorder({ events: o.clients.events, clock: o.clock, log: o.log, controller, instance: `${controller}-${o.hostname}` });
     const common = { clock: o.clock, log: o.log };
@@ -154,9 +175,13 @@ export class ControllerManager {
           return new TaintEvictionController({ ...common, nodes, pods, podsClient: o.clients.pods, recorder: recorder('taint-eviction-controller') });
         case 'pod-garbage-collector-controller':
           return new PodGarbageCollector({ ...common, pods, nodes, podsClient: o.clients.pods, nodesClient: o.clients.nodes, terminatedThreshold: o.terminatedPodGcThreshold });
+        case 'serviceaccount-controller':
+          return new ServiceAccountsController({ ...common, namespaces, serviceAccounts, serviceAccountsClient: o.clients.serviceAccounts });
+        case 'root-ca-certificate-publisher-controller':
+          return new RootCaPublisher({ ...common, namespaces, configMaps, configMapsClient: o.clients.configMaps, caPem: o.rootCaPem });
       }
     });
-    const informers = names.includes('node-lifecycle-controller') ? [nodes, pods, nodeLeases] : [nodes, pods];
+    const informers = informersOf(names, { nodes, pods, nodeLeases, namespaces, serviceAccounts, configMaps });
     const close = async (): Promise<void> => {
       for (const loop of loops) await loop.close();
       for (const i of informers) await i.close();

@@ -16,7 +16,7 @@ void describe('--controllers', () => {
   void it('names each unknown controller', () => {
     assert.deepEqual(controllerListProblems(['*', '-scheduler', 'podgc']), []);
     assert.deepEqual(controllerListProblems(['*', '-sheduler']), [
-      '--controllers: "sheduler" is not in the list of known controllers: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller',
+      '--controllers: "sheduler" is not in the list of known controllers: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller',
     ]);
   });
 });

@@ -3,14 +3,19 @@
  * grammar): a list where `*` enables every loop, `name` enables one and `-name` disables one;
  * the first item that names a loop decides, and a loop no item names runs only when `*` is
  * given. An empty list runs none. Upstream's older names are accepted for the two loops that had
- * them (nodelifecycle, podgc). Imports nothing: the flag parser reads it before anything loads.
+ * them (nodelifecycle, podgc, serviceaccount, root-ca-cert-publisher). Imports nothing: the flag parser reads it before anything loads.
  */
-export const CONTROLLER_NAMES = ['scheduler', 'node-lifecycle-controller', 'taint-eviction-controller', 'pod-garbage-collector-controller'] as const;
+export const CONTROLLER_NAMES = [
+  'scheduler', 'node-lifecycle-controller', 'taint-eviction-controller', 'pod-garbage-collector-controller', 'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 const ALIASES: Readonly<Record<string, ControllerName>> = {
   nodelifecycle: 'node-lifecycle-controller',
   podgc: 'pod-garbage-collector-controller',
+  serviceaccount: 'serviceaccount-controller',
+  'root-ca-cert-publisher': 'root-ca-certificate-publisher-controller',
 };
 
 function canonical(name: string): string {

@@ -11,6 +11,7 @@ import { metaOf, str, type WireObject } from '../registry/index.js';
 import type { Connector } from '../routing/index.js';
 import { decodeStrict, deleteOptions, object, objectMeta, str as strSchema } from '../schema/index.js';
 import { badRequest, type StatusError } from '../status/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 const evictionSchema = object({ kind: strSchema(), apiVersion: strSchema(), metadata: objectMeta, deleteOptions });
 
@@ -32,11 +33,11 @@ function evictionOf(body: unknown, namespace: string, name: string): WireObject 
   const problems = [...decoded.typeErrors, ...decoded.unknown.map((u) => `unknown field "${u}"`)];
   if (problems.length > 0) throw problem(problems.join('; '));
   const eviction = decoded.value;
-  if (str(eviction.kind) !== 'Eviction') throw problem(`the kind must be Eviction, not ${JSON.stringify(eviction.kind)}`);
-  if (!EVICTION_VERSIONS.has(str(eviction.apiVersion))) throw problem(`the apiVersion must be policy/v1, not ${JSON.stringify(eviction.apiVersion)}`);
+  if (str(eviction.kind) !== 'Eviction') throw problem(`the kind must be Eviction, not ${quoteValue(eviction.kind)}`);
+  if (!EVICTION_VERSIONS.has(str(eviction.apiVersion))) throw problem(`the apiVersion must be policy/v1, not ${quoteValue(eviction.apiVersion)}`);
   const meta = metaOf(eviction);
-  if (str(meta.name) !== name) throw problem(`metadata.name ${JSON.stringify(meta.name)} does not match the pod ${JSON.stringify(name)}`);
-  if (str(meta.namespace) !== '' && str(meta.namespace) !== namespace) throw problem(`metadata.namespace ${JSON.stringify(meta.namespace)} does not match the request's ${JSON.stringify(namespace)}`);
+  if (str(meta.name) !== name) throw problem(`metadata.name ${quoteValue(meta.name)} does not match the pod ${quoteValue(name)}`);
+  if (str(meta.namespace) !== '' && str(meta.namespace) !== namespace) throw problem(`metadata.namespace ${quoteValue(meta.namespace)} does not match the request's ${quoteValue(namespace)}`);
   return eviction;
 }
 
@@ -50,7 +51,7 @@ export function evictionConnector(options: EvictionOptions): Connector {
       if (r.upgrade !== undefined) throw badRequest('pods/eviction does not accept a protocol upgrade');
       const eviction = evictionOf(decodeBody(await readBody(r.req, options.maxRequestBytes), r.req.headers['content-type']), r.namespace, r.name);
       const opts = (eviction.deleteOptions ?? {}) as { gracePeriodSeconds?: number; dryRun?: string[]; preconditions?: { uid?: string; resourceVersion?: string } };
-      for (const v of opts.dryRun ?? []) if (v !== 'All') throw problem(`deleteOptions.dryRun: unsupported value ${JSON.stringify(v)}`);
+      for (const v of opts.dryRun ?? []) if (v !== 'All') throw problem(`deleteOptions.dryRun: unsupported value ${quoteValue(v)}`);
       const dryRun = r.query.dryRun() || (opts.dryRun ?? []).length > 0;
       await r.registry.delete({ user: r.user, now: now() }, r.namespace, r.name, {
         dryRun,

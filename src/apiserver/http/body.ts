@@ -4,7 +4,8 @@
  * Never throws anything but StatusError.
  */
 import type { IncomingMessage } from 'node:http';
-import { parseAllDocuments } from 'yaml';
+import { truncateText } from '../../api/quote.js';
+import { DEFAULT_YAML_LIMITS, jsonNestingProblem, readYamlLimited } from '../../api/yaml-limits.js';
 import { decodeObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPES, ProtobufDecodeError } from '../protobuf/index.js';
 import { badRequest, tooLarge, unsupportedMediaType } from '../status/index.js';
 
@@ -50,25 +51,36 @@ const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml
 /** The media types an object body may have. */
 export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml', ...PROTOBUF_MEDIA_TYPES] as const;
 
+/** Objects nest a dozen levels; a body nesting deeper is refused before anything walks it. */
+const MAX_DEPTH = DEFAULT_YAML_LIMITS.maxDepth;
+
 function parseJson(text: string): unknown {
+  const tooDeep = jsonNestingProblem(text, MAX_DEPTH);
+  if (tooDeep !== undefined) throw badRequest(`the request body is not valid JSON: ${tooDeep}`);
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw badRequest(`the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw badRequest(`the request body is not valid JSON: ${truncateText(err instanceof Error ? err.message : String(err))}`);
   }
 }
 
 /** Parses YAML the way Kubernetes' YAML-to-JSON conversion does (one document, YAML 1.1 scalars). */
 export function parseYaml(text: string): unknown {
-  const docs = parseAllDocuments(text, { version: '1.1', uniqueKeys: true, prettyErrors: false });
-  if (!Array.isArray(docs)) throw badRequest('the request body is not valid YAML');
+  // The body's size is readBody's to bound; nesting, values and aliases are bounded here.
+  const read = readYamlLimited(text, { version: '1.1', uniqueKeys: true }, { ...DEFAULT_YAML_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
+  if (!read.ok) throw badRequest(`the request body is not valid YAML: ${read.problem}`);
+  const docs = read.docs;
   const nonEmpty = docs.filter((d) => d.contents !== null);
   if (nonEmpty.length > 1) throw badRequest('the request body holds more than one YAML document');
   const doc = nonEmpty[0] ?? docs[0];
   if (doc === undefined) return null;
   const problem = doc.errors[0];
-  if (problem !== undefined) throw badRequest(`the request body is not valid YAML: ${problem.message}`);
-  return doc.toJS({ maxAliasCount: 100 }) as unknown;
+  if (problem !== undefined) throw badRequest(`the request body is not valid YAML: ${truncateText(problem.message)}`);
+  try {
+    return doc.toJS({ maxAliasCount: DEFAULT_YAML_LIMITS.maxAliases }) as unknown;
+  } catch (err) {
+    throw badRequest(`the request body is not valid YAML: ${truncateText(err instanceof Error ? err.message : String(err))}`);
+  }
 }
 
 /** An object in the protobuf encoding, in its JSON form (with its apiVersion and kind). */

@@ -1,5 +1,6 @@
 /** Typed query parameters; a value that does not parse is a 400 BadRequest naming the parameter. */
 import { badRequest } from '../status/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
@@ -31,14 +32,14 @@ export class Query {
     if (text === undefined || text === '') return fallback;
     if (TRUE.has(text)) return true;
     if (FALSE.has(text)) return false;
-    throw badRequest(`invalid value for query parameter ${name}: ${JSON.stringify(text)} is not a boolean`);
+    throw badRequest(`invalid value for query parameter ${name}: ${quoteValue(text)} is not a boolean`);
   }
 
   /** A non-negative integer; absent or "" is undefined. */
   int(name: string): number | undefined {
     const text = this.string(name);
     if (text === undefined || text === '') return undefined;
-    if (!/^[0-9]{1,15}$/.test(text)) throw badRequest(`invalid value for query parameter ${name}: ${JSON.stringify(text)} is not a non-negative integer`);
+    if (!/^[0-9]{1,15}$/.test(text)) throw badRequest(`invalid value for query parameter ${name}: ${quoteValue(text)} is not a non-negative integer`);
     return Number(text);
   }
 
@@ -46,7 +47,7 @@ export class Query {
   dryRun(): boolean {
     const values = this.all('dryRun');
     for (const v of values) {
-      if (v !== 'All') throw badRequest(`invalid value for query parameter dryRun: ${JSON.stringify(v)}: the only supported value is "All"`);
+      if (v !== 'All') throw badRequest(`invalid value for query parameter dryRun: ${quoteValue(v)}: the only supported value is "All"`);
     }
     return values.length > 0;
   }
@@ -56,7 +57,7 @@ export class Query {
     const text = this.string(name);
     if (text === undefined || text === '') return fallback;
     if (!(values as readonly string[]).includes(text)) {
-      throw badRequest(`invalid value for query parameter ${name}: ${JSON.stringify(text)}: supported values: ${values.join(', ')}`);
+      throw badRequest(`invalid value for query parameter ${name}: ${quoteValue(text)}: supported values: ${values.join(', ')}`);
     }
     return text as T;
   }

@@ -13,6 +13,7 @@ import { canonicalTime } from '../schema/index.js';
 import { badRequest, invalid, type FieldError } from '../status/index.js';
 import type { NodeProxyOptions } from './index.js';
 import { agentRefused, agentRequestOptions, chooseContainer, locatePod, pipeResponse, unreachable } from './target.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** The agent's query from the client's, after upstream's checks (422 PodLogOptions). */
 function logQuery(r: ConnectRequest): URLSearchParams {
@@ -33,7 +34,7 @@ function logQuery(r: ConnectRequest): URLSearchParams {
   if (since !== undefined) out.set('sinceSeconds', String(since));
   if (sinceTime !== undefined && sinceTime !== '') {
     const canonical = canonicalTime(sinceTime, 0);
-    if (canonical === undefined) throw badRequest(`invalid value for query parameter sinceTime: ${JSON.stringify(sinceTime)} is not an RFC 3339 time`);
+    if (canonical === undefined) throw badRequest(`invalid value for query parameter sinceTime: ${quoteValue(sinceTime)} is not an RFC 3339 time`);
     out.set('sinceTime', canonical);
   }
   if (tail !== undefined) out.set('tailLines', String(tail));

@@ -16,6 +16,7 @@ import { badRequest, toStatusError } from '../status/index.js';
 import type { NodeProxyOptions } from './index.js';
 import { relaySpdy, TUNNEL_PREFIX, tunnelSpdy } from './spdy.js';
 import { agentRefused, agentRequestOptions, agentUrl, chooseContainer, locatePod, unreachable, type NodeTarget } from './target.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const V5 = 'v5.channel.k8s.io';
 export const V4 = 'v4.channel.k8s.io';
@@ -35,7 +36,7 @@ function agentPath(kind: Kind, r: ConnectRequest, container: string): string {
   const base = `/${encodeURIComponent(r.namespace)}/${encodeURIComponent(r.name)}`;
   if (kind === 'portforward') {
     for (const p of [...q.all('ports'), ...q.all('port')]) {
-      if (!/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535) throw badRequest(`invalid port ${JSON.stringify(p)}: must be between 1 and 65535`);
+      if (!/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535) throw badRequest(`invalid port ${quoteValue(p)}: must be between 1 and 65535`);
       out.append('port', p);
     }
     return `/portForward${base}${out.toString() === '' ? '' : `?${out.toString()}`}`;

@@ -4,6 +4,7 @@
  * (400); an operation that cannot apply (missing path, failed test) throws PatchApplyError (422).
  */
 import { PatchApplyError, PatchFormatError, cloneJson, isJsonObject, jsonEqual } from './common.js';
+import { quoteValue } from '../../api/quote.js';
 
 interface Operation {
   readonly op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
@@ -19,7 +20,7 @@ function parseOperations(patch: unknown): Operation[] {
   return patch.map((raw, i) => {
     if (!isJsonObject(raw)) throw new PatchFormatError(`operation ${i} is not an object`);
     const { op, path, from } = raw;
-    if (typeof op !== 'string' || !OPS.has(op)) throw new PatchFormatError(`operation ${i}: unknown op ${JSON.stringify(op)}`);
+    if (typeof op !== 'string' || !OPS.has(op)) throw new PatchFormatError(`operation ${i}: unknown op ${quoteValue(op)}`);
     if (typeof path !== 'string') throw new PatchFormatError(`operation ${i}: missing path`);
     if ((op === 'move' || op === 'copy') && typeof from !== 'string') throw new PatchFormatError(`operation ${i} (${op}): missing from`);
     if ((op === 'add' || op === 'replace' || op === 'test') && !Object.hasOwn(raw, 'value')) {
@@ -31,7 +32,7 @@ function parseOperations(patch: unknown): Operation[] {
 
 function tokens(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new PatchFormatError(`invalid JSON pointer ${JSON.stringify(pointer)}: must start with /`);
+  if (!pointer.startsWith('/')) throw new PatchFormatError(`invalid JSON pointer ${quoteValue(pointer)}: must start with /`);
   return pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
@@ -41,7 +42,7 @@ type Container = Record<string, unknown> | unknown[];
 function locate(doc: unknown, pointer: string): { parent: Container; key: string } {
   const parts = tokens(pointer);
   const key = parts.pop();
-  if (key === undefined) throw new PatchApplyError(`the path ${JSON.stringify(pointer)} points to the whole document`);
+  if (key === undefined) throw new PatchApplyError(`the path ${quoteValue(pointer)} points to the whole document`);
   let node = doc;
   for (const part of parts) {
     node = child(node, part, pointer);
@@ -52,7 +53,7 @@ function locate(doc: unknown, pointer: string): { parent: Container; key: string
 
 function index(array: unknown[], key: string, pointer: string, forInsert: boolean): number {
   if (forInsert && key === '-') return array.length;
-  if (!/^(0|[1-9][0-9]*)$/.test(key)) throw new PatchApplyError(`invalid array index ${JSON.stringify(key)} in ${pointer}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(key)) throw new PatchApplyError(`invalid array index ${quoteValue(key)} in ${pointer}`);
   const i = Number(key);
   if (i > array.length || (!forInsert && i === array.length)) throw new PatchApplyError(`array index ${i} out of range in ${pointer}`);
   return i;
@@ -61,7 +62,7 @@ function index(array: unknown[], key: string, pointer: string, forInsert: boolea
 function child(node: unknown, key: string, pointer: string): unknown {
   if (Array.isArray(node)) return node[index(node, key, pointer, false)];
   if (isJsonObject(node) && Object.hasOwn(node, key)) return node[key];
-  throw new PatchApplyError(`the path ${JSON.stringify(pointer)} does not exist`);
+  throw new PatchApplyError(`the path ${quoteValue(pointer)} does not exist`);
 }
 
 function get(doc: unknown, pointer: string): unknown {
@@ -83,7 +84,7 @@ function remove(doc: unknown, pointer: string): unknown {
   if (Array.isArray(parent)) {
     parent.splice(index(parent, key, pointer, false), 1);
   } else {
-    if (!Object.hasOwn(parent, key)) throw new PatchApplyError(`the path ${JSON.stringify(pointer)} does not exist`);
+    if (!Object.hasOwn(parent, key)) throw new PatchApplyError(`the path ${quoteValue(pointer)} does not exist`);
     Reflect.deleteProperty(parent, key);
   }
   return doc;
@@ -116,7 +117,7 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
         break;
       case 'test':
         if (!jsonEqual(get(doc, op.path), op.value)) {
-          throw new PatchApplyError(`testing value ${op.path} failed: it is ${JSON.stringify(get(doc, op.path))}, not ${JSON.stringify(op.value)}`);
+          throw new PatchApplyError(`testing value ${op.path} failed: it is ${quoteValue(get(doc, op.path))}, not ${quoteValue(op.value)}`);
         }
         break;
     }

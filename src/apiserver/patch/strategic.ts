@@ -14,6 +14,7 @@
  */
 import type { Schema } from '../schema/index.js';
 import { PatchFormatError, cloneJson, isJsonObject, jsonEqual } from './common.js';
+import { quoteValue } from '../../api/quote.js';
 
 const PATCH = '$patch';
 const RETAIN = '$retainKeys';
@@ -51,7 +52,7 @@ function stripDirectives(value: Record<string, unknown>): Record<string, unknown
 function mergeObject(original: Record<string, unknown>, patch: Record<string, unknown>, schema: Schema | undefined): Record<string, unknown> | undefined {
   const directive = patch[PATCH];
   if (directive === 'delete') return undefined;
-  if (directive !== undefined && directive !== 'merge') throw new PatchFormatError(`unknown $patch directive ${JSON.stringify(directive)}`);
+  if (directive !== undefined && directive !== 'merge') throw new PatchFormatError(`unknown $patch directive ${quoteValue(directive)}`);
   const out: Record<string, unknown> = { ...original };
   const orders: [string, unknown][] = [];
   for (const [key, value] of Object.entries(patch)) {
@@ -67,7 +68,7 @@ function mergeObject(original: Record<string, unknown>, patch: Record<string, un
       if (Array.isArray(current)) out[field] = current.filter((v) => !value.some((d) => jsonEqual(d, v)));
       continue;
     }
-    if (key.startsWith('$')) throw new PatchFormatError(`unknown directive ${JSON.stringify(key)}`);
+    if (key.startsWith('$')) throw new PatchFormatError(`unknown directive ${quoteValue(key)}`);
     if (value === null) {
       Reflect.deleteProperty(out, key);
       continue;
@@ -105,9 +106,9 @@ function mergeList(original: unknown[], patch: unknown[], items: Schema, mergeKe
   }
   let out = [...original];
   for (const p of patch) {
-    if (!isJsonObject(p)) throw new PatchFormatError(`the elements of a list merged on ${JSON.stringify(mergeKey)} must be objects`);
+    if (!isJsonObject(p)) throw new PatchFormatError(`the elements of a list merged on ${quoteValue(mergeKey)} must be objects`);
     const key = p[mergeKey];
-    if (key === undefined) throw new PatchFormatError(`an element of a list merged on ${JSON.stringify(mergeKey)} has no ${mergeKey}`);
+    if (key === undefined) throw new PatchFormatError(`an element of a list merged on ${quoteValue(mergeKey)} has no ${mergeKey}`);
     const at = out.findIndex((o) => jsonEqual(keyOf(o, mergeKey), key));
     if (p[PATCH] === 'delete') {
       out = out.filter((o) => !jsonEqual(keyOf(o, mergeKey), key));

@@ -21,6 +21,7 @@ import { reviewDefinitions } from '../resources/reviews/index.js';
 import { secretDefinition } from '../resources/secrets/index.js';
 import { serviceAccountDefinition } from '../resources/serviceaccounts/index.js';
 import type { Schema } from '../schema/index.js';
+import { TOKEN_REQUEST_VERSIONS, tokenRequestSchema } from '../serviceaccount/index.js';
 import { x509Library } from '../server/index.js';
 import { messageType } from './index.js';
 
@@ -64,7 +65,7 @@ void describe('the protobuf wire types', () => {
   void it('have a message for every served kind and its list, covering every field of its schema', async () => {
     const defs: ResourceDefinition[] = [
       namespaceDefinition, ...eventDefinitions({ ttlSeconds: 3600 }), nodeDefinition, podDefinition, configMapDefinition, secretDefinition,
-      serviceAccountDefinition, leaseDefinition, ...reviewDefinitions({ userOfToken: () => undefined, authorizer: alwaysAllow }),
+      serviceAccountDefinition, leaseDefinition, ...reviewDefinitions({ reviewToken: () => Promise.resolve({}), authorizer: alwaysAllow }),
       csrDefinition(await x509Library()), nodeMetricsDefinition, podMetricsDefinition,
     ];
     const problems: string[] = [];
@@ -80,5 +81,15 @@ void describe('the protobuf wire types', () => {
       problems.push(...lacking.map((p) => `${def.kind}.${p}`));
     }
     assert.deepEqual(problems, []);
+  });
+
+  void it('cover the bodies of the action subresources (serviceaccounts/token)', () => {
+    for (const apiVersion of TOKEN_REQUEST_VERSIONS) {
+      const type = messageType(apiVersion, 'TokenRequest');
+      assert.ok(type !== undefined, `TokenRequest (${apiVersion}): no message`);
+      const lacking: string[] = [];
+      missing(tokenRequestSchema, type, '', lacking);
+      assert.deepEqual(lacking, []);
+    }
   });
 });

@@ -6,6 +6,7 @@
  */
 import { messageFromJson, messageToJson } from './convert.js';
 import { messageType, namedType } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
@@ -54,7 +55,7 @@ export function decodeObject(bytes: Uint8Array): Obj {
   const kind = text(typeMeta.kind);
   if (kind === '') throw new ProtobufDecodeError('the protobuf envelope names no kind');
   const type = messageType(apiVersion, kind);
-  if (type === undefined) throw new ProtobufDecodeError(`no protobuf message type for kind ${JSON.stringify(kind)} in ${JSON.stringify(apiVersion)}`);
+  if (type === undefined) throw new ProtobufDecodeError(`no protobuf message type for kind ${quoteValue(kind)} in ${quoteValue(apiVersion)}`);
   let message: Obj;
   try {
     message = type.decode((envelope.raw as Uint8Array | undefined) ?? new Uint8Array()) as unknown as Obj;

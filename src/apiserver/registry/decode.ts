@@ -8,6 +8,7 @@
 import { decodeStrict } from '../schema/index.js';
 import { badRequest } from '../status/index.js';
 import { apiVersionOf, type ResourceDefinition, type WireObject } from './resource.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -26,10 +27,10 @@ export function decodeObject(def: Pick<ResourceDefinition, 'group' | 'version' |
   const kind = raw.kind ?? def.kind;
   const apiVersion = raw.apiVersion ?? expectedVersion;
   if (kind !== def.kind) {
-    throw badRequest(`the kind in the body (${JSON.stringify(kind)}) does not match the kind of the endpoint (${def.kind})`);
+    throw badRequest(`the kind in the body (${quoteValue(kind)}) does not match the kind of the endpoint (${def.kind})`);
   }
   if (apiVersion !== expectedVersion) {
-    throw badRequest(`the API version in the body (${JSON.stringify(apiVersion)}) does not match the expected API version (${expectedVersion})`);
+    throw badRequest(`the API version in the body (${quoteValue(apiVersion)}) does not match the expected API version (${expectedVersion})`);
   }
   const result = decodeStrict(def.schema, raw);
   if (result.typeErrors.length > 0) {

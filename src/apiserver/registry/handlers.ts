@@ -16,6 +16,7 @@ import { metaOf, str } from './meta.js';
 import type { ResourceRegistry } from './registry.js';
 import { apiVersionOf, type RequestUser, type Verb, type WireObject } from './resource.js';
 import { toPartialList, toTable, partialObject, type IncludeObject } from './table.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface ResourceRequest {
   readonly req: IncomingMessage;
@@ -66,7 +67,7 @@ export function listRequest(r: ResourceRequest): ListRequest {
   const rv = r.query.string('resourceVersion');
   const match = r.query.string('resourceVersionMatch');
   if (match !== undefined && match !== '' && match !== 'NotOlderThan' && match !== 'Exact') {
-    throw badRequest(`invalid value for query parameter resourceVersionMatch: ${JSON.stringify(match)}: supported values: NotOlderThan, Exact`);
+    throw badRequest(`invalid value for query parameter resourceVersionMatch: ${quoteValue(match)}: supported values: NotOlderThan, Exact`);
   }
   // A watch with sendInitialEvents may ask NotOlderThan of "any" revision.
   if (match !== undefined && match !== '' && (rv === undefined || rv === '') && r.verb !== 'watch') {
@@ -162,10 +163,10 @@ async function deleteBody(r: ResourceRequest): Promise<DeleteBody> {
     if (problems.length > 0) throw badRequest(`invalid DeleteOptions: ${problems.join('; ')}`);
     options = decoded.value;
     const kind = options.kind;
-    if (kind !== undefined && kind !== 'DeleteOptions') throw badRequest(`the body of a DELETE must be DeleteOptions, not ${JSON.stringify(kind)}`);
+    if (kind !== undefined && kind !== 'DeleteOptions') throw badRequest(`the body of a DELETE must be DeleteOptions, not ${quoteValue(kind)}`);
   }
   const dryRunBody = Array.isArray(options.dryRun) ? (options.dryRun as string[]) : [];
-  for (const v of dryRunBody) if (v !== 'All') throw badRequest(`invalid dryRun value ${JSON.stringify(v)}: the only supported value is "All"`);
+  for (const v of dryRunBody) if (v !== 'All') throw badRequest(`invalid dryRun value ${quoteValue(v)}: the only supported value is "All"`);
   // As upstream: the body's options when there is a body, else the query's.
   const graceQuery = r.query.int('gracePeriodSeconds');
   const grace = typeof options.gracePeriodSeconds === 'number' ? options.gracePeriodSeconds : graceQuery;
@@ -173,7 +174,7 @@ async function deleteBody(r: ResourceRequest): Promise<DeleteBody> {
   r.query.oneOf('propagationPolicy', policies, 'Background');
   const bodyPolicy = options.propagationPolicy;
   if (bodyPolicy !== undefined && !(typeof bodyPolicy === 'string' && policies.includes(bodyPolicy))) {
-    throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${JSON.stringify(bodyPolicy)}: supported values: "Orphan", "Background", "Foreground"` }]);
+    throw invalid('DeleteOptions', 'meta.k8s.io', '', [{ type: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${quoteValue(bodyPolicy)}: supported values: "Orphan", "Background", "Foreground"` }]);
   }
   const orphanQuery = r.query.has('orphanDependents') ? r.query.bool('orphanDependents') : undefined;
   const orphan = typeof options.orphanDependents === 'boolean' ? options.orphanDependents : orphanQuery;

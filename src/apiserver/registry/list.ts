@@ -13,6 +13,7 @@ import { badRequest, expired, type StatusError } from '../status/index.js';
 import { labelsOf, metaOf, str } from './meta.js';
 import type { ResourceRegistry } from './registry.js';
 import type { WireObject } from './resource.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface ListRequest {
   /** '' lists every namespace. */
@@ -48,7 +49,7 @@ function encodeToken(token: Token): string {
 /** The 400 of a continue token this server cannot read (whatever is wrong with it). */
 function invalidToken(text: string): StatusError {
   const shown = text.length > 40 ? `${text.slice(0, 40)}...` : text;
-  return badRequest(`invalid value for query parameter continue: ${JSON.stringify(shown)} is not a continue token of this list: `
+  return badRequest(`invalid value for query parameter continue: ${quoteValue(shown)} is not a continue token of this list: `
     + 'pass the metadata.continue of the previous page as it is, or start the list again without continue');
 }
 

@@ -93,6 +93,7 @@ export class ResourceRegistry {
     if (this.def.review !== undefined) return this.answerReview(this.def.review, object, namespace, ctx);
     prepareCreateMeta(object, this.def, namespace, ctx.now);
     await this.admission('create', this.def, namespace, nameOf(object));
+    await this.def.strategy.admit?.(object, ctx, namespace);
     this.def.strategy.prepareForCreate?.(object, ctx);
     const errors = new FieldErrors();
     validateMeta(object, this.def, errors);

@@ -34,6 +34,12 @@ export interface StrategyContext {
  * validated the metadata (name, namespace, uid, timestamps, labels, annotations) before these run.
  */
 export interface ResourceStrategy {
+  /**
+   * Mutating admission of a new object that needs to read other objects (ServiceAccount): runs
+   * after the metadata is set and the namespace admitted, before prepareForCreate. Throws
+   * StatusError to refuse.
+   */
+  admit?(object: WireObject, ctx: StrategyContext, namespace: string): Promise<void>;
   /** Defaults of a new object (mutate in place). */
   prepareForCreate?(object: WireObject, ctx: StrategyContext): void;
   validateCreate(object: WireObject, errors: FieldErrors, ctx: StrategyContext): void;

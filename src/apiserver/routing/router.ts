@@ -8,6 +8,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
+import { quoteValue, truncateText } from '../../api/quote.js';
+import { parseRequestTarget } from '../../api/request-target.js';
 import type { Authenticator, UserInfo } from '../authn/index.js';
 import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
 import { errorOutput, negotiate, send, sendError, Query, type Output, type OutputKind } from '../http/index.js';
@@ -190,9 +192,9 @@ export function createRouter(options: RouterOptions): Router {
   }
 
   /** Records the request in the request metrics once it ends (for upgrades: when the connection closes). */
-  function observe(req: IncomingMessage, res: ServerResponse, info: RequestInfo, upgrade: UpgradeContext | undefined): void {
+  function observe(req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo, upgrade: UpgradeContext | undefined): void {
     if (options.metrics === undefined) return;
-    const dryRun = new URL(req.url ?? '/', 'https://orch-apiserver.invalid').searchParams.getAll('dryRun').includes('All');
+    const dryRun = url.searchParams.getAll('dryRun').includes('All');
     const what = instrumentation(info, req.method ?? 'GET', dryRun);
     const done = options.metrics.requestStarted(what.labels, what.longRunning, what.mutating);
     if (upgrade !== undefined) {
@@ -207,17 +209,20 @@ export function createRouter(options: RouterOptions): Router {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeContext): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://orch-apiserver.invalid');
-    const query = new Query(url.searchParams);
+    // "//x" is a path here, not a URL of host x (request-target.ts); only a target that is not
+    // in origin form has no URL, and that is a 400 once the request is authenticated.
+    const url = parseRequestTarget(req.url ?? '/');
+    const query = new Query(url?.searchParams ?? new URLSearchParams());
     let pretty = false;
     try {
       pretty = query.bool('pretty');
-      const auth = options.authenticator.authenticate(req);
+      const auth = await options.authenticator.authenticate(req);
       if (auth.kind === 'invalid') throw unauthorized();
-      const path = url.pathname;
+      const path = url?.pathname ?? '';
       if (auth.kind === 'anonymous' && !ANONYMOUS_PATHS.has(path)) throw unauthorized();
+      if (url === undefined) throw badRequest(`invalid request target ${quoteValue(req.url ?? '')}`);
       const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
-      observe(req, res, info, upgrade);
+      observe(req, res, url, info, upgrade);
       if (auth.kind === 'user') {
         if (info.kind === 'resource') {
           authorize(auth.user, { verb: info.verb, resourceRequest: true, path, apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name });
@@ -233,7 +238,7 @@ export function createRouter(options: RouterOptions): Router {
       }
     } catch (err) {
       const status = sendError(res, err, errorOutput(req.headers.accept, pretty));
-      if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${req.url ?? ''}: ${status.httpCode} ${messageOf(err)}`);
+      if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${truncateText(req.url ?? '')}: ${status.httpCode} ${truncateText(messageOf(err))}`);
     }
   }
 

@@ -6,6 +6,7 @@
  * (`2006-01-02T15:04:05Z`, micro-times with six fraction digits).
  */
 import type { Schema } from './types.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface DecodeResult {
   /** The value without nulls and unknown fields, timestamps canonical. */
@@ -57,7 +58,7 @@ class Walker {
         if (typeof value !== 'string') return this.fail('string', value);
         if (schema.format === 'date-time' || schema.format === 'micro-time') {
           const canonical = canonicalTime(value, schema.format === 'date-time' ? 0 : 6);
-          return canonical ?? this.fail(`an RFC 3339 time such as "2006-01-02T15:04:05Z", not ${JSON.stringify(value)} as a`, value);
+          return canonical ?? this.fail(`an RFC 3339 time such as "2006-01-02T15:04:05Z", not ${quoteValue(value)} as a`, value);
         }
         return value;
       case 'integer':

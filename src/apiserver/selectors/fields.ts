@@ -4,6 +4,7 @@
  * labels it supports (metadata.name and metadata.namespace always); any other throws a 400.
  */
 import { badRequest } from '../status/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export interface FieldRequirement {
   readonly field: string;
@@ -44,13 +45,13 @@ function unescape(value: string, selector: string): string {
   for (let i = 0; i < value.length; i++) {
     const c = value[i] ?? '';
     if (c !== '\\') {
-      if (c === '=' || c === ',') throw badRequest(`invalid field selector ${JSON.stringify(selector)}: unescaped '${c}' in a value`);
+      if (c === '=' || c === ',') throw badRequest(`invalid field selector ${quoteValue(selector)}: unescaped '${c}' in a value`);
       out += c;
       continue;
     }
     const next = value[i + 1];
     if (next !== '\\' && next !== ',' && next !== '=') {
-      throw badRequest(`invalid field selector ${JSON.stringify(selector)}: invalid escape sequence in ${JSON.stringify(value)}`);
+      throw badRequest(`invalid field selector ${quoteValue(selector)}: invalid escape sequence in ${quoteValue(value)}`);
     }
     out += next;
     i++;
@@ -69,9 +70,9 @@ function parseTerm(term: string, selector: string): FieldRequirement {
     const index = term.indexOf(op.text);
     if (index >= 0 && (best === undefined || index < best.index)) best = { index, ...op };
   }
-  if (best === undefined) throw badRequest(`invalid field selector ${JSON.stringify(selector)}: ${JSON.stringify(term)} is not field=value or field!=value`);
+  if (best === undefined) throw badRequest(`invalid field selector ${quoteValue(selector)}: ${quoteValue(term)} is not field=value or field!=value`);
   const field = term.slice(0, best.index).trim();
-  if (field === '') throw badRequest(`invalid field selector ${JSON.stringify(selector)}: empty field name`);
+  if (field === '') throw badRequest(`invalid field selector ${quoteValue(selector)}: empty field name`);
   return { field, operator: best.operator, value: unescape(term.slice(best.index + best.text.length), selector) };
 }
 

@@ -6,6 +6,7 @@
  */
 import { validateLabelValue, validateQualifiedName } from '../../api/labels.js';
 import { badRequest } from '../status/index.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type LabelOperator = 'exists' | '!' | '=' | '!=' | 'in' | 'notin' | '>' | '<';
 
@@ -60,7 +61,7 @@ class Parser {
       out.push(this.requirement());
       const next = this.take();
       if (next === undefined) return out;
-      if (next.text !== ',' || next.kind !== 'op') this.fail(`expected ',' but found ${JSON.stringify(next.text)}`);
+      if (next.text !== ',' || next.kind !== 'op') this.fail(`expected ',' but found ${quoteValue(next.text)}`);
     }
   }
 
@@ -71,7 +72,7 @@ class Parser {
       const key = this.word('a key after !');
       return this.checked({ key, operator: '!', values: [] });
     }
-    if (first.kind !== 'word') this.fail(`expected a key but found ${JSON.stringify(first.text)}`);
+    if (first.kind !== 'word') this.fail(`expected a key but found ${quoteValue(first.text)}`);
     const key = first.text;
     const op = this.peek();
     if (op === undefined || (op.kind === 'op' && op.text === ',')) return this.checked({ key, operator: 'exists', values: [] });
@@ -84,7 +85,7 @@ class Parser {
       const operator: LabelOperator = op.text === '==' ? '=' : (op.text as LabelOperator);
       return this.checked({ key, operator, values: [value] });
     }
-    return this.fail(`expected an operator after ${JSON.stringify(key)} but found ${JSON.stringify(op.text)}`);
+    return this.fail(`expected an operator after ${quoteValue(key)} but found ${quoteValue(op.text)}`);
   }
 
   private valueSet(): string[] {
@@ -107,14 +108,14 @@ class Parser {
 
   private checked(r: LabelRequirement): LabelRequirement {
     const keyProblems = validateQualifiedName(r.key);
-    if (keyProblems.length > 0) this.fail(`invalid label key ${JSON.stringify(r.key)}: ${keyProblems.join('; ')}`);
+    if (keyProblems.length > 0) this.fail(`invalid label key ${quoteValue(r.key)}: ${keyProblems.join('; ')}`);
     for (const v of r.values) {
       if (r.operator === '>' || r.operator === '<') {
-        if (!/^-?\d+$/.test(v)) this.fail(`for '${r.operator}' the value must be an integer, not ${JSON.stringify(v)}`);
+        if (!/^-?\d+$/.test(v)) this.fail(`for '${r.operator}' the value must be an integer, not ${quoteValue(v)}`);
         continue;
       }
       const problems = validateLabelValue(v);
-      if (problems.length > 0) this.fail(`invalid label value ${JSON.stringify(v)}: ${problems.join('; ')}`);
+      if (problems.length > 0) this.fail(`invalid label value ${quoteValue(v)}: ${problems.join('; ')}`);
     }
     return r;
   }
@@ -136,7 +137,7 @@ class Parser {
   }
 
   private fail(why: string): never {
-    throw badRequest(`unable to parse requirement: label selector ${JSON.stringify(this.text)}: ${why}`);
+    throw badRequest(`unable to parse requirement: label selector ${quoteValue(this.text)}: ${why}`);
   }
 }
 

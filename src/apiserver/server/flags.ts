@@ -7,6 +7,7 @@
 import { formatDuration, parseDurationField, SECOND } from '../../api/duration.js';
 import { OrchError } from '../../api/errors.js';
 import { controllerListProblems } from '../controllers/selection.js';
+import { quoteValue } from '../../api/quote.js';
 
 export type AuthorizationMode = 'AlwaysAllow' | 'Policy';
 export type StorageBackend = 'sqlite' | 'etcd3';
@@ -21,6 +22,8 @@ export interface ApiServerOptions {
   readonly tokenAuthFile: string;
   readonly authorizationMode: AuthorizationMode;
   readonly authorizationPolicyFile: string;
+  /** A TracingConfiguration file ('' : no tracing, nothing of OpenTelemetry loaded). */
+  readonly tracingConfigFile: string;
   readonly storageBackend: StorageBackend;
   readonly dataDir: string;
   readonly etcdServers: readonly string[];
@@ -53,6 +56,16 @@ export interface ApiServerOptions {
   readonly terminatedPodGcThreshold: number;
   readonly defaultNotReadyTolerationSeconds: number;
   readonly defaultUnreachableTolerationSeconds: number;
+  /** Service account tokens: the first issues, all are accepted. */
+  readonly serviceAccountIssuer: readonly string[];
+  /** Files of the keys that verify tokens (with the signing key's own). */
+  readonly serviceAccountKeyFile: readonly string[];
+  /** The key that signs tokens ('' : one made once under --data-dir). */
+  readonly serviceAccountSigningKeyFile: string;
+  /** Nanoseconds; 0: no limit. */
+  readonly serviceAccountMaxTokenExpiration: number;
+  /** What tokens must be meant for (empty: the issuers). */
+  readonly apiAudiences: readonly string[];
 }
 
 export type CommandLine =
@@ -60,7 +73,8 @@ export type CommandLine =
   | { readonly action: 'version' }
   | { readonly action: 'run'; readonly options: ApiServerOptions };
 
-type Kind = 'string' | 'int' | 'duration' | 'list' | 'bool';
+/** `array`: repeatable, each occurrence one value (pflag's stringArray); the first replaces the default. */
+type Kind = 'string' | 'int' | 'duration' | 'list' | 'array' | 'bool';
 
 interface Flag {
   readonly name: string;
@@ -79,6 +93,7 @@ export const DEFAULTS: ApiServerOptions = {
   tokenAuthFile: '',
   authorizationMode: 'AlwaysAllow',
   authorizationPolicyFile: '',
+  tracingConfigFile: '',
   storageBackend: 'sqlite',
   dataDir: '/var/lib/orch-apiserver',
   etcdServers: [],
@@ -104,6 +119,11 @@ export const DEFAULTS: ApiServerOptions = {
   terminatedPodGcThreshold: 12500,
   defaultNotReadyTolerationSeconds: 300,
   defaultUnreachableTolerationSeconds: 300,
+  serviceAccountIssuer: ['https://orch.default.svc.cluster.local'],
+  serviceAccountKeyFile: [],
+  serviceAccountSigningKeyFile: '',
+  serviceAccountMaxTokenExpiration: 0,
+  apiAudiences: [],
 };
 
 export const FLAGS: readonly Flag[] = [
@@ -116,6 +136,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'token-auth-file', kind: 'string', option: 'tokenAuthFile', help: 'CSV file of bearer tokens: token,user,uid,"group1,group2" per line.' },
   { name: 'authorization-mode', kind: 'string', option: 'authorizationMode', help: 'AlwaysAllow, or Policy (rules from --authorization-policy-file; the group system:masters may do everything, authenticated users may read discovery, OpenAPI, version and health).' },
   { name: 'authorization-policy-file', kind: 'string', option: 'authorizationPolicyFile', help: 'With --authorization-mode=Policy: a YAML or JSON list of rules {user?, group?, verbs, resources?, apiGroups?, namespaces?, nonResourcePaths?}; see docs/apiserver.md.' },
+  { name: 'tracing-config-file', kind: 'string', option: 'tracingConfigFile', help: 'File with the apiserver tracing configuration (kind TracingConfiguration: endpoint, samplingRatePerMillion): requests and storage calls are traced and exported over OTLP/gRPC.' },
   { name: 'storage-backend', kind: 'string', option: 'storageBackend', help: 'sqlite (one file in --data-dir) or etcd3 (--etcd-servers).' },
   { name: 'data-dir', kind: 'string', option: 'dataDir', help: 'The directory of the SQLite database (--storage-backend=sqlite).' },
   { name: 'etcd-servers', kind: 'list', option: 'etcdServers', help: 'Comma-separated etcd client URLs (--storage-backend=etcd3), e.g. http://127.0.0.1:2379.' },
@@ -140,6 +161,11 @@ export const FLAGS: readonly Flag[] = [
   { name: 'terminated-pod-gc-threshold', kind: 'int', option: 'terminatedPodGcThreshold', help: 'How many terminated (Succeeded or Failed) pods are kept; the oldest beyond it are removed. 0 or less keeps all.' },
   { name: 'default-not-ready-toleration-seconds', kind: 'int', option: 'defaultNotReadyTolerationSeconds', help: 'The tolerationSeconds of the node.orch.io/not-ready:NoExecute toleration added to pods that have none (DefaultTolerationSeconds).' },
   { name: 'default-unreachable-toleration-seconds', kind: 'int', option: 'defaultUnreachableTolerationSeconds', help: 'The same for node.orch.io/unreachable:NoExecute.' },
+  { name: 'service-account-issuer', kind: 'array', option: 'serviceAccountIssuer', help: 'The iss of the service account tokens this server issues (the first) and accepts (all); repeat the flag for several.' },
+  { name: 'service-account-signing-key-file', kind: 'string', option: 'serviceAccountSigningKeyFile', help: 'PEM private key (RSA or ECDSA) that signs service account tokens. If empty, an ECDSA key is made once in --data-dir (service-account.key); several servers on one etcd need the same key.' },
+  { name: 'service-account-key-file', kind: 'array', option: 'serviceAccountKeyFile', help: 'PEM file of public or private keys (RSA or ECDSA) that verify service account tokens, besides the signing key; repeatable.' },
+  { name: 'service-account-max-token-expiration', kind: 'duration', option: 'serviceAccountMaxTokenExpiration', help: 'The longest validity of a requested token (longer requests are shortened, with a warning); 0: no limit, else at least 1h.' },
+  { name: 'api-audiences', kind: 'list', option: 'apiAudiences', help: 'Audiences a service account token must name to authenticate requests (and the default of token requests). Empty: the --service-account-issuer values.' },
   { name: 'write-admin-orchconfig', kind: 'string', option: 'writeAdminOrchconfig', help: 'Write a kubeconfig-format file here at start: the CA, the server https://127.0.0.1:<secure-port> and an admin client certificate (CN admin, O system:masters) signed by the server\'s CA.' },
 ];
 
@@ -152,9 +178,9 @@ function defaultText(flag: Flag): string {
 
 export function helpText(): string {
   const lines = FLAGS.map((f) => {
-    const type = f.kind === 'list' ? 'strings' : f.kind;
+    const type = f.kind === 'list' ? 'strings' : f.kind === 'array' ? 'stringArray' : f.kind;
     const def = defaultText(f);
-    return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${JSON.stringify(def)})`}`;
+    return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${quoteValue(def)})`}`;
   });
   return [
     'orch-apiserver - the cluster API server (kube-apiserver compatible) nodeagent registers with',
@@ -179,15 +205,19 @@ function setValue(flag: Flag, text: string, out: Record<string, unknown>, proble
     case 'list':
       out[flag.option] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
       return;
+    case 'array':
+      // The first occurrence replaces the default, later ones add to it.
+      out[flag.option] = out[flag.option] === DEFAULTS[flag.option] ? [text] : [...(out[flag.option] as string[]), text];
+      return;
     case 'int':
-      if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: not an integer`);
+      if (!/^-?[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) problems.push(`invalid argument ${quoteValue(text)} for ${where}: not an integer`);
       else out[flag.option] = Number(text);
       return;
     case 'duration':
       try {
         out[flag.option] = parseDurationField(text, where);
       } catch (err) {
-        problems.push(`invalid argument ${JSON.stringify(text)} for ${where}: ${err instanceof Error ? err.message : String(err)}`);
+        problems.push(`invalid argument ${quoteValue(text)} for ${where}: ${err instanceof Error ? err.message : String(err)}`);
       }
       return;
     case 'bool':
@@ -198,20 +228,24 @@ function setValue(flag: Flag, text: string, out: Record<string, unknown>, proble
 
 function check(o: ApiServerOptions, problems: string[]): void {
   if (o.securePort < 1 || o.securePort > 65535) problems.push(`--secure-port ${o.securePort} must be between 1 and 65535`);
-  if (!['AlwaysAllow', 'Policy'].includes(o.authorizationMode)) problems.push(`--authorization-mode ${JSON.stringify(o.authorizationMode)}: supported values are AlwaysAllow and Policy`);
+  if (!['AlwaysAllow', 'Policy'].includes(o.authorizationMode)) problems.push(`--authorization-mode ${quoteValue(o.authorizationMode)}: supported values are AlwaysAllow and Policy`);
   if (o.authorizationMode === 'Policy' && o.authorizationPolicyFile === '') problems.push('--authorization-policy-file is required with --authorization-mode=Policy');
-  if (!['sqlite', 'etcd3'].includes(o.storageBackend)) problems.push(`--storage-backend ${JSON.stringify(o.storageBackend)}: supported values are sqlite and etcd3`);
+  if (!['sqlite', 'etcd3'].includes(o.storageBackend)) problems.push(`--storage-backend ${quoteValue(o.storageBackend)}: supported values are sqlite and etcd3`);
   if (o.storageBackend === 'etcd3' && o.etcdServers.length === 0) problems.push('--etcd-servers is required with --storage-backend=etcd3');
-  for (const url of o.etcdServers) if (!/^https?:\/\/[^/]+\/?$/.test(url)) problems.push(`--etcd-servers: ${JSON.stringify(url)} is not an http(s)://host:port URL`);
+  for (const url of o.etcdServers) if (!/^https?:\/\/[^/]+\/?$/.test(url)) problems.push(`--etcd-servers: ${quoteValue(url)} is not an http(s)://host:port URL`);
   if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) problems.push('--tls-cert-file and --tls-private-key-file must be given together');
   if (o.etcdCompactionInterval !== 0 && o.etcdCompactionInterval < 100_000_000) problems.push(`--etcd-compaction-interval ${formatDuration(o.etcdCompactionInterval)} must be 0 or at least 100ms`);
   if (o.eventTtl < SECOND) problems.push(`--event-ttl ${formatDuration(o.eventTtl)} must be at least 1s`);
   if (o.watchBookmarkInterval < 10_000_000) problems.push(`--watch-bookmark-interval ${formatDuration(o.watchBookmarkInterval)} must be at least 10ms`);
   if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
   if (o.bindAddress === '') problems.push('--bind-address must not be empty');
-  if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${JSON.stringify(o.etcdPrefix)} must start with / and not end with /`);
+  if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${quoteValue(o.etcdPrefix)} must start with / and not end with /`);
   problems.push(...controllerListProblems(o.controllers));
   checkControllers(o, problems);
+  if (o.serviceAccountIssuer.length === 0 || o.serviceAccountIssuer.some((i) => i === '')) problems.push('--service-account-issuer must not be empty');
+  if (o.serviceAccountMaxTokenExpiration !== 0 && o.serviceAccountMaxTokenExpiration < 3600 * SECOND) {
+    problems.push(`--service-account-max-token-expiration ${formatDuration(o.serviceAccountMaxTokenExpiration)} must be 0 or at least 1h`);
+  }
 }
 
 /** Upstream's checks of the leader election periods, and positive periods and seconds. */
@@ -255,7 +289,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       continue;
     }
     if (!arg.startsWith('--')) {
-      problems.push(arg.startsWith('-') ? `unknown shorthand flag: ${arg}` : `unexpected argument ${JSON.stringify(arg)}: orch-apiserver takes flags only`);
+      problems.push(arg.startsWith('-') ? `unknown shorthand flag: ${arg}` : `unexpected argument ${quoteValue(arg)}: orch-apiserver takes flags only`);
       continue;
     }
     const eq = arg.indexOf('=');

@@ -3,6 +3,7 @@
  * shared by both implementations.
  */
 import { invalid, StoreErrorCode } from './errors.js';
+import { quoteValue } from '../../api/quote.js';
 
 /** Keys in [start, end), compared byte-wise (UTF-8), as etcd and SQLite's BINARY collation do. */
 export interface KeyRange {
@@ -15,14 +16,14 @@ const SEGMENTS = /^(\/[^/]+)+$/;
 /** Throws invalid unless `key` names one object: `/a/b/c`. */
 export function checkKey(key: string): void {
   if (!SEGMENTS.test(key) || key.includes('\0')) {
-    throw invalid(StoreErrorCode.invalidKey, `invalid key ${JSON.stringify(key)}: want /segment/.../name`, key);
+    throw invalid(StoreErrorCode.invalidKey, `invalid key ${quoteValue(key)}: want /segment/.../name`, key);
   }
 }
 
 /** Throws invalid unless `prefix` names a set of keys: `/a/` or `/a/b/`. */
 export function checkPrefix(prefix: string): void {
   if (!prefix.endsWith('/') || !SEGMENTS.test(prefix.slice(0, -1)) || prefix.includes('\0')) {
-    throw invalid(StoreErrorCode.invalidKey, `invalid prefix ${JSON.stringify(prefix)}: want /segment/.../`, prefix);
+    throw invalid(StoreErrorCode.invalidKey, `invalid prefix ${quoteValue(prefix)}: want /segment/.../`, prefix);
   }
 }
 
@@ -55,7 +56,7 @@ export function parseResourceVersion(value: string | undefined, subject = 'resou
   if (!Number.isSafeInteger(n)) {
     throw invalid(
       StoreErrorCode.invalidResourceVersion,
-      `invalid resourceVersion ${JSON.stringify(value)}: want a decimal revision`,
+      `invalid resourceVersion ${quoteValue(value)}: want a decimal revision`,
       subject,
     );
   }
@@ -78,7 +79,7 @@ export function encodeContinue(prefix: string, lastKey: string, revision: number
 }
 
 function badToken(token: string, why: string): Error {
-  return invalid(StoreErrorCode.invalidContinue, `invalid continue token ${JSON.stringify(token)}: ${why}`, 'continue');
+  return invalid(StoreErrorCode.invalidContinue, `invalid continue token ${quoteValue(token)}: ${why}`, 'continue');
 }
 
 /** The revision and the first key of the next page (always under `prefix`); throws invalid for a garbled token. */

@@ -8,6 +8,7 @@ import { compareCodeUnits } from '../../../api/order.js';
 
 const TYPE_NAMES: Record<FlagType, string> = {
   string: 'string',
+  ip: 'ip',
   bool: '',
   int32: 'int32',
   int: 'int',

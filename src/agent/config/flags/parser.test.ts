@@ -88,8 +88,8 @@ void describe('flag values', () => {
       '--vmodule=pod*=4,config=2', '--feature-gates=QOSReserved=true', '--feature-gates=NodeSwap=true',
     ]);
     assert.deepEqual(r.config.registerWithTaints, [
-      { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' },
-      { key: 'spot', value: '', effect: 'PreferNoSchedule' },
+      { key: 'dedicated', value: 'gpu', effect: 'NoSchedule', timeAdded: null },
+      { key: 'spot', value: '', effect: 'PreferNoSchedule', timeAdded: null },
     ]);
     assert.deepEqual(r.config.logging.vmodule, [{ filePattern: 'pod*', verbosity: 4 }, { filePattern: 'config', verbosity: 2 }]);
     assert.deepEqual(r.config.featureGates, { QOSReserved: true, NodeSwap: true });

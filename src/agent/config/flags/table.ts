@@ -8,6 +8,7 @@
 /** How a flag's text is parsed (pflag/cliflag value types of upstream). */
 export type FlagType =
   | 'string'
+  | 'ip' // an IP address; empty leaves the value as it was (upstream's IPVar)
   | 'bool'
   | 'int32'
   | 'int'
@@ -123,7 +124,7 @@ function o(name: string, type: FlagType, option: keyof CommandLineOptions, usage
 }
 
 export const FLAGS: readonly FlagSpec[] = [
-  f('address', 'string', 'address', 'Address the server listens on; 0.0.0.0 or :: means all interfaces and IP families', '0.0.0.0'),
+  f('address', 'ip', 'address', 'Address the server listens on; 0.0.0.0 or :: means all interfaces and IP families', '0.0.0.0'),
   f('allowed-unsafe-sysctls', 'strings', 'allowedUnsafeSysctls', 'Allow-list of unsafe sysctls or patterns ending in *'),
   f('anonymous-auth', 'bool', 'authentication.anonymous.enabled', 'Accept requests not rejected by other authenticators as anonymous (user system:anonymous, group system:unauthenticated)', 'true'),
   f('authentication-token-webhook', 'bool', 'authentication.webhook.enabled', 'Authenticate bearer tokens with the TokenReview API', 'false'),
@@ -171,7 +172,7 @@ export const FLAGS: readonly FlagSpec[] = [
   f('feature-gates', 'map-bool', 'featureGates', 'Feature gates (key=true|false pairs); see the list below'),
   f('file-check-frequency', 'duration', 'fileCheckFrequency', 'Interval of checking config files', '20s'),
   f('hairpin-mode', 'string', 'hairpinMode', 'promiscuous-bridge, hairpin-veth, none', 'promiscuous-bridge'),
-  f('healthz-bind-address', 'string', 'healthzBindAddress', 'Address of the health server; 0.0.0.0 or :: for all', '127.0.0.1'),
+  f('healthz-bind-address', 'ip', 'healthzBindAddress', 'Address of the health server; 0.0.0.0 or :: for all', '127.0.0.1'),
   f('healthz-port', 'int32', 'healthzPort', 'Port of the local health endpoint; 0 disables', '10248'),
   { name: 'help', short: 'h', type: 'help', target: { action: 'help' }, usage: 'Print help' },
   o('hostname-override', 'string', 'hostnameOverride', 'Node identification used instead of the hostname'),

@@ -4,12 +4,15 @@
  * the header multimap appends same-named headers in order, reserved memory appends.
  * Every failure is a message naming the flag, the text and what is allowed.
  */
+import { isIP } from 'node:net';
 import { parseDuration } from '../../../api/duration.js';
 import { messageOf } from '../../../api/errors.js';
 import { parseTaints } from '../../../api/taints.js';
 import type { FlagSpec } from './table.js';
+import { quoteValue } from '../../../api/quote.js';
 
-export type FlagValueResult = { ok: true; value: unknown } | { ok: false; error: string };
+/** `unchanged`: the flag was given but leaves its target as it was (an empty --address=). */
+export type FlagValueResult = { ok: true; value: unknown; unchanged?: true } | { ok: false; error: string };
 
 /** Go's strconv.ParseBool. */
 export function parseGoBool(text: string): boolean | undefined {
@@ -44,7 +47,7 @@ function parsePairs(text: string, sep: string, into: Record<string, string>, exa
   for (const item of splitList(text)) {
     if (item === '') continue;
     const at = item.indexOf(sep);
-    if (at <= 0) return `malformed pair ${JSON.stringify(item)}, expected ${example}`;
+    if (at <= 0) return `malformed pair ${quoteValue(item)}, expected ${example}`;
     into[item.slice(0, at).trim()] = item.slice(at + 1).trim();
   }
   return undefined;
@@ -57,11 +60,14 @@ function parsePairs(text: string, sep: string, into: Record<string, string>, exa
 export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown): FlagValueResult {
   const bad = (allowed: string): FlagValueResult => ({
     ok: false,
-    error: `invalid value ${JSON.stringify(text)} for flag --${spec.name}: ${allowed}`,
+    error: `invalid value ${quoteValue(text)} for flag --${spec.name}: ${allowed}`,
   });
   switch (spec.type) {
     case 'string':
       return { ok: true, value: text };
+    case 'ip':
+      if (text === '') return { ok: true, value: previous, unchanged: true };
+      return isIP(text) === 0 ? bad('expected an IPv4 or IPv6 address') : { ok: true, value: text };
     case 'bool':
     case 'help': {
       const b = parseGoBool(text);
@@ -101,7 +107,7 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
       const into: Record<string, boolean> = { ...(previous as Record<string, boolean> | undefined) };
       for (const [k, v] of Object.entries(pairs)) {
         const b = parseGoBool(v);
-        if (b === undefined) return bad(`the value of ${k} must be true or false, got ${JSON.stringify(v)}`);
+        if (b === undefined) return bad(`the value of ${k} must be true or false, got ${quoteValue(v)}`);
         into[k] = b;
       }
       return { ok: true, value: into };
@@ -112,7 +118,7 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
       for (const item of splitList(text)) {
         if (item === '') continue;
         const at = item.indexOf(':');
-        if (at <= 0) return bad(`malformed header ${JSON.stringify(item)}, expected name:value`);
+        if (at <= 0) return bad(`malformed header ${quoteValue(item)}, expected name:value`);
         const name = item.slice(0, at).trim();
         (into[name] ??= []).push(item.slice(at + 1).trim());
       }
@@ -137,7 +143,7 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
       try {
         return {
           ok: true,
-          value: parseTaints(text).map((t) => ({ key: t.key, value: t.value ?? '', effect: t.effect })),
+          value: parseTaints(text).map((t) => ({ key: t.key, value: t.value ?? '', effect: t.effect, timeAdded: null })),
         };
       } catch (err) {
         return bad(messageOf(err));
@@ -148,7 +154,7 @@ export function parseFlagValue(spec: FlagSpec, text: string, previous: unknown):
         if (item === '') continue;
         const at = item.lastIndexOf('=');
         const level = at > 0 ? parseGoInt(item.slice(at + 1), 32) : undefined;
-        if (level === undefined || level < 0) return bad(`malformed item ${JSON.stringify(item)}, expected pattern=N`);
+        if (level === undefined || level < 0) return bad(`malformed item ${quoteValue(item)}, expected pattern=N`);
         out.push({ filePattern: item.slice(0, at), verbosity: level });
       }
       return { ok: true, value: out };

@@ -12,11 +12,13 @@ import {
   type ClientUnaryCall,
 } from '@grpc/grpc-js';
 import { OrchError } from '../../../api/errors.js';
+import type { Tracer } from '../../../api/tracing/index.js';
 import { parseCriEndpoint, type CriEndpoint } from './endpoint.js';
 import { criCallError } from './errors.js';
 import { cachingListDeserializer } from './list-cache.js';
 import { criMethods, type CriMethod, type CriServiceName } from './proto.js';
 import type { ImageService, RuntimeService } from './services.js';
+import { tracedCriCall } from './tracing.js';
 import type { CallOptions, ImageSpec } from './types-common.js';
 import type {
   AttachRequest,
@@ -68,6 +70,8 @@ export interface CriClientOptions {
   readonly requestTimeoutMs?: number;
   /** Overrides where proto/cri-v1.proto is (default: found from this module's location). */
   readonly protoPath?: string;
+  /** Traces every call (a client span, its trace context sent as gRPC metadata); absent: no tracing. */
+  readonly tracer?: Tracer;
 }
 
 interface Channel {
@@ -100,6 +104,7 @@ export class CriClient implements RuntimeService, ImageService {
   private readonly image: Channel;
   /** Unfiltered list calls (the PLEG's, housekeeping's): see list-cache.ts. */
   private readonly listDecoders: ReadonlyMap<string, (buf: Buffer) => unknown>;
+  private readonly tracer: Tracer | undefined;
   private closed = false;
 
   constructor(options: CriClientOptions) {
@@ -110,6 +115,7 @@ export class CriClient implements RuntimeService, ImageService {
       });
     }
     this.requestTimeoutMs = timeout;
+    this.tracer = options.tracer;
     const runtimeEndpoint = parseCriEndpoint(options.runtimeEndpoint, '--container-runtime-endpoint');
     const imageEndpoint =
       options.imageEndpoint === undefined || options.imageEndpoint === ''
@@ -307,6 +313,19 @@ export class CriClient implements RuntimeService, ImageService {
     options: CallOptions | undefined,
     deserialize?: (buf: Buffer) => unknown,
   ): Promise<Res> {
+    const send = (metadata: Metadata): Promise<Res> => this.send(which, method, request, deadline, options, deserialize, metadata);
+    return this.tracer === undefined ? send(new Metadata()) : tracedCriCall(this.tracer, serviceOf(which), method, request, send);
+  }
+
+  private send<Res>(
+    which: 'runtime' | 'image',
+    method: string,
+    request: object,
+    deadline: Deadline,
+    options: CallOptions | undefined,
+    deserialize: ((buf: Buffer) => unknown) | undefined,
+    metadata: Metadata,
+  ): Promise<Res> {
     const channel = which === 'runtime' ? this.runtime : this.image;
     const timeoutMs =
       deadline === 'none' ? undefined : deadline === 'request' ? this.requestTimeoutMs : this.requestTimeoutMs + deadline.extraMs;
@@ -345,7 +364,7 @@ export class CriClient implements RuntimeService, ImageService {
           definition.requestSerialize,
           deserialize ?? definition.responseDeserialize,
           request,
-          new Metadata(),
+          metadata,
           grpcOptions,
           (err, value) => {
             signal?.removeEventListener('abort', onAbort);

@@ -6,7 +6,8 @@
  * Owns: endpoint parsing (--container-runtime-endpoint, --image-service-endpoint), the gRPC
  * channels, per-call deadlines (runtimeRequestTimeout), and the mapping of gRPC failures to
  * OrchErrors (CRI_TIMEOUT, CRI_UNAVAILABLE, CRI_NOT_FOUND, CRI_CANCELLED, CRI_CLOSED,
- * CRI_ERROR, CRI_INVALID_ENDPOINT, CRI_INVALID_TIMEOUT, CRI_PROTO_MISSING).
+ * CRI_ERROR, CRI_INVALID_ENDPOINT, CRI_INVALID_TIMEOUT, CRI_PROTO_MISSING), and, with a tracer, a
+ * client span for every call (tracing.ts) with its trace context sent as gRPC metadata.
  * Must not: retry, cache, decide anything about pods (that is the runtime manager's job), or
  * crash the process when the runtime is down: every failure is a rejected promise of the call
  * that caused it.

@@ -7,6 +7,7 @@
 import { toWireObject, type NodeagentConfiguration } from '../../config/index.js';
 import { HttpError, readBody, sendJson, sendText } from '../http.js';
 import type { Route } from '../router.js';
+import { quoteValue } from '../../../api/quote.js';
 
 export function configzRoutes(config: NodeagentConfiguration): Route[] {
   const body = JSON.stringify({ nodeagentconfig: toWireObject(config) });
@@ -25,7 +26,7 @@ export function debugFlagsRoutes(logs: VerbositySetter): Route[] {
       if (req.method !== 'PUT') throw new HttpError(406, 'unsupported http method');
       const text = (await readBody(req, 64)).toString('utf8').trim();
       if (!/^\d+$/.test(text) || Number(text) > 2 ** 31 - 1) {
-        throw new HttpError(400, `failed set logging.verbosity ${text}: ${JSON.stringify(text)} is not a non-negative integer`);
+        throw new HttpError(400, `failed set logging.verbosity ${text}: ${quoteValue(text)} is not a non-negative integer`);
       }
       logs.setVerbosity(Number(text));
       sendText(res, 200, `successfully set logging.verbosity to ${Number(text)}`);

@@ -18,6 +18,7 @@ import type { Route } from '../router.js';
 import type { LogReadOptions } from './cri-log.js';
 import { streamContainerLog } from './rotated-log.js';
 import type { NodePod } from '../../../api/pod/index.js';
+import { quoteValue } from '../../../api/quote.js';
 
 export interface PodLogOptions {
   readonly follow: boolean;
@@ -133,7 +134,7 @@ export function containerLogRoutes(view: PodsView, cri: ServerCri, clock: Pick<C
       try {
         logPath = (await cri.containerStatus({ containerId: id })).status?.logPath ?? '';
       } catch (err) {
-        throw new HttpError(400, `failed to get container status ${JSON.stringify(id)}: ${messageOf(err)}`);
+        throw new HttpError(400, `failed to get container status ${quoteValue(id)}: ${messageOf(err)}`);
       }
       if (logPath === '') throw new HttpError(400, `container "${name}" in pod "${podName}" has no log file`);
       const read: LogReadOptions = {

@@ -13,6 +13,7 @@ import type { ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { HttpError, TEXT } from '../http.js';
 import { resolveLogPath, sendFile } from './files.js';
+import { quoteValue } from '../../../api/quote.js';
 
 const execFileAsync = promisify(execFile);
 const MAX_TAIL_LINES = 100_000;
@@ -31,7 +32,7 @@ export interface NodeLogQuery {
 }
 
 function invalid(field: string, value: string, why: string): string {
-  return `${field}: Invalid value: ${JSON.stringify(value)}: ${why}`;
+  return `${field}: Invalid value: ${quoteValue(value)}: ${why}`;
 }
 
 function time(query: URLSearchParams, name: string, errors: string[]): Date | undefined {
@@ -46,7 +47,7 @@ function int(query: URLSearchParams, name: string, errors: string[]): number | u
   const v = query.get(name);
   if (v === null || v === '') return undefined;
   if (!/^[-+]?\d+$/.test(v)) {
-    errors.push(invalid(name, v, `strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`));
+    errors.push(invalid(name, v, `strconv.Atoi: parsing ${quoteValue(v)}: invalid syntax`));
     return undefined;
   }
   return Number(v);
@@ -165,7 +166,7 @@ export async function serveNodeLogQuery(res: ServerResponse, logDir: string, rel
         served = true;
         break;
       }
-      if (!served) res.write(`\nerror: no journal entries and no log file for service ${JSON.stringify(service)}\n`);
+      if (!served) res.write(`\nerror: no journal entries and no log file for service ${quoteValue(service)}\n`);
     }
   }
   res.end();

@@ -1,10 +1,14 @@
 /**
- * The stats provider of the servers: one snapshot of the node's and the pods' usage, shared by
- * /stats/summary, /metrics/resource and /metrics/cadvisor. Pods and containers come from the
- * CRI (ready sandboxes and running containers with the agent's labels, ListPodSandboxStats,
- * ListContainerStats, ImageFsInfo), the node from /proc and statfs. ListPodSandboxStats is
- * slow with many pods (~0.4 s for 30), so a snapshot is reused for `cacheMs` (10 s) and
- * concurrent callers share the one being taken; nothing polls it in the background.
+ * The stats provider of the servers and the eviction manager: one snapshot of the node's and
+ * the pods' usage, shared by /stats/summary, /metrics/resource, /metrics/cadvisor and the
+ * eviction manager's ranking and local storage checks. Pods and containers come from the CRI
+ * (ready sandboxes and running containers with the agent's labels, ListPodSandboxStats,
+ * ListContainerStats, ImageFsInfo), the node from /proc and statfs, the pods' volumes from the
+ * volume stats cache (measured every volumeStatsAggPeriod). A pod's ephemeral storage is its
+ * containers' writable layers and logs plus its local ephemeral volumes and /etc/hosts.
+ * ListPodSandboxStats is slow with many pods (~0.4 s for 30), so a snapshot is reused for
+ * `cacheMs` (10 s) unless the caller wants a younger one, and concurrent callers share the one
+ * being taken; nothing polls it in the background.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +21,7 @@ import type { ContainerStats, CpuUsage, MemoryUsage, NetworkInterfaceUsage, PodS
 import type { ServerCri } from '../host.js';
 import { fsStats, readNode, type NodeReadings } from './node.js';
 import { type CPUStats, type FsStats, type InterfaceStats, type MemoryStats, type NetworkStats, type RlimitStats } from './types.js';
+import type { VolumeStats, VolumeStatsCache } from './volume-stats.js';
 
 export interface ContainerUsage {
   readonly id: string;
@@ -40,6 +45,10 @@ export interface PodUsage {
   readonly network?: NetworkStats;
   readonly processCount?: number;
   readonly containers: readonly ContainerUsage[];
+  /** The pod's volumes as last measured (absent until they were). */
+  readonly volumes?: readonly VolumeStats[];
+  /** Writable layers, logs, local ephemeral volumes and /etc/hosts, on the node file system's figures. */
+  readonly ephemeralStorage: FsStats;
 }
 
 export interface NodeUsage {
@@ -62,8 +71,8 @@ export interface StatsSnapshot {
 }
 
 export interface StatsProvider {
-  /** The newest snapshot, at most `cacheMs` old. Rejects when the runtime cannot list pods. */
-  snapshot(): Promise<StatsSnapshot>;
+  /** The newest snapshot, at most `maxAgeMs` (default `cacheMs`) old. Rejects when the runtime cannot list pods. */
+  snapshot(maxAgeMs?: number): Promise<StatsSnapshot>;
 }
 
 export interface StatsProviderOptions {
@@ -76,6 +85,8 @@ export interface StatsProviderOptions {
   readonly clock: Pick<Clock, 'now'>;
   readonly procDir?: string;
   readonly logger?: Logger;
+  /** The pods' volume stats; without it, pods have no volume stats. */
+  readonly volumes?: Pick<VolumeStatsCache, 'podVolumes'>;
 }
 
 const u64 = (v: UInt64Value | null | undefined): number | undefined => (v === null || v === undefined ? undefined : Number(BigInt(v.value === '' ? '0' : v.value)));
@@ -183,8 +194,15 @@ export function createStatsProvider(o: StatsProviderOptions): StatsProvider {
         });
       }));
       const ps = bySandboxStats.get(sb.id);
+      const volumes = o.volumes?.podVolumes(uid);
+      const sum = (f: (u: FsStats | undefined) => number | undefined): number => usage.reduce((a, c) => a + (f(c.rootfs) ?? 0) + (f(c.logs) ?? 0), 0);
+      const ephemeralStorage = defined<FsStats>({
+        time, availableBytes: rootFs?.availableBytes, capacityBytes: rootFs?.capacityBytes, inodes: rootFs?.inodes, inodesFree: rootFs?.inodesFree,
+        usedBytes: sum((u) => u?.usedBytes) + (volumes?.ephemeral.usedBytes ?? 0),
+        inodesUsed: sum((u) => u?.inodesUsed) + (volumes?.ephemeral.inodesUsed ?? 0),
+      });
       pods.push(defined<PodUsage>({
-        ...id, sandboxId: sb.id, startTime: Number(BigInt(sb.createdAt) / 1_000_000n), containers: usage,
+        ...id, sandboxId: sb.id, startTime: Number(BigInt(sb.createdAt) / 1_000_000n), containers: usage, volumes: volumes?.volumes, ephemeralStorage,
         cpu: cpuOf(ps?.linux?.cpu, at) ?? sumCpu(usage, time), memory: memoryOf(ps?.linux?.memory, at) ?? sumMemory(usage, time),
         network: ps === undefined ? undefined : networkOf(ps, at),
         processCount: u64(ps?.linux?.process?.processCount),
@@ -204,9 +222,9 @@ export function createStatsProvider(o: StatsProviderOptions): StatsProvider {
   }
 
   return {
-    snapshot() {
+    snapshot(maxAgeMs = cacheMs) {
       const t = now();
-      if (cached !== undefined && t - cached.at < cacheMs) return cached.value;
+      if (cached !== undefined && t - cached.at < Math.min(cacheMs, maxAgeMs)) return cached.value;
       const value = take();
       cached = { at: t, value };
       value.catch(() => { if (cached?.value === value) cached = undefined; }); // a failed snapshot is not reused

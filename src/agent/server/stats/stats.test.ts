@@ -44,6 +44,8 @@ const snapshot: StatsSnapshot = {
       cpu: { time: '2024-05-01T10:00:00Z', usageCoreNanoSeconds: 1.5e9 }, memory: { time: '2024-05-01T10:00:00Z', workingSetBytes: 200 },
       rootfs: { time: '2024-05-01T10:00:00Z', usedBytes: 10 }, logs: { time: '2024-05-01T10:00:00Z', usedBytes: 5 },
     }],
+    volumes: [{ name: 'data', time: '2024-05-01T10:00:00Z', usedBytes: 4096, inodesUsed: 2, capacityBytes: 100, availableBytes: 60 }],
+    ephemeralStorage: { time: '2024-05-01T10:00:00Z', availableBytes: 60, capacityBytes: 100, usedBytes: 15 },
   }],
 };
 
@@ -59,6 +61,7 @@ void describe('the summary and the container metrics', () => {
     assert.equal(pod.startTime, '2024-05-01T09:59:00Z');
     assert.deepEqual(pod['ephemeral-storage'], { time: '2024-05-01T10:00:00Z', availableBytes: 60, capacityBytes: 100, usedBytes: 15 });
     assert.deepEqual(pod.process_stats, { process_count: 2 });
+    assert.deepEqual(pod.volume?.map((v) => [v.name, v.usedBytes]), [['data', 4096]]);
     assert.equal(pod.containers[0]?.logs?.usedBytes, 5);
     const small = buildSummary(snapshot, 'node1', true);
     assert.equal(small.node.fs, undefined);

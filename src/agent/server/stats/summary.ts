@@ -32,7 +32,7 @@ function systemContainers(s: StatsSnapshot): ContainerSummary[] {
   return [self, pods];
 }
 
-function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean, s: StatsSnapshot): PodSummary {
+function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean): PodSummary {
   const containers: ContainerSummary[] = p.containers.map((c) => ({
     name: c.name,
     startTime: formatTime(c.startTime),
@@ -49,17 +49,11 @@ function podSummary(p: PodUsage, cpuAndMemoryOnly: boolean, s: StatsSnapshot): P
     ...(p.memory === undefined ? {} : { memory: p.memory }),
   };
   if (cpuAndMemoryOnly) return base;
-  const used = p.containers.reduce((a, c) => a + (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0), 0);
-  const fs = s.node.fs;
   return {
     ...base,
     ...(p.network === undefined ? {} : { network: p.network }),
-    'ephemeral-storage': {
-      time: formatTime(s.timestamp),
-      ...(fs?.availableBytes === undefined ? {} : { availableBytes: fs.availableBytes }),
-      ...(fs?.capacityBytes === undefined ? {} : { capacityBytes: fs.capacityBytes }),
-      usedBytes: used,
-    },
+    ...(p.volumes === undefined || p.volumes.length === 0 ? {} : { volume: p.volumes }),
+    'ephemeral-storage': p.ephemeralStorage,
     ...(p.processCount === undefined ? {} : { process_stats: { process_count: p.processCount } }),
   };
 }
@@ -82,7 +76,7 @@ export function buildSummary(s: StatsSnapshot, nodeName: string, cpuAndMemoryOnl
         rlimit: n.rlimit,
       }),
     },
-    pods: s.pods.map((p) => podSummary(p, cpuAndMemoryOnly, s)),
+    pods: s.pods.map((p) => podSummary(p, cpuAndMemoryOnly)),
   };
 }
 

@@ -63,6 +63,7 @@ export interface PodSummary {
   readonly cpu?: CPUStats;
   readonly memory?: MemoryStats;
   readonly network?: NetworkStats;
+  readonly volume?: readonly (FsStats & { readonly name: string })[];
   readonly 'ephemeral-storage'?: FsStats;
   readonly process_stats?: { readonly process_count?: number };
 }

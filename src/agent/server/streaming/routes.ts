@@ -19,6 +19,7 @@ import type { RequestContext, Route } from '../router.js';
 import { isWebSocketRequest, offeredProtocols, proxyWebSocket, requireUpgrade, V5 } from './proxy.js';
 import { translateV5 } from './translate.js';
 import { isSpdyUpgrade, proxySpdyUpgrade, TUNNEL_PREFIX, tunnelSpdy, type RelayOptions } from './upgrade.js';
+import { quoteValue } from '../../../api/quote.js';
 
 export interface StreamOptions {
   readonly stdin: boolean;
@@ -42,8 +43,8 @@ export function parsePorts(q: URLSearchParams): number[] {
   const raw = q.getAll('port');
   if (raw.length === 0) throw new HttpError(400, 'query parameter "port" is required');
   return raw.map((p) => {
-    if (!/^\d+$/.test(p) || Number(p) > 65535) throw new HttpError(400, `unable to parse ${JSON.stringify(p)} as a port: invalid syntax`);
-    if (Number(p) === 0) throw new HttpError(400, `port ${JSON.stringify(p)} must be > 0`);
+    if (!/^\d+$/.test(p) || Number(p) > 65535) throw new HttpError(400, `unable to parse ${quoteValue(p)} as a port: invalid syntax`);
+    if (Number(p) === 0) throw new HttpError(400, `port ${quoteValue(p)} must be > 0`);
     return Number(p);
   });
 }
@@ -68,7 +69,7 @@ async function runningContainerId(cri: ServerCri, pod: NodePod, name: string): P
     labelSelector: { [POD_UID_LABEL]: pod.metadata.uid, [CONTAINER_NAME_LABEL]: name },
   });
   const newest = [...list].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
-  if (newest === undefined) throw new HttpError(404, `container not found (${JSON.stringify(name)})`);
+  if (newest === undefined) throw new HttpError(404, `container not found (${quoteValue(name)})`);
   return newest.id;
 }
 
@@ -119,7 +120,7 @@ export function streamingRoutes(o: StreamingRoutesOptions): Route[] {
     const { uid } = pod.metadata;
     const sandboxes = await o.cri.listPodSandbox({ state: { state: 'SANDBOX_READY' }, labelSelector: { [POD_UID_LABEL]: uid } });
     const sandbox = [...sandboxes].sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)))[0];
-    if (sandbox === undefined) throw new HttpError(404, `pod sandbox of ${JSON.stringify(pod.metadata.name)} not found`);
+    if (sandbox === undefined) throw new HttpError(404, `pod sandbox of ${quoteValue(pod.metadata.name)} not found`);
     const url = await o.cri.portForward({ podSandboxId: sandbox.id, port: ports }).catch((err: unknown) => { throw runtimeError(err); });
     await serveStream(ctx, url, undefined, proxy);
   };

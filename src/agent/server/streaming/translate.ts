@@ -16,6 +16,7 @@ import { acceptWebSocket, closeCode, OPEN, V4, V5 } from './proxy.js';
 import { FrameReader, FrameWriter, type Frame } from './spdy.js';
 import { dialSpdy, type RelayOptions, type Upgraded } from './upgrade.js';
 import type { StreamOptions } from './routes.js';
+import { quoteValue } from '../../../api/quote.js';
 
 const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
 
@@ -36,7 +37,7 @@ export async function translateV5(ctx: RequestContext, url: string, opts: Stream
   const backend = await dialSpdy(url, [V4], o.handshakeTimeoutMs);
   if (backend.protocol !== V4) {
     backend.socket.destroy();
-    throw new HttpError(500, `the runtime's streaming server chose ${JSON.stringify(backend.protocol)}, not ${V4}`);
+    throw new HttpError(500, `the runtime's streaming server chose ${quoteValue(backend.protocol)}, not ${V4}`);
   }
   const client = await acceptWebSocket(ctx, V5);
   if (client === undefined) {

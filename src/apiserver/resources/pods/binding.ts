@@ -12,6 +12,7 @@ import { object, objectMeta, objectReference, str as strSchema, type ObjectSchem
 import { badRequest, conflict, FieldErrors, type Status } from '../../status/index.js';
 import { rec, recs } from '../common/index.js';
 import { setPodCondition } from './conditions.js';
+import { quoteValue } from '../../../api/quote.js';
 
 const BINDING = { group: '', resource: 'pods/binding' };
 
@@ -45,7 +46,7 @@ function assign(written: WireObject, stored: WireObject): WireObject {
   const storedUid = str(metaOf(stored).uid);
   if (uid !== '' && uid !== storedUid) throw conflict(BINDING, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${storedUid}`);
   if (str(metaOf(stored).deletionTimestamp) !== '') throw conflict(BINDING, name, `pod ${name} is being deleted, cannot be assigned to a host`);
-  if (str(spec.nodeName) !== '') throw conflict(BINDING, name, `pod ${name} is already assigned to node ${JSON.stringify(str(spec.nodeName))}`);
+  if (str(spec.nodeName) !== '') throw conflict(BINDING, name, `pod ${name} is already assigned to node ${quoteValue(str(spec.nodeName))}`);
   if (recs(spec.schedulingGates).length > 0) throw conflict(BINDING, name, `pod ${name} has non-empty .spec.schedulingGates`);
   const pod = cloneJson(stored);
   rec(pod.spec).nodeName = rec(written.spec).nodeName;

@@ -9,13 +9,15 @@
  * upstream's others. The connect subresources log, exec, attach and portforward are declared
  * here and served by ../../nodeproxy; eviction (a policy/v1 Eviction) by ../../eviction;
  * `binding` (assign an unbound pod to a node) is declared with its merge rule here and served
- * as an action by the router.
+ * as an action by the router; `ephemeralcontainers` (ephemeral.ts) adds ephemeral containers to a
+ * running pod.
  *
  * Must not: know HTTP, the store or the node agents.
  */
 import { str, type ResourceDefinition } from '../../registry/index.js';
 import { rec } from '../common/index.js';
 import { bindingSubresource } from './binding.js';
+import { ephemeralContainersSubresource } from './ephemeral.js';
 import { POD_COLUMNS } from './printer.js';
 import { podSchema } from './schema.js';
 import { podStrategy } from './strategy.js';
@@ -70,6 +72,7 @@ export const podDefinition: ResourceDefinition = {
     { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
     { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
     bindingSubresource,
+    ephemeralContainersSubresource,
     { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
   ],
 };

@@ -2,14 +2,15 @@
  * What the API server adds to src/api/pod for pods: defaults and validation on create (the
  * problems of validatePod become 422 causes naming their fields), status reset to Pending with
  * the QoS class, the spec's immutability on update (only images, activeDeadlineSeconds,
- * tolerations additions and schedulingGates removals may change), and graceful deletion.
+ * tolerations additions and schedulingGates removals may change; ephemeral containers only
+ * through their subresource, ephemeral.ts), and graceful deletion.
  */
-import { applyPodDefaults, decodePod, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, validatePod } from '../../../api/pod/index.js';
-import { compareQuantities, parseQuantity, type Quantity } from '../../../api/quantity.js';
+import { applyPodDefaults, decodePod, DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, qosClass as podQosClass, validatePod } from '../../../api/pod/index.js';
 import { jsonEqual } from '../../patch/index.js';
 import { str, type ResourceStrategy, type WireObject } from '../../registry/index.js';
 import type { FieldErrors } from '../../status/index.js';
 import { num, rec, recs } from '../common/index.js';
+import { validateEphemeralAdditions } from './ephemeral.js';
 
 export const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 
@@ -33,32 +34,18 @@ function defaulted(object: WireObject): void {
   if (decoded.ok) object.spec = applyPodDefaults(decoded.pod).spec;
 }
 
-function quantity(value: unknown): Quantity | undefined {
-  try {
-    return typeof value === 'string' || typeof value === 'number' ? parseQuantity(String(value)) : undefined;
-  } catch {
-    // Validation reports the malformed quantity; here it just does not count.
-    return undefined;
-  }
-}
-
-/** Guaranteed, Burstable or BestEffort from the cpu and memory requests and limits (upstream's rule). */
+/**
+ * The QoS class a new pod's status records (upstream's rule, src/api/pod/qos.ts); a malformed
+ * quantity counts as none here, since validation refuses the pod naming the field.
+ */
 export function qosClass(spec: WireObject): string {
-  const containers = [...recs(spec.containers), ...recs(spec.initContainers)];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const requests = rec(rec(c.resources).requests);
-    const limits = rec(rec(c.resources).limits);
-    for (const name of ['cpu', 'memory']) {
-      const request = quantity(requests[name]);
-      const limit = quantity(limits[name]);
-      if ((request !== undefined && request.mantissa !== 0n) || (limit !== undefined && limit.mantissa !== 0n)) any = true;
-      if (limit === undefined || (request !== undefined && compareQuantities(request, limit) !== 0)) guaranteed = false;
-    }
+  const decoded = decodePod({ spec });
+  if (!decoded.ok) return 'BestEffort';
+  try {
+    return podQosClass(decoded.pod);
+  } catch {
+    return 'BestEffort';
   }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
 const UPDATABLE = 'pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, '
@@ -129,17 +116,21 @@ export const podStrategy: ResourceStrategy = {
     addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
   },
   prepareForUpdate: (pod, _old, ctx) => {
-    if (ctx.subresource === undefined) defaulted(pod);
+    if (ctx.subresource === undefined || ctx.subresource === 'ephemeralcontainers') defaulted(pod);
   },
   validateUpdate: (pod, old, errors, ctx) => {
     validateStatus(pod, errors);
-    if (ctx.subresource !== undefined) return;
+    if (ctx.subresource !== undefined && ctx.subresource !== 'ephemeralcontainers') return;
     const decoded = decodePod(pod);
     if (!decoded.ok) {
       addProblems(errors, decoded.problems);
       return;
     }
-    addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
+    addProblems(errors, validatePod(decoded.pod, { existing: true }), (field) => field.startsWith('metadata.'));
+    if (ctx.subresource === 'ephemeralcontainers') {
+      validateEphemeralAdditions(pod, old, errors);
+      return;
+    }
     const before = errors.list.length;
     const munged = mungedSpec(rec(pod.spec), rec(old.spec), errors);
     if (errors.list.length === before && !jsonEqual(munged, rec(old.spec))) errors.forbidden('spec', UPDATABLE);

@@ -1,7 +1,8 @@
 /**
  * resources/reviews: the create-only review resources, answered and never stored:
- * authentication.orch.io/v1 tokenreviews (who holds this bearer token of the token file? a
- * client certificate cannot be reviewed this way: such tokens are simply unknown) and
+ * authentication.orch.io/v1 tokenreviews (who holds this bearer token: a user of the token file
+ * or a service account, for the review's audiences? a client certificate cannot be reviewed this
+ * way: such tokens are simply unknown) and
  * authorization.orch.io/v1 subjectaccessreviews, localsubjectaccessreviews (namespaced) and
  * selfsubjectaccessreviews (the requester's own; kubectl auth can-i), answered by the server's
  * authorizer (AlwaysAllow or the policy); selfsubjectrulesreviews and selfsubjectreviews
@@ -19,9 +20,16 @@ import { reviewCommon } from './common.js';
 import { selfReview, selfRulesReview } from './self.js';
 import { localSubjectAccessReviewSchema, selfSubjectAccessReviewSchema, subjectAccessReviewSchema, tokenReviewSchema } from './schema.js';
 
+/** A TokenReview's answer: the user and the audiences the token holds for, or why it is refused (`error`), or nothing (unknown token). */
+export interface TokenReviewAnswer {
+  readonly user?: UserInfo;
+  readonly audiences?: readonly string[];
+  readonly error?: string;
+}
+
 export interface ReviewOptions {
-  /** The user holding a bearer token, or undefined (the token file's users). */
-  readonly userOfToken: (token: string) => UserInfo | undefined;
+  /** Who holds a bearer token, for these audiences (empty: the API server's). */
+  readonly reviewToken: (token: string, audiences: readonly string[]) => Promise<TokenReviewAnswer>;
   readonly authorizer: Authorizer;
 }
 
@@ -45,17 +53,18 @@ function tokenReview(options: ReviewOptions): ResourceDefinition {
       validateCreate: () => undefined,
       validateUpdate: () => undefined,
     },
-    review: (review) => {
+    review: async (review) => {
       const spec = rec(review.spec);
-      const user = options.userOfToken(str(spec.token));
-      // Static tokens are not bound to audiences: valid for whichever the reviewer names.
-      const audiences = strings(spec.audiences);
-      const status: Obj = user === undefined ? { authenticated: false } : {
+      const answer = await options.reviewToken(str(spec.token), strings(spec.audiences));
+      const user = answer.user;
+      const audiences = answer.audiences ?? [];
+      const extra = user?.extra === undefined || Object.keys(user.extra).length === 0 ? {} : { extra: Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, [...v]])) };
+      const status: Obj = user === undefined ? { authenticated: false, ...(answer.error === undefined ? {} : { error: answer.error }) } : {
         authenticated: true,
-        user: { username: user.name, ...(user.uid === '' ? {} : { uid: user.uid }), groups: [...user.groups] },
-        ...(audiences.length === 0 ? {} : { audiences }),
+        user: { username: user.name, ...(user.uid === '' ? {} : { uid: user.uid }), groups: [...user.groups], ...extra },
+        ...(audiences.length === 0 ? {} : { audiences: [...audiences] }),
       };
-      return Promise.resolve({ ...review, status });
+      return { ...review, status };
     },
   };
 }

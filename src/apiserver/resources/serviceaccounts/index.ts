@@ -1,6 +1,7 @@
 /**
  * resources/serviceaccounts: core v1 ServiceAccount (`sa`): references to secrets and image pull
- * secrets, and automountServiceAccountToken. Stored as given; no token controller yet.
+ * secrets, and automountServiceAccountToken. Stored as given (no legacy token secrets). The
+ * `token` subresource (a TokenRequest) is declared here and served by ../../serviceaccount.
  *
  * Must not: know HTTP or the store beyond the definition it hands to the registry.
  */
@@ -54,6 +55,7 @@ export const serviceAccountDefinition: ResourceDefinition = {
   nameRule: 'subdomain',
   allowCreateOnUpdate: false,
   returnDeletedObject: false,
+  subresources: [{ name: 'token', kind: 'TokenRequest', group: 'authentication.k8s.io', version: 'v1', verbs: ['create'] }],
   strategy: {
     validateCreate: (sa, errors) => {
       validate(sa, errors);

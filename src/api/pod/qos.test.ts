@@ -1,9 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { OrchError } from '../../api/errors.js';
-import { BURSTABLE, GUARANTEED, podWith } from './fixtures.js';
+import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+
+import { OrchError } from '../errors.js';
 import { qosClass, type QOSClass } from './qos.js';
+
+type Resources = Container['resources'];
+const GUARANTEED: Resources = { limits: { cpu: '500m', memory: '64Mi' } };
+const BURSTABLE: Resources = { requests: { cpu: '100m' } };
+
+function podWith(uid: string, containers: Resources[], initContainers: Resources[] = []): Pod {
+  const make = (prefix: string) => (resources: Resources, i: number): Container =>
+    resources === undefined ? { name: `${prefix}${i}` } : { name: `${prefix}${i}`, resources };
+  return { metadata: { name: `pod-${uid}`, uid }, spec: { containers: containers.map(make('c')), initContainers: initContainers.map(make('i')) } };
+}
 
 void describe('qosClass', () => {
   const cases: [string, Parameters<typeof podWith>[1], Parameters<typeof podWith>[2], QOSClass][] = [

@@ -16,8 +16,8 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 
-import { memoizeByObject } from '../../api/memo.js';
-import { parseQuantity } from '../../api/quantity.js';
+import { memoizeByObject } from '../memo.js';
+import { parseQuantity } from '../quantity.js';
 
 export type QOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 

@@ -1,0 +1,120 @@
+/**
+ * The agent's servers in process for tests (the unit lane's request tests and fuzz suite):
+ * every listener on a free loopback port, over a FakeRuntime holding one running pod, with a
+ * FakeLogger that keeps every line. Test code only.
+ */
+import { request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { FakeClock } from '../../api/fake-clock.js';
+import type { NodePod } from '../../api/pod/index.js';
+import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
+import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../kuberuntime/index.js';
+import { FakeLogger } from '../logging/testing.js';
+import { FakeRuntime } from '../runtime/cri/testing.js';
+import { createAgentMetrics, startServers, type Servers } from './index.js';
+
+export interface TestServers {
+  readonly servers: Servers;
+  readonly logger: FakeLogger;
+  readonly ports: { readonly secure: number; readonly readOnly: number; readonly healthz: number };
+  close(): Promise<void>;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One request with the path exactly as given (no normalization), over TLS to the secure port. */
+export function callAgent(
+  port: number,
+  path: string,
+  o: { method?: string; tls?: boolean; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const done = (res: IncomingMessage): void => {
+      const chunks: Buffer[] = [];
+      const finish = (): void => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+      };
+      // A stream that stays open (a log followed, a watch) answers with what came within the time.
+      const timer = setTimeout(() => {
+        finish();
+        res.destroy();
+      }, o.timeoutMs ?? 10_000);
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', finish);
+      res.on('error', () => { finish(); });
+    };
+    // A body goes with its length (Node sends a GET's body unframed otherwise).
+    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
+    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const, headers: { ...length, ...(o.headers ?? {}) } };
+    const req = o.tls === true ? httpsRequest({ ...options, rejectUnauthorized: false }, done) : request(options, done);
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, body: '' });
+    });
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => { resolve(); }));
+  return port;
+}
+
+/** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
+export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
+  await mkdir(join(dir, 'varlog'), { recursive: true });
+  await writeFile(join(dir, 'varlog', 'syslog'), 'hello\n');
+  await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
+  const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
+  const cri = new FakeRuntime();
+  cri.images.set('busybox', 'sha256:busybox');
+  const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
+  const sandboxId = await cri.runPodSandbox({ config: sandboxConfig });
+  const containerId = await cri.createContainer({
+    podSandboxId: sandboxId, sandboxConfig,
+    config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
+  });
+  await cri.startContainer(containerId);
+  const pod: NodePod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
+  const config = flagDefaults();
+  config.address = '127.0.0.1';
+  config.port = await freePort();
+  config.readOnlyPort = await freePort();
+  config.healthzPort = await freePort();
+  change(config);
+  const logger = new FakeLogger();
+  const servers = await startServers({
+    config, certDir: join(dir, 'pki'), rootDir: dir, nodeName: 'node1', nodeIPs: ['127.0.0.1'],
+    pods: { desiredPods: () => [pod], podStatus: (uid) => (uid === 'uid-1' ? { phase: 'Running' } : undefined) },
+    cri,
+    healthChecks: [{ name: 'ping', check: () => undefined }],
+    logs: { setVerbosity: () => undefined },
+    gates: { enabled: () => false },
+    metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 1, containers: { running: 1 } }) }),
+    logger,
+    clock: new FakeClock(),
+    logDir: join(dir, 'varlog'),
+  });
+  return {
+    servers, logger,
+    ports: { secure: servers.secure?.port ?? 0, readOnly: servers.readOnly?.port ?? 0, healthz: servers.healthz?.port ?? 0 },
+    close: async () => {
+      await servers.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

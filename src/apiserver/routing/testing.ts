@@ -1,0 +1,105 @@
+/**
+ * orch-apiserver's router in process for tests (the unit lane's request tests and fuzz suite):
+ * plain HTTP on a free loopback port, SQLite in a temporary directory, the namespaces, events,
+ * pods, configmaps and nodes resources, a static token `admin-token` of a system:masters user,
+ * and every line the router logs kept in `logs`. Test code only.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { createAuthenticator, parseTokenFile } from '../authn/index.js';
+import { alwaysAllow } from '../authz/index.js';
+import { ResourceRegistry } from '../registry/index.js';
+import { configMapDefinition } from '../resources/configmaps/index.js';
+import { eventDefinitions } from '../resources/events/index.js';
+import { namespaceDefinition } from '../resources/namespaces/index.js';
+import { nodeDefinition } from '../resources/nodes/index.js';
+import { podDefinition } from '../resources/pods/index.js';
+import { openSqliteStore } from '../storage/index.js';
+import { createRouter } from './router.js';
+
+export const TEST_TOKEN = 'admin-token';
+
+export interface TestApiServer {
+  readonly port: number;
+  /** Every line the router logged (it logs 5xx answers and its own failures). */
+  readonly logs: string[];
+  close(): Promise<void>;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One request with the path exactly as given; `token` adds the bearer token. */
+export function callApi(
+  port: number,
+  path: string,
+  o: { method?: string; token?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<ApiAnswer> {
+  return new Promise((resolve, reject) => {
+    // A body goes with its length (Node sends a GET's body unframed otherwise).
+    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
+    const headers = { ...length, ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
+    const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers, agent: false }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      const finish = (): void => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+      };
+      // A watch stays open: it answers with what came within the time.
+      const timer = setTimeout(() => {
+        finish();
+        res.destroy();
+      }, o.timeoutMs ?? 10_000);
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', finish);
+      res.on('error', () => { finish(); });
+    });
+    req.on('upgrade', (res: IncomingMessage, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, body: '' });
+    });
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+export async function startTestApiServer(): Promise<TestApiServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'apiserver-router-'));
+  const store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
+  const logs: string[] = [];
+  const definitions = [namespaceDefinition, ...eventDefinitions({ ttlSeconds: 3600 }), podDefinition, configMapDefinition, nodeDefinition];
+  const router = createRouter({
+    registries: definitions.map((def) => new ResourceRegistry({ def, store })),
+    authenticator: createAuthenticator({ tokens: parseTokenFile(`${TEST_TOKEN},admin,1,"system:masters"\n`, 'tokens.csv') }),
+    authorizer: alwaysAllow,
+    maxRequestBytes: 3 * 1024 * 1024,
+    version: {
+      major: '1', minor: '30', gitVersion: 'v1.30.0+orch-test', gitCommit: '', gitTreeState: 'clean', buildDate: '1970-01-01T00:00:00Z',
+      goVersion: 'node', compiler: 'tsc', platform: 'linux/amd64',
+    },
+    ready: async () => {
+      await store.currentRevision();
+    },
+    log: (line) => logs.push(line),
+    serverAddress: '127.0.0.1:0',
+  });
+  const server = createServer(router.handle);
+  server.on('upgrade', router.upgrade);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    logs,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
