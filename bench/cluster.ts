@@ -49,6 +49,8 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
     const child = spawn(process.execPath, [NODEAGENT, 'simulate', '--nodes', String(n), '--first-index', String(p * per), '--orchconfig', orchconfig,
       '--node-name-prefix', 'bench-node-', '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--', '-v=0', '--cluster-dns=10.96.0.10'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const sim: Simulator = { child, stdout: '' };
+    // A bench stopped by a signal exits through process.exit: the simulators go with it.
+    process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
     child.stdout.setEncoding('utf8').on('data', (c: string) => { sim.stdout += c; });
     child.stderr.pipe(log, { end: false });
     sims.push(sim);
