@@ -24,7 +24,8 @@ import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder 
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import {
-  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type NodePressure, type NodeStatusController,
+  createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
+  type NodeStatusController, type RuntimeFactsSource,
 } from '../agent/nodestatus/index.js';
 import {
   createOrchClient, createRestClient, loadOrchconfig, swappableRestClient, type OrchClient, type OrchConnection, type RestClient,
@@ -194,7 +195,8 @@ export interface ApiModeDeps {
   readonly api: ApiConnection;
   readonly identity: NodeIdentity;
   readonly clock: Clock;
-  readonly cri: CriClient;
+  /** The runtime's status and version, for the node's conditions and nodeInfo. */
+  readonly cri: RuntimeFactsSource & Pick<CriClient, 'updateRuntimeConfig'>;
   readonly status: StatusManager;
   readonly pods: DesiredPods;
   /** Pushes the API pods into the pod config's `api` source. */
@@ -205,6 +207,8 @@ export interface ApiModeDeps {
   readonly pressure: () => NodePressure;
   /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
   readonly nodeProblem?: () => string | undefined;
+  /** The machine facts of the node status (default: read from this machine under rootDir). */
+  readonly machine?: () => Promise<MachineInfo>;
 }
 
 export interface ApiMode {
@@ -254,6 +258,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
     machineInfo: { rootDir: o.rootDir },
+    ...(d.machine === undefined ? {} : { machine: d.machine }),
     clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },

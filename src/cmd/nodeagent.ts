@@ -9,8 +9,8 @@ import {
   agentHelpText, ConfigurationError, loadCredentialProviderConfig, renderConfiguration, resolveConfiguration, splitPrintArgs,
   type ResolvedConfiguration,
 } from '../agent/config/index.js';
-import { parseByteSize } from '../api/quantity.js';
-import { LogRoot, type Logger } from '../agent/logging/index.js';
+import type { LogRoot, Logger } from '../agent/logging/index.js';
+import { buildLogRoot } from './agent-logs.js';
 import { runStartupChecks } from '../agent/startup/index.js';
 import { startAgent } from './agent.js';
 import { runOnce } from './runonce.js';
@@ -19,20 +19,10 @@ import { VERSION } from '../version.js';
 /** Exit codes: 0 success, 1 invalid configuration or a failed startup check, 2 usage. */
 const EXIT_INVALID = 1;
 
-function buildLogRoot(r: ResolvedConfiguration, clock: Clock): LogRoot {
-  const l = r.config.logging;
-  return new LogRoot({
-    format: l.format === 'json' ? 'json' : 'text',
-    verbosity: l.verbosity,
-    vmodule: l.vmodule,
-    splitStream: l.options.json.splitStream,
-    infoBufferSize: parseByteSize(l.options.json.infoBufferSize),
-    flushFrequency: l.flushFrequency,
-    clock,
-  });
-}
 
 async function main(argv: readonly string[]): Promise<number> {
+  // Simulated nodes (many agents over an in-memory runtime): loaded only for that command.
+  if (argv[0] === 'simulate') return (await import('./simulate.js')).simulate(argv.slice(1));
   const isPrint = argv[0] === 'config' && argv[1] === 'print';
   const split = isPrint ? splitPrintArgs(argv.slice(2)) : undefined;
   if (argv[0] === 'config' && !isPrint) {

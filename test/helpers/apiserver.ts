@@ -43,6 +43,8 @@ export interface StartApiServerOptions {
    * would bind, taint and delete.
    */
   readonly controllers?: boolean;
+  /** Flags for node itself, before the launcher (e.g. ['--cpu-prof']). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export interface ApiServer {
@@ -234,7 +236,7 @@ export async function startApiServer(options: StartApiServerOptions): Promise<Ap
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   const launch = (): void => {
-    child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       stderr += chunk;

@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { ServiceAccountAuthResult } from '../serviceaccount/index.js';
 import { authenticateToken, type TokenTable } from './token-file.js';
-import { authenticateCertificate } from './x509.js';
+import { authenticateConnection } from './x509.js';
 
 export { loadTokenFile, parseTokenFile, type TokenTable } from './token-file.js';
 
@@ -80,7 +80,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   return {
     async authenticate(req) {
       const reasons: string[] = [];
-      const cert = authenticateCertificate(req.socket as Partial<TLSSocket>);
+      const cert = authenticateConnection(req.socket as Partial<TLSSocket>);
       if (cert.kind === 'user') return { kind: 'user', user: withAuthenticated(cert.user), via: 'x509' };
       if (cert.kind === 'invalid') reasons.push(cert.reason);
       const header = req.headers.authorization;

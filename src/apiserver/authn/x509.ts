@@ -3,6 +3,9 @@
  * (--client-ca-file plus the server's own CA); here the verified certificate becomes a user
  * (subject CN) with groups (every subject O). A certificate that did not verify, or whose
  * extended key usage excludes client authentication, is invalid credentials.
+ *
+ * The result is kept per connection (a keep-alive connection carries many requests, and reading
+ * the peer certificate builds a new object each time) and dropped when the connection closes.
  */
 import type { TLSSocket } from 'node:tls';
 
@@ -34,4 +37,26 @@ export function authenticateCertificate(socket: Partial<TLSSocket>): CertResult 
   const name = values(subject.CN)[0] ?? '';
   if (name === '') return { kind: 'invalid', reason: 'the client certificate has no common name' };
   return { kind: 'user', user: { name, uid: '', groups: values(subject.O) } };
+}
+
+const perConnection = new WeakMap<object, CertResult>();
+
+/** authenticateCertificate, read once per TLS connection and forgotten when it closes. */
+export function authenticateConnection(socket: Partial<TLSSocket>): CertResult {
+  const known = perConnection.get(socket);
+  if (known !== undefined) return known;
+  const result = authenticateCertificate(socket);
+  // Only a socket that can tell us it closed is cached (anything else is read every time).
+  if (typeof socket.once === 'function' && socket.destroyed !== true) {
+    perConnection.set(socket, result);
+    socket.once('close', () => {
+      perConnection.delete(socket);
+    });
+  }
+  return result;
+}
+
+/** Whether a connection's identity is cached (for tests). */
+export function connectionCached(socket: object): boolean {
+  return perConnection.has(socket);
 }

@@ -6,7 +6,8 @@
  *
  * Must not: store anything, write objects, or serve other resources.
  */
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { agentRequestOptions, nodeTarget, type NodeAgentTls } from '../nodeproxy/index.js';
 import type { ResourceRegistry, WireObject } from '../registry/index.js';
 import { MetricsCollector } from './collector.js';
@@ -26,11 +27,31 @@ export interface ResourceMetricsOptions {
 
 const SCRAPE_TIMEOUT_MS = 10_000;
 
+/**
+ * One keep-alive agent per TLS identity, with one secure context: every node is scraped each
+ * resolution interval, and a new connection (and a new context, parsing the PEMs) per scrape
+ * costs the server a TLS handshake per node per interval.
+ */
+const agents = new WeakMap<NodeAgentTls, Agent>();
+
+function scrapeAgent(tls: NodeAgentTls): Agent {
+  let agent = agents.get(tls);
+  if (agent === undefined) {
+    const secureContext = createSecureContext({
+      ...(tls.cert === undefined ? {} : { cert: tls.cert }), ...(tls.key === undefined ? {} : { key: tls.key }), ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+    });
+    agent = new Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, secureContext, timeout: 60_000 });
+    agents.set(tls, agent);
+  }
+  return agent;
+}
+
 /** The text of a node agent's /metrics/resource. Rejects on a failure or a non-2xx answer. */
 export function scrapeResourceMetrics(tls: NodeAgentTls, node: WireObject): Promise<string> {
   const target = nodeTarget(node);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ ...agentRequestOptions(tls, target), path: '/metrics/resource', method: 'GET', timeout: SCRAPE_TIMEOUT_MS }, (res) => {
+    const { cert: _cert, key: _key, ca: _ca, ...plain } = agentRequestOptions(tls, target);
+    const req = httpsRequest({ ...plain, agent: scrapeAgent(tls), path: '/metrics/resource', method: 'GET', timeout: SCRAPE_TIMEOUT_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { OrchError } from '../../api/errors.js';
 
@@ -20,7 +21,15 @@ export interface HttpsOptions {
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
   /** Requests asking for a protocol upgrade (WebSocket, SPDY); absent: served by `handler`. */
   readonly upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * Connections waiting to be accepted (default 4096; the kernel caps it at net.core.somaxconn).
+   * Node's 511 overflows when thousands of agents connect at once: their SYNs are dropped and
+   * they retry after seconds.
+   */
+  readonly backlog?: number;
 }
+
+export const DEFAULT_BACKLOG = 4096;
 
 export interface HttpsServer {
   readonly port: number;
@@ -43,7 +52,9 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
   }, options.handler);
   if (options.upgrade !== undefined) server.on('upgrade', options.upgrade);
   const sockets = new Set<Socket>();
-  server.on('secureConnection', (socket: Socket) => {
+  server.on('secureConnection', (socket: TLSSocket) => {
+    // authn keeps a connection's client identity for its lifetime: no renegotiation may change it.
+    socket.disableRenegotiation();
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
@@ -51,7 +62,7 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     server.once('error', (err) => {
       reject(new OrchError('APISERVER_LISTEN', 'unavailable', `cannot listen on ${options.bindAddress}:${options.port}: ${err.message}`, { subject: '--secure-port', cause: err }));
     });
-    server.listen(options.port, options.bindAddress, () => {
+    server.listen({ port: options.port, host: options.bindAddress, backlog: options.backlog ?? DEFAULT_BACKLOG }, () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : options.port;
       let closing: Promise<void> | undefined;

@@ -3,7 +3,9 @@
  * object's mod revision, a list's read revision. Objects are stored as JSON without
  * resourceVersion under `<prefix><key>`.
  *
- * - create: a transaction that puts only if the key's version is 0;
+ * - create: a transaction that puts only if the key's version is 0; creates with a TTL (Events,
+ *   the bulk of the writes) that arrive together share one transaction (etcd-create-group.ts),
+ *   and so one revision;
  * - update and delete: transactions that compare the key's mod revision with the one read; on
  *   failure the same transaction returns the current state, so a retry needs no extra read;
  * - list: a range with a limit; later pages read at the first page's revision (compacted: gone);
@@ -17,12 +19,14 @@
 import { Etcd3, GRPCInvalidArgumentError, type ICompare, type IKeyValue, type IRequestOp } from 'etcd3';
 import { isOrchError, messageOf, OrchError } from '../../api/errors.js';
 import { internal, invalid, StoreErrorCode, tooLarge, tooOld, unavailable } from './errors.js';
+import { CreateGroup } from './etcd-create-group.js';
+import { etcdFaultHandling, type EtcdFaultOptions } from './etcd-faults.js';
 import { LeasePool, type EtcdLeaseMode } from './etcd-leases.js';
 import { EtcdWatchHub } from './etcd-watch-hub.js';
 import type { KeyRange } from './keys.js';
 import type { CasResult, KvBackend, KvLifecycle, KvRecord, KvWatch, KvWatchSink, PutRequest, RangeRequest, RangeResult } from './kv.js';
 import { KvStore } from './kv-store.js';
-import type { ManagedStore, StoreLogger } from './types.js';
+import type { ManagedStore, StoreLogger, WatchIndex } from './types.js';
 
 export type { EtcdLeaseMode } from './etcd-leases.js';
 
@@ -41,6 +45,8 @@ export interface EtcdStoreOptions {
   readonly bookmarkIntervalMs?: number;
   readonly now?: () => number;
   readonly log?: StoreLogger;
+  /** The client's retries and per-member breaker (etcd-faults.ts). */
+  readonly faults?: EtcdFaultOptions;
 }
 
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -60,6 +66,7 @@ class EtcdKv implements KvBackend, KvLifecycle {
   private readonly prefix: string;
   private readonly leases: LeasePool;
   private readonly hub: EtcdWatchHub;
+  private readonly creates: CreateGroup;
   private readonly log: StoreLogger;
   private readonly timeoutMs: number;
   private readonly watches = new Set<{ watch: KvWatch; sink: KvWatchSink }>();
@@ -77,8 +84,14 @@ class EtcdKv implements KvBackend, KvLifecycle {
       // Channelz (gRPC's introspection service, never served here) keeps counters, timestamps
       // and closures for every call: ~10% of the client's CPU per request, measured alone.
       grpcOptions: { 'grpc.enable_channelz': 0 },
+      faultHandling: etcdFaultHandling(options.endpoints.length, options.faults),
     });
     this.leases = new LeasePool({ client: this.client.leaseClient, mode: options.leaseMode ?? 'shared', now: options.now ?? Date.now });
+    this.creates = new CreateGroup({
+      txn: (txn) => this.call('transaction', () => this.client.kv.txn(txn)),
+      single: (key, put) => this.compareAndSwap(key, 0, put),
+      record: (kv) => this.record(kv),
+    });
     this.hub = new EtcdWatchHub({ client: this.client, keyPrefix: this.prefix, log: this.log, timeoutMs: this.timeoutMs });
     const interval = options.compactionIntervalMs ?? 5 * 60_000;
     if (interval > 0) {
@@ -107,6 +120,8 @@ class EtcdKv implements KvBackend, KvLifecycle {
     const keep = lease === undefined && request.keepTtl && request.expectedModRevision !== 0;
     const put: IRequestOp = { request_put: keep ? { key, value: utf8(request.value), ignore_lease: true } : { key, value: utf8(request.value), lease: lease ?? 0 } };
     try {
+      // Creates with a TTL (Events) go together (etcd-create-group.ts).
+      if (request.expectedModRevision === 0 && lease !== undefined) return await this.creates.create(key, put, key.length + request.value.length);
       return await this.compareAndSwap(key, request.expectedModRevision, put);
     } catch (err) {
       if (lease === undefined || !messageOf(err).includes('requested lease not found')) throw err;
@@ -139,13 +154,13 @@ class EtcdKv implements KvBackend, KvLifecycle {
     return { records, revision, remaining };
   }
 
-  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }> {
     if (this.closed) throw unavailable('storage: the etcd store is closed', 'etcd');
     if (afterRevision !== undefined) {
       // A read at that revision fails the same way the watch would: compacted, or in the future.
       await this.call('watch', () => this.client.kv.range({ key: utf8(this.prefix), revision: afterRevision, count_only: true }), afterRevision);
     }
-    const started = await this.hub.watch(range, afterRevision, sink);
+    const started = await this.hub.watch(range, afterRevision, sink, index);
     const inner = started.watch;
     const entry = { watch: inner, sink };
     this.watches.add(entry);

@@ -6,7 +6,11 @@
  * one JSON parse per watcher per change.
  *
  * A watcher can join a shared etcd watch when it starts at or after the revision up to which
- * that etcd watch has delivered everything (its position); an older start gets its own etcd
+ * that etcd watch has delivered everything (its position), or not long before: the shared watch
+ * keeps its last changes (RECENT_CHANGES), and a watcher that starts within them gets the ones
+ * after its start first. In a busy cluster the position moves on between a client's list and
+ * its watch, so without them nearly every watch (each node's pod watch) would get an etcd watch
+ * of its own and decode every change of the resource again. An older start gets its own etcd
  * watch. The shared etcd watch stops when its last watcher leaves.
  */
 import type { Etcd3 } from 'etcd3';
@@ -14,7 +18,8 @@ import type { OrchError } from '../../api/errors.js';
 import { startEtcdWatch } from './etcd-watch.js';
 import { prefixRange, type KeyRange } from './keys.js';
 import type { KvChange, KvWatch, KvWatchSink } from './kv.js';
-import type { StoreLogger } from './types.js';
+import type { StoreLogger, WatchIndex } from './types.js';
+import { topOf, WatchFanout, type FanoutSubscriber } from './watch-fanout.js';
 
 export interface EtcdWatchHubOptions {
   readonly client: Etcd3;
@@ -23,16 +28,17 @@ export interface EtcdWatchHubOptions {
   readonly timeoutMs: number;
 }
 
-interface Subscriber extends KeyRange {
-  readonly sink: KvWatchSink;
-  /** Changes at or before this revision are not for this subscriber. */
-  readonly after: number;
-}
+/** Changes a shared watch keeps for watchers that start a little behind it. */
+export const RECENT_CHANGES = 4096;
 
 /** One etcd watch of a top-level prefix and the store watchers riding on it. */
 class SharedWatch implements KvWatchSink {
-  readonly subscribers = new Set<Subscriber>();
+  readonly subscribers = new WatchFanout();
   watch: KvWatch | undefined;
+  /** Every change after `floor` is in `recent` (from index `head`), in revision order. */
+  private recent: KvChange[] = [];
+  private head = 0;
+  private floor = Number.MAX_SAFE_INTEGER;
   /** Set once it fails, ends or stops: no watcher may join any more. */
   ended = false;
   private readonly onEnded: () => void;
@@ -46,9 +52,35 @@ class SharedWatch implements KvWatchSink {
     return this.watch?.progressRevision() ?? 0;
   }
 
+  /** The etcd watch started: every change after `revision` comes through change(). */
+  started(watch: KvWatch, revision: number): void {
+    this.watch = watch;
+    this.floor = revision;
+  }
+
   change(change: KvChange): void {
-    const { key, modRevision } = change.record;
-    for (const s of this.subscribers) {
+    this.recent.push(change);
+    if (this.recent.length - this.head > RECENT_CHANGES) {
+      this.floor = (this.recent[this.head] as KvChange).record.modRevision;
+      this.head += 1;
+      if (this.head > RECENT_CHANGES) {
+        this.recent = this.recent.slice(this.head);
+        this.head = 0;
+      }
+    }
+    this.subscribers.dispatch(change);
+  }
+
+  /** Whether every change after `revision` is still kept. */
+  covers(revision: number): boolean {
+    return revision >= this.floor;
+  }
+
+  /** Passes the kept changes after the subscriber's start to it (before it joins). */
+  replay(s: FanoutSubscriber): void {
+    for (let i = this.head; i < this.recent.length; i++) {
+      const change = this.recent[i] as KvChange;
+      const { key, modRevision } = change.record;
       if (modRevision > s.after && key >= s.start && key < s.end) s.sink.change(change);
     }
   }
@@ -65,10 +97,10 @@ class SharedWatch implements KvWatchSink {
     });
   }
 
-  private finish(tell: (s: Subscriber) => void): void {
+  private finish(tell: (s: FanoutSubscriber) => void): void {
     this.ended = true;
     this.onEnded();
-    for (const s of this.subscribers) tell(s);
+    for (const s of this.subscribers.all()) tell(s);
     this.subscribers.clear();
   }
 }
@@ -81,8 +113,7 @@ interface Entry {
 
 /** `/pods/default/web` and `/pods/default/` -> `/pods/`. */
 function topPrefix(range: KeyRange): string {
-  const second = range.start.indexOf('/', 1);
-  return second < 0 ? `${range.start}/` : range.start.slice(0, second + 1);
+  return topOf(range.start);
 }
 
 export class EtcdWatchHub {
@@ -93,19 +124,22 @@ export class EtcdWatchHub {
     this.options = options;
   }
 
-  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+  async watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }> {
     const top = topPrefix(range);
     let entry = this.entries.get(top);
     if (entry === undefined || entry.shared.ended) entry = this.startShared(top, afterRevision);
     await entry.ready;
     const shared = entry.shared;
     const position = shared.position();
-    if (shared.ended || (afterRevision !== undefined && afterRevision < position)) {
+    const behind = afterRevision !== undefined && afterRevision < position;
+    if (shared.ended || (behind && !shared.covers(afterRevision))) {
       // Too old for the shared watch (or it just ended): a watch of its own.
       if (!shared.ended && shared.subscribers.size === 0) await this.stopShared(top, entry);
       return startEtcdWatch({ ...this.options, range, afterRevision, sink });
     }
-    const subscriber: Subscriber = { start: range.start, end: range.end, sink, after: afterRevision ?? position };
+    const subscriber: FanoutSubscriber = { start: range.start, end: range.end, sink, after: afterRevision ?? position, index };
+    // In the same synchronous step as the join: no change can come in between.
+    if (behind) shared.replay(subscriber);
     shared.subscribers.add(subscriber);
     const watch: KvWatch = {
       progressRevision: () => shared.position(),
@@ -141,7 +175,7 @@ export class EtcdWatchHub {
     });
     const ready = startEtcdWatch({ ...this.options, range: prefixRange(top), afterRevision, sink: shared }).then(
       (started) => {
-        shared.watch = started.watch;
+        shared.started(started.watch, started.startRevision);
       },
       (err: unknown) => {
         shared.ended = true;

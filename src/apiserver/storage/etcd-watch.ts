@@ -71,7 +71,9 @@ export function startEtcdWatch(request: EtcdWatchRequest): Promise<{ watch: KvWa
       if (revision < lastEvent) continue;
       let change: KvChange;
       if (event.type === 'Put') {
-        change = { type: 'put', record: record(event.kv, event.kv.value, revision), created: event.kv.version === '1' };
+        const created = event.kv.version === '1';
+        const prev = previous(event.prev_kv);
+        change = { type: 'put', record: record(event.kv, event.kv.value, revision), created, previous: created || prev === undefined ? undefined : prev.value.toString('utf8') };
       } else if (previous(event.prev_kv) !== undefined) {
         change = { type: 'delete', record: record(event.kv, event.prev_kv.value, revision) };
       } else {

@@ -33,6 +33,7 @@ export type {
   UpdateOptions,
   Watch,
   WatchEvent,
+  WatchIndex,
   WatchOptions,
 } from './types.js';
 export { StoreErrorCode, type StoreErrorCodeValue } from './errors.js';

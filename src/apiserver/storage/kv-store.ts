@@ -180,7 +180,7 @@ export class KvStore implements ManagedStore {
       log: this.options.log,
     });
     try {
-      const started = await this.backend.watch(range, after === 0 ? undefined : after, stream);
+      const started = await this.backend.watch(range, after === 0 ? undefined : after, stream, options.index);
       stream.attach(started.watch, started.startRevision);
     } catch (err) {
       stream.abandon();

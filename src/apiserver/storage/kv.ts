@@ -7,6 +7,7 @@
  */
 import type { OrchError } from '../../api/errors.js';
 import type { KeyRange } from './keys.js';
+import type { WatchIndex } from './types.js';
 
 export interface KvRecord {
   readonly key: string;
@@ -48,7 +49,8 @@ export interface RangeResult {
 }
 
 export type KvChange =
-  | { readonly type: 'put'; readonly record: KvRecord; readonly created: boolean }
+  /** `previous`: the value before the change (absent for a creation, or when the backend no longer has it). */
+  | { readonly type: 'put'; readonly record: KvRecord; readonly created: boolean; readonly previous?: string | undefined }
   /** `record` holds the last value and the deletion's revision. */
   | { readonly type: 'delete'; readonly record: KvRecord };
 
@@ -78,9 +80,10 @@ export interface KvBackend {
   range(request: RangeRequest): Promise<RangeResult>;
   /**
    * Passes changes in `range` strictly after `afterRevision` (undefined: from now) to `sink`.
-   * Throws gone when that history was compacted. Returns the revision it started after.
+   * Throws gone when that history was compacted. Returns the revision it started after. With an
+   * index, changes whose object has another value before and after may be left out.
    */
-  watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }>;
+  watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }>;
 }
 
 export interface KvLifecycle {

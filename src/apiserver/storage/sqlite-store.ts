@@ -18,7 +18,8 @@ import type { KeyRange } from './keys.js';
 import type { CasResult, KvBackend, KvChange, KvLifecycle, KvRecord, KvWatch, KvWatchSink, PutRequest, RangeRequest, RangeResult } from './kv.js';
 import { KvStore } from './kv-store.js';
 import { prepare, SCHEMA, type ChangeRow, type CurrentRow, type Statements } from './sqlite-schema.js';
-import type { ManagedStore, StoreLogger } from './types.js';
+import type { ManagedStore, StoreLogger, WatchIndex } from './types.js';
+import { WatchFanout, type FanoutSubscriber } from './watch-fanout.js';
 
 export interface SqliteStoreOptions {
   /** Directory of the database file (created if missing). */
@@ -50,21 +51,15 @@ interface Pending {
   readonly reject: (err: unknown) => void;
 }
 
-interface SqliteWatcher extends KeyRange {
-  readonly sink: KvWatchSink;
-}
-
 const SWEEP_BATCH = 1000;
-
-function contains(range: KeyRange, key: string): boolean {
-  return key >= range.start && key < range.end;
-}
 
 function changeOf(row: ChangeRow): KvChange {
   if (row.value === null) {
     return { type: 'delete', record: { key: row.key, value: row.prev_value ?? '{}', modRevision: row.rev } };
   }
-  return { type: 'put', record: { key: row.key, value: row.value, modRevision: row.rev }, created: row.prev_value === null };
+  const record = { key: row.key, value: row.value, modRevision: row.rev };
+  if (row.prev_value === null) return { type: 'put', record, created: true };
+  return { type: 'put', record, created: false, previous: row.prev_value };
 }
 
 function sqliteFailure(err: unknown, what: string): OrchError {
@@ -84,7 +79,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
   private pending: Pending[] = [];
   private flushScheduled = false;
   private closed = false;
-  private readonly watchers = new Set<SqliteWatcher>();
+  private readonly watchers = new WatchFanout();
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(db: Database.Database, options: SqliteStoreOptions) {
@@ -145,7 +140,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
     });
   }
 
-  watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink): Promise<{ watch: KvWatch; startRevision: number }> {
+  watch(range: KeyRange, afterRevision: number | undefined, sink: KvWatchSink, index?: WatchIndex): Promise<{ watch: KvWatch; startRevision: number }> {
     return this.read('watch', () => {
       const start = afterRevision ?? this.revisionNow;
       if (start > this.revisionNow) throw tooLarge(start, this.revisionNow);
@@ -156,7 +151,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
           sink.change(changeOf(row));
         }
       }
-      const watcher: SqliteWatcher = { start: range.start, end: range.end, sink };
+      const watcher: FanoutSubscriber = { start: range.start, end: range.end, sink, after: 0, index };
       this.watchers.add(watcher);
       const watch: KvWatch = {
         progressRevision: () => this.revisionNow,
@@ -182,7 +177,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
     for (const timer of this.timers) clearInterval(timer);
     this.flush();
     this.closed = true;
-    for (const watcher of this.watchers) watcher.sink.end();
+    for (const watcher of this.watchers.all()) watcher.sink.end();
     this.watchers.clear();
     this.db.close();
     return Promise.resolve();
@@ -240,11 +235,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
       return;
     }
     this.revisionNow = revision;
-    for (const change of changes) {
-      for (const watcher of this.watchers) {
-        if (contains(watcher, change.record.key)) watcher.sink.change(change);
-      }
-    }
+    for (const change of changes) this.watchers.dispatch(change);
     batch.forEach((p, i) => {
       p.resolve(results[i] as CasResult);
     });
@@ -261,7 +252,8 @@ class SqliteKv implements KvBackend, KvLifecycle {
     const expiresAt = ttlSeconds !== undefined ? now + ttlSeconds * 1000 : keepTtl ? (current?.expires_at ?? null) : null;
     this.sql.upsertObject.run(key, value, revision, expiresAt);
     this.sql.appendChange.run(revision, key, value, current?.value ?? null, current?.mod_rev ?? null, now);
-    return { type: 'put', record: { key, value, modRevision: revision }, created: current === undefined };
+    if (current === undefined) return { type: 'put', record: { key, value, modRevision: revision }, created: true };
+    return { type: 'put', record: { key, value, modRevision: revision }, created: false, previous: current.value };
   }
 
   /** Deletes expired objects through the ordinary write path, so that watchers see DELETED. */

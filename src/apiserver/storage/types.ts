@@ -1,6 +1,7 @@
 /**
  * The contract of the storage layer (see index.ts for what the module owns). Semantics follow
- * Kubernetes' storage.Interface: one global revision that every write increments, objects that
+ * Kubernetes' storage.Interface: one global revision that every write increments (on etcd,
+ * creates with a TTL committed together share one), objects that
  * carry the revision of their last write as `metadata.resourceVersion`, optimistic concurrency on
  * that resourceVersion, consistent paging and watches that resume from a resourceVersion.
  *
@@ -68,6 +69,18 @@ export type WatchEvent =
   /** The watch cannot go on (for example its history was compacted: category gone); it ends after this. */
   | { readonly type: 'ERROR'; readonly error: OrchError };
 
+/**
+ * Lets the store skip a watcher for changes it does not need: the watcher wants only objects
+ * for which `of` gives `value`, before or after a change. Watchers that name the same index (per
+ * top-level prefix) must give the same `of`; it runs once per change for all of them.
+ */
+export interface WatchIndex {
+  readonly name: string;
+  readonly value: string;
+  /** Pure and cheap; a throw counts as "any value". */
+  readonly of: (object: StoredObject) => string;
+}
+
 export interface WatchOptions {
   /** Events strictly after this revision; absent, "" or "0" means from now. */
   readonly resourceVersion?: string;
@@ -81,6 +94,11 @@ export interface WatchOptions {
    * read-only. A throwing callback ends the watch (and is logged).
    */
   readonly onEvent: (event: WatchEvent) => void;
+  /**
+   * Delivers only the changes of objects whose index value is the given one before or after the
+   * change (others may be left out; a watcher filters what it receives in any case).
+   */
+  readonly index?: WatchIndex | undefined;
 }
 
 export interface Watch {

@@ -6,8 +6,9 @@ import { parseFieldSelector } from '../selectors/index.js';
 import type { WatchEvent } from '../storage/index.js';
 import { badRequest, expired, toStatusError, type Status } from '../status/index.js';
 import {
-  apiVersionOf, listObjects, listRequest, matcher, metaOf, str, toTable, type ListRequest, type ResourceRequest, type WireObject,
+  apiVersionOf, listObjects, listRequest, toTable, type ListRequest, type ResourceRequest, type WireObject,
 } from '../registry/index.js';
+import { presentShared, SelectionFilter, sharedMatcher, watchIndexFor } from './selection.js';
 
 export interface WatchServeOptions {
   /** Default timeout when the client gives no timeoutSeconds, in seconds (default random in [1800, 3600)). */
@@ -41,11 +42,6 @@ function sharedLine(stored: object, key: string, make: () => string): string {
 
 type Frame = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: unknown };
 
-function keyOf(object: WireObject): string {
-  const meta = metaOf(object);
-  return `${str(meta.namespace)}/${str(meta.name)}`;
-}
-
 function errorStatus(err: unknown, rv: string): Status {
   if (isGone(err)) return expired(`too old resource version: ${rv} (${messageOf(err)})`).toStatus();
   return toStatusError(err).toStatus();
@@ -69,7 +65,7 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   const protobuf = r.output.kind === 'protobuf';
   const include = r.query.oneOf('includeObject', ['None', 'Metadata', 'Object'], 'Metadata');
   const filtered = !request.labelSelector.empty || !request.fieldSelector.empty;
-  const matches = matcher(r.registry, request.labelSelector, request.fieldSelector);
+  const selection = new SelectionFilter(sharedMatcher(r.registry, request));
   const res = r.res;
   const contentType = protobuf ? `${r.output.mediaType ?? 'application/vnd.kubernetes.protobuf'};stream=watch` : 'application/json';
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
@@ -113,27 +109,26 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
     object: { kind: def.kind, apiVersion: apiVersionOf(def), metadata: { resourceVersion, ...(annotations === undefined ? {} : { annotations }) } },
   });
 
-  const matched = new Set<string>();
   try {
     let start = rv;
     if (sendInitial === false && (rv === '' || rv === '0')) {
       start = await r.registry.store.list(r.registry.prefix(request.namespace), { limit: 1 }).then((l) => l.resourceVersion);
       if (filtered) {
         const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: start, resourceVersionMatch: 'Exact' });
-        for (const object of seed.items) matched.add(keyOf(object));
+        for (const object of seed.items) selection.seed(object);
       }
     } else if (rv === '' || rv === '0' || sendInitial === true) {
       const { resourceVersionMatch: _match, ...unmatched } = request;
       const initial = await listObjects(r.registry, { ...(rv === '' ? unmatched : request), limit: 0, ...(sendInitial === true ? {} : { resourceVersion: '' }) });
       for (const object of initial.items) {
-        matched.add(keyOf(object));
+        selection.seed(object);
         write({ type: 'ADDED', object });
       }
       start = initial.resourceVersion;
       if (sendInitial === true) write(bookmark(start, { 'k8s.io/initial-events-end': 'true' }));
     } else if (filtered) {
       const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: rv, resourceVersionMatch: 'Exact' });
-      for (const object of seed.items) matched.add(keyOf(object));
+      for (const object of seed.items) selection.seed(object);
     }
     const onEvent = (event: WatchEvent): void => {
       if (event.type === 'BOOKMARK') {
@@ -149,23 +144,13 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
         emit(sharedLine(event.object, `${def.group}/${def.plural}/${event.type}`, () => `${JSON.stringify({ type: event.type, object: r.registry.present(event.object) })}\n`));
         return;
       }
-      const object = r.registry.present(event.object);
+      const object = presentShared(r.registry, event.object);
       if (!filtered) {
         write({ type: event.type, object });
         return;
       }
-      const key = keyOf(object);
-      const was = matched.has(key);
-      const now = event.type !== 'DELETED' && matches(object);
-      if (now) matched.add(key);
-      else matched.delete(key);
-      if (event.type === 'DELETED') {
-        if (was) write({ type: 'DELETED', object });
-      } else if (now) {
-        write({ type: was ? 'MODIFIED' : 'ADDED', object });
-      } else if (was) {
-        write({ type: 'DELETED', object });
-      }
+      const type = selection.next(event.type, object);
+      if (type !== undefined) write({ type, object });
     };
     if (abort.signal.aborted) return;
     const watch = await r.registry.store.watch(r.registry.prefix(request.namespace !== '' ? request.namespace : (def.namespaced ? request.fieldSelector.exact('metadata.namespace') ?? '' : '')), {
@@ -173,6 +158,7 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
       bookmarks,
       signal: abort.signal,
       onEvent,
+      index: filtered ? watchIndexFor(r.registry, request) : undefined,
     });
     void watch.done.then(finish);
   } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * The CRI behaviour suite (node:test): what the agent relies on from a container runtime,
  * stated once and run against every runtime the agent's tests use, the FakeRuntime in the unit
- * lane (fake-runtime.test.ts) and a real containerd in the integration lane
+ * lane (memory-runtime.test.ts) and a real containerd in the integration lane
  * (test/integration/cri-behaviour.test.ts). Where the two disagree, containerd is right and the
  * fake is fixed. Each case gets a fresh harness (behaviour-support.ts); sandboxes are here,
  * containers, exec and images in behaviour-containers.ts.

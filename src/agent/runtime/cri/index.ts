@@ -11,9 +11,13 @@
  * Must not: retry, cache, decide anything about pods (that is the runtime manager's job), or
  * crash the process when the runtime is down: every failure is a rejected promise of the call
  * that caused it.
+ *
+ * Also: MemoryRuntime, the in-memory runtime the CRI behaviour suite holds to containerd's
+ * behaviour: the unit tests' fake (testing.ts) and the runtime of simulated nodes.
  */
 export { CriClient, connectCri, DEFAULT_CRI_REQUEST_TIMEOUT_MS, type CriClientOptions } from './client.js';
 export { parseCriEndpoint, type CriEndpoint } from './endpoint.js';
+export { MemoryRuntime, type MemoryContainer, type MemorySandbox } from './memory-runtime.js';
 export { CRI_ERROR_CODES, type CriErrorCode } from './errors.js';
 export { findCriProto } from './proto.js';
 export type {

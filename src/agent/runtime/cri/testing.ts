@@ -1,10 +1,14 @@
 /**
- * The CRI module's test-only entry: the in-memory FakeRuntime (RuntimeService and
- * ImageService) for the unit tests of the modules that call the runtime, and the CRI behaviour
+ * The CRI module's test-only entry: the in-memory runtime (memory-runtime.ts) under the name the
+ * unit tests of the modules that call the runtime know it by, FakeRuntime, and the CRI behaviour
  * suite that holds it and containerd to the same behaviour. Tests import these from here;
- * production code must not (eslint.config.js forbids it).
+ * production code must not (eslint.config.js forbids it); the simulated nodes use MemoryRuntime
+ * through index.ts.
  */
-export { FakeRuntime, type FakeContainer, type FakeExecResult, type FakeSandbox, type FakeUsage } from './fake-runtime.js';
-export type { FakeCall } from './fake-calls.js';
-export type { FakeImageFs } from './fake-images.js';
+export {
+  MemoryRuntime as FakeRuntime, type MemoryContainer as FakeContainer, type MemoryExecResult as FakeExecResult,
+  type MemorySandbox as FakeSandbox, type UsageSetting as FakeUsage,
+} from './memory-runtime.js';
+export type { MemoryCall as FakeCall } from './memory-calls.js';
+export type { MemoryImageFs as FakeImageFs } from './memory-images.js';
 export { runCriBehaviour, EXEC_CASES, type CriFactory, type CriHarness, type CriUnderTest, type SandboxRequest } from './behaviour.js';

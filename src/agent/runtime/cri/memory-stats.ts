@@ -1,13 +1,13 @@
 /**
- * The stats the fake runtime reports: built from the usage a test sets per container; a pod's
- * usage is the sum of its running containers'. Test code only.
+ * The stats the in-memory runtime reports: built from the usage a test sets per container; a pod's
+ * usage is the sum of its running containers'. Used by the tests and by the simulated nodes.
  */
 import type { ContainerStats, CpuUsage, MemoryUsage, PodSandboxStats } from './types-stats-image.js';
 import type { ContainerConfig } from './types-container.js';
 import type { PodSandboxConfig } from './types-pod.js';
 
 /** A container's usage (absent: nothing used). */
-export interface FakeUsage {
+export interface UsageSetting {
   /** Cumulative CPU time in nanoseconds. */
   readonly cpuCoreNanoSeconds?: number;
   /** Average CPU use over the last window in nanocores. */
@@ -18,11 +18,11 @@ export interface FakeUsage {
 
 const value = (n: number | undefined): { value: string } => ({ value: String(n ?? 0) });
 
-function cpu(usage: FakeUsage, timestamp: string): CpuUsage {
+function cpu(usage: UsageSetting, timestamp: string): CpuUsage {
   return { timestamp, usageCoreNanoSeconds: value(usage.cpuCoreNanoSeconds), usageNanoCores: value(usage.cpuNanoCores) };
 }
 
-function memory(usage: FakeUsage, timestamp: string): MemoryUsage {
+function memory(usage: UsageSetting, timestamp: string): MemoryUsage {
   return {
     timestamp, workingSetBytes: value(usage.memoryWorkingSetBytes), usageBytes: value(usage.memoryUsageBytes),
     availableBytes: null, rssBytes: null, pageFaults: null, majorPageFaults: null,
@@ -31,7 +31,7 @@ function memory(usage: FakeUsage, timestamp: string): MemoryUsage {
 
 export function containerStats(
   c: { readonly id: string; readonly config: ContainerConfig },
-  usage: FakeUsage | undefined,
+  usage: UsageSetting | undefined,
   nowNs: bigint,
 ): ContainerStats {
   const timestamp = String(nowNs);
@@ -46,12 +46,12 @@ export function containerStats(
 
 export function podSandboxStats(
   s: { readonly id: string; readonly config: PodSandboxConfig },
-  containers: readonly { readonly container: { readonly id: string; readonly config: ContainerConfig }; readonly usage: FakeUsage | undefined }[],
+  containers: readonly { readonly container: { readonly id: string; readonly config: ContainerConfig }; readonly usage: UsageSetting | undefined }[],
   nowNs: bigint,
 ): PodSandboxStats {
   const timestamp = String(nowNs);
-  const sum = (key: keyof FakeUsage): number => containers.reduce((total, c) => total + (c.usage?.[key] ?? 0), 0);
-  const total: FakeUsage = {
+  const sum = (key: keyof UsageSetting): number => containers.reduce((total, c) => total + (c.usage?.[key] ?? 0), 0);
+  const total: UsageSetting = {
     cpuCoreNanoSeconds: sum('cpuCoreNanoSeconds'), cpuNanoCores: sum('cpuNanoCores'),
     memoryWorkingSetBytes: sum('memoryWorkingSetBytes'), memoryUsageBytes: sum('memoryUsageBytes'),
   };

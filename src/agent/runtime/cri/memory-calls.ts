@@ -1,12 +1,12 @@
 /**
- * What the fake runtime's services share (fake-runtime.ts, fake-images.ts): the record of every
+ * What the in-memory runtime's services share (memory-runtime.ts, memory-images.ts): the record of every
  * call, failures queued per method, the nanosecond clock of its timestamps, and the errors a
- * runtime answers with as the CRI client maps them. Test code only.
+ * runtime answers with as the CRI client maps them. Used by the tests and by the simulated nodes.
  */
 import { OrchError } from '../../../api/errors.js';
 import type { StringMap } from './types-common.js';
 
-export interface FakeCall {
+export interface MemoryCall {
   readonly method: string;
   readonly arg: unknown;
 }
@@ -26,15 +26,22 @@ export function matchesLabels(labels: StringMap, selector: StringMap | undefined
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
 }
 
-export class FakeCalls {
+export class MemoryCalls {
   /** Every call, in order, with its first argument. */
-  readonly calls: FakeCall[] = [];
+  readonly calls: MemoryCall[] = [];
   private readonly failures = new Map<string, Error[]>();
   private seq = 0;
   private lastNs = 0n;
 
-  /** `nowMs`: the clock of the timestamps the fake reports (milliseconds since the epoch). */
-  constructor(private readonly nowMs: () => number = Date.now) {}
+  private readonly recordCalls: boolean;
+
+  /**
+   * `nowMs`: the clock of the timestamps it reports (milliseconds since the epoch);
+   * `recordCalls: false` keeps no record of the calls (a long-running simulated node).
+   */
+  constructor(private readonly nowMs: () => number = Date.now, options: { readonly recordCalls?: boolean } = {}) {
+    this.recordCalls = options.recordCalls ?? true;
+  }
 
   /** Makes the next call of `method` reject with `error` (queued: one error per call). */
   failNext(method: string, error: Error): void {
@@ -60,7 +67,8 @@ export class FakeCalls {
 
   /** Records the call, then throws the failure queued for `method`, if any. */
   protected record(method: string, arg: unknown): void {
-    this.calls.push({ method, arg });
+    if (this.recordCalls) this.calls.push({ method, arg });
+    if (this.failures.size === 0) return;
     const failure = this.failures.get(method)?.shift();
     if (failure !== undefined) throw failure;
   }

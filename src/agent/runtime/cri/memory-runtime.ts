@@ -1,5 +1,5 @@
 /**
- * FakeRuntime: an in-memory CRI runtime and image service (RuntimeService and ImageService of
+ * MemoryRuntime: an in-memory CRI runtime and image service (RuntimeService and ImageService of
  * services.ts) for the unit tests of the modules that call the runtime. It behaves as
  * containerd does in what the agent relies on; the CRI behaviour suite (behaviour.ts) runs
  * against both. Sandboxes and containers keep their configs, states and timestamps; a
@@ -9,11 +9,11 @@
  *
  * Test controls: `calls` and `callsOf` (every call in order), `failNext(method, error)`,
  * `exit(id, code)`, `execResults`, `usage`, `conditions`, and the image controls of
- * FakeImageService (`images`, `registry`, `imageFs`). Test code only: import it from testing.ts.
+ * MemoryImageService (`images`, `registry`, `imageFs`). Tests import it from testing.ts (as FakeRuntime), the simulated nodes from index.ts.
  */
-import { FakeImageService } from './fake-images.js';
-import { matchesLabels, notFound, runtimeError } from './fake-calls.js';
-import { containerStats, podSandboxStats, type FakeUsage } from './fake-stats.js';
+import { MemoryImageService } from './memory-images.js';
+import { matchesLabels, notFound, runtimeError } from './memory-calls.js';
+import { containerStats, podSandboxStats, type UsageSetting } from './memory-stats.js';
 import type { RuntimeService } from './services.js';
 import type { LinuxContainerResources, LinuxContainerResourcesStatus, StringMap } from './types-common.js';
 import type {
@@ -26,9 +26,9 @@ import type {
 } from './types-pod.js';
 import type { ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxStatsFilter } from './types-stats-image.js';
 
-export type { FakeUsage } from './fake-stats.js';
+export type { UsageSetting } from './memory-stats.js';
 
-export interface FakeSandbox {
+export interface MemorySandbox {
   readonly id: string;
   readonly config: PodSandboxConfig;
   state: PodSandboxState;
@@ -37,7 +37,7 @@ export interface FakeSandbox {
   ip: string;
 }
 
-export interface FakeContainer {
+export interface MemoryContainer {
   readonly id: string;
   readonly sandboxId: string;
   readonly config: ContainerConfig;
@@ -54,7 +54,7 @@ export interface FakeContainer {
   resources: LinuxContainerResources | undefined;
 }
 
-export interface FakeExecResult {
+export interface MemoryExecResult {
   readonly exitCode: number;
   readonly stdout?: string;
   readonly stderr?: string;
@@ -68,13 +68,13 @@ function selected(filter: { readonly id?: string; readonly labelSelector?: Strin
   return (filter?.id === undefined || filter.id === id) && matchesLabels(labels ?? {}, filter?.labelSelector);
 }
 
-export class FakeRuntime extends FakeImageService implements RuntimeService {
-  readonly sandboxes = new Map<string, FakeSandbox>();
-  readonly containers = new Map<string, FakeContainer>();
+export class MemoryRuntime extends MemoryImageService implements RuntimeService {
+  readonly sandboxes = new Map<string, MemorySandbox>();
+  readonly containers = new Map<string, MemoryContainer>();
   /** ExecSync results by the command joined with spaces (default: exit code 0, no output). */
-  readonly execResults = new Map<string, FakeExecResult>();
+  readonly execResults = new Map<string, MemoryExecResult>();
   /** CPU and memory usage by container ID (default: none used). */
-  readonly usage = new Map<string, FakeUsage>();
+  readonly usage = new Map<string, UsageSetting>();
   /** What Status reports. */
   conditions: RuntimeCondition[] = [
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
@@ -91,25 +91,25 @@ export class FakeRuntime extends FakeImageService implements RuntimeService {
     Object.assign(c, { state: 'CONTAINER_EXITED', finishedAt: this.tick(), exitCode, reason });
   }
 
-  private mustContainer(id: string): FakeContainer {
+  private mustContainer(id: string): MemoryContainer {
     const c = this.containers.get(id);
     if (c === undefined) throw notFound(`container "${id}"`);
     return c;
   }
 
-  private mustSandbox(id: string): FakeSandbox {
+  private mustSandbox(id: string): MemorySandbox {
     const s = this.sandboxes.get(id);
     if (s === undefined) throw notFound(`sandbox "${id}"`);
     return s;
   }
 
-  private mustRun(id: string): FakeContainer {
+  private mustRun(id: string): MemoryContainer {
     const c = this.mustContainer(id);
     if (c.state !== 'CONTAINER_RUNNING') throw runtimeError(`container ${id} is in ${c.state} state`);
     return c;
   }
 
-  private kill(c: FakeContainer): void {
+  private kill(c: MemoryContainer): void {
     if (c.state === 'CONTAINER_RUNNING') Object.assign(c, KILLED, { finishedAt: this.tick() });
   }
 
@@ -319,7 +319,7 @@ export class FakeRuntime extends FakeImageService implements RuntimeService {
     );
   }
 
-  private sandboxStats(s: FakeSandbox): PodSandboxStats {
+  private sandboxStats(s: MemorySandbox): PodSandboxStats {
     const running = [...this.containers.values()].filter((c) => c.sandboxId === s.id && c.state === 'CONTAINER_RUNNING');
     return podSandboxStats(s, running.map((c) => ({ container: c, usage: this.usage.get(c.id) })), this.tick());
   }

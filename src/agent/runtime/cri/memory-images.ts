@@ -1,27 +1,29 @@
 /**
- * The image half of the fake runtime (FakeRuntime extends it): images present by reference, a
+ * The image half of the in-memory runtime (MemoryRuntime extends it): images present by reference, a
  * registry PullImage fetches from, and the image filesystem's usage. As containerd: an image
  * is found by any of its references or by its ID, RemoveImage removes every reference of the
- * image, and ListImages ignores its filter. Test code only.
+ * image, and ListImages ignores its filter. Used by the tests and by the simulated nodes.
  */
-import { FakeCalls, notFound } from './fake-calls.js';
+import { MemoryCalls, notFound } from './memory-calls.js';
 import type { ImageService } from './services.js';
 import type { ImageSpec } from './types-common.js';
 import type { Image, ImageFsInfoResponse, ImageStatusRequest, ImageStatusResponse, PullImageRequest } from './types-stats-image.js';
 
 /** The image filesystem's usage ImageFsInfo reports. */
-export interface FakeImageFs {
+export interface MemoryImageFs {
   mountpoint: string;
   usedBytes: number;
   inodesUsed: number;
 }
 
-export class FakeImageService extends FakeCalls implements ImageService {
+export class MemoryImageService extends MemoryCalls implements ImageService {
   /** Image references present, mapped to their IDs (several references may share an ID). */
   readonly images = new Map<string, string>();
   /** References that PullImage can fetch, mapped to their IDs. */
   readonly registry = new Map<string, string>();
-  readonly imageFs: FakeImageFs = { mountpoint: '/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs', usedBytes: 0, inodesUsed: 0 };
+  /** Every reference can be pulled (an ID made from the reference), as if the registry had them all. */
+  pullAnything = false;
+  readonly imageFs: MemoryImageFs = { mountpoint: '/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs', usedBytes: 0, inodesUsed: 0 };
 
   /** The ID of the image present as `image` (a reference or an ID). */
   protected imageIdOf(image: string): string | undefined {
@@ -53,7 +55,7 @@ export class FakeImageService extends FakeCalls implements ImageService {
   pullImage(request: PullImageRequest): Promise<string> {
     return this.answer('pullImage', request, () => {
       const ref = request.image.image;
-      const id = this.registry.get(ref);
+      const id = this.registry.get(ref) ?? (this.pullAnything ? `sha256:${Buffer.from(ref).toString('hex').padEnd(64, '0').slice(0, 64)}` : undefined);
       if (id === undefined) throw notFound(`failed to resolve reference "${ref}": ${ref}`);
       this.images.set(ref, id);
       return id;
