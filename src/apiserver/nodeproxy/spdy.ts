@@ -12,6 +12,7 @@ import { request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
+import { relayBoth } from '../../api/relay.js';
 import type { ConnectRequest, UpgradeContext } from '../routing/index.js';
 import type { NodeProxyOptions } from './index.js';
 import { agentRefused, agentRequestOptions, unreachable, type NodeTarget } from './target.js';
@@ -72,23 +73,6 @@ function dialAgent(options: NodeProxyOptions, target: NodeTarget, path: string, 
   });
 }
 
-function pipeBoth(a: Duplex, b: Duplex, log: (m: string) => void): void {
-  const close = (): void => {
-    a.destroy();
-    b.destroy();
-  };
-  a.pipe(b);
-  b.pipe(a);
-  for (const side of [a, b]) {
-    side.on('error', (err) => {
-      log(`node proxy: a SPDY stream failed: ${err.message}`);
-      close();
-    });
-    side.on('end', close);
-    side.on('close', close);
-  }
-}
-
 /** Relays the client's SPDY upgrade (checked) to the agent's `path`. */
 export async function relaySpdy(r: ConnectRequest, upgrade: UpgradeContext, options: NodeProxyOptions, target: NodeTarget, path: string): Promise<void> {
   const agent = await dialAgent(options, target, path, streamProtocols(r.req));
@@ -98,7 +82,10 @@ export async function relaySpdy(r: ConnectRequest, upgrade: UpgradeContext, opti
   upgrade.socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   if (agent.head.length > 0) upgrade.socket.write(agent.head);
   if (upgrade.head.length > 0) agent.socket.write(upgrade.head);
-  pipeBoth(upgrade.socket, agent.socket, options.log);
+  relayBoth(upgrade.socket, agent.socket, {
+    idleTimeoutMs: 0,
+    onError: (err) => { options.log(`node proxy: a SPDY stream failed: ${err.message}`); },
+  });
 }
 
 /**

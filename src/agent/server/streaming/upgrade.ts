@@ -11,6 +11,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { messageOf } from '../../../api/errors.js';
+import { relayBoth } from '../../../api/relay.js';
 import type { Logger } from '../../logging/index.js';
 import { HttpError } from '../http.js';
 import type { RequestContext } from '../router.js';
@@ -83,41 +84,6 @@ export function dialSpdy(url: string, protocols: readonly string[], timeoutMs = 
   });
 }
 
-/** Pipes two byte streams both ways until either ends; closes both; an idle limit ends them too. */
-export function pipeBoth(a: Duplex, b: Duplex, o: RelayOptions): void {
-  let timer: NodeJS.Timeout | undefined;
-  const close = (): void => {
-    clearTimeout(timer);
-    a.destroy();
-    b.destroy();
-  };
-  const touch = (): void => {
-    if (o.idleTimeoutMs <= 0) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      o.logger.v(2, 'Closing an idle streaming connection', { idleTimeoutMs: o.idleTimeoutMs });
-      close();
-    }, o.idleTimeoutMs);
-    timer.unref();
-  };
-  touch();
-  a.on('data', touch);
-  b.on('data', touch);
-  a.pipe(b);
-  b.pipe(a);
-  for (const side of [a, b]) {
-    side.on('error', (err) => {
-      o.logger.v(4, 'Streaming connection failed', { err: err.message });
-      close();
-    });
-    side.on('close', close);
-    side.on('end', () => {
-      // One side finished sending: the SPDY session is over.
-      close();
-    });
-  }
-}
-
 function headLines(status: string, headers: Record<string, string | readonly string[]>): string {
   const lines = [`HTTP/1.1 ${status}`];
   for (const [name, value] of Object.entries(headers)) {
@@ -137,7 +103,11 @@ export async function proxySpdyUpgrade(ctx: RequestContext, url: string, o: Rela
   upgrade.socket.write(headLines('101 Switching Protocols', headers));
   if (backend.head.length > 0) upgrade.socket.write(backend.head);
   if (upgrade.head.length > 0) backend.socket.write(upgrade.head);
-  pipeBoth(upgrade.socket, backend.socket, o);
+  relayBoth(upgrade.socket, backend.socket, {
+    idleTimeoutMs: o.idleTimeoutMs,
+    onIdle: () => { o.logger.v(2, 'Closing an idle streaming connection', { idleTimeoutMs: o.idleTimeoutMs }); },
+    onError: (err) => { o.logger.v(4, 'Streaming connection failed', { err: err.message }); },
+  });
 }
 
 /**
