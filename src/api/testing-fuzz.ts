@@ -3,7 +3,7 @@
  * number of cases (each suite's own, or FUZZ_RUNS), so that a failure reproduces: the line a run
  * prints names its seed, and a failure's message carries fast-check's counterexample and path.
  * Every run prints one figures line, `fuzz <suite>: <cases> cases, <failures> failures, <ms> ms,
- * seed <seed>`, which the README's reliability table is made from. Test code only.
+ * seed <seed>`, which docs/reliability.md's tables are made from. Test code only.
  */
 import fc from 'fast-check';
 

@@ -2,7 +2,7 @@
  * Faults for the fault suites: stopping and starting a private containerd's daemon alone (its
  * shims, and so the containers, keep running, as when an operator restarts containerd), a
  * kill -9 of a process, and the figures line each fault test prints (`fault <suite>: ...`),
- * which the README's reliability table is made from.
+ * which docs/reliability.md's tables are made from.
  */
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
