@@ -13,7 +13,7 @@ import { FakeLogger } from '../logging/testing.js';
 import { advanceUntil, perTestDir, podYAML } from './fixtures.js';
 
 const HOUR_MS = 3_600_000;
-const DEADLINE = { timeoutMs: 5000, intervalMs: 10 };
+const DEADLINE = { timeoutMs: 20_000, intervalMs: 10 };
 /** Files whose notifications the tests' watch drops: only a full scan finds them. */
 const UNSEEN = 'unseen';
 

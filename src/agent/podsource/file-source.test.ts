@@ -10,7 +10,7 @@ import { UpdateRecorder, perTestDir, podYAML } from './fixtures.js';
 import { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.js';
 
 const HOUR_MS = 3_600_000;
-const DEADLINE = { timeoutMs: 5000, intervalMs: 20 };
+const DEADLINE = { timeoutMs: 20_000, intervalMs: 20 };
 
 const dir = perTestDir();
 const cleanups = dir.cleanups;
