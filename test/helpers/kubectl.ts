@@ -7,6 +7,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { WaitAbandoned, waitFor } from './wait.js';
 
 export const DISPATCHER = '/usr/bin/kubectl';
 
@@ -39,12 +40,6 @@ export interface KubectlEnv {
 
 export interface KubectlOptions {
   readonly stdin?: string | Buffer;
-  /**
-   * Writes `stdin` and leaves it open until kubectl exits. An attach (`kubectl attach -i`,
-   * `kubectl debug -i`) to a container without stdinOnce ends its output streams when stdin ends,
-   * as containerd does, so the input must stay open until the remote command has answered.
-   */
-  readonly holdStdin?: boolean;
   readonly timeoutMs?: number;
   readonly extraEnv?: Record<string, string>;
 }
@@ -60,13 +55,52 @@ export function kubectl(env: KubectlEnv, args: readonly string[], options: Kubec
       if (err !== null) reject(new Error(`kubectl ${args.join(' ')}: ${err.message.split('\n')[0] ?? ''}\n${stderr.trim()}`));
       else resolve({ stdout, stderr });
     });
-    if (options.holdStdin === true && options.stdin !== undefined) {
-      child.stdin?.write(options.stdin);
-      child.once('exit', () => { child.stdin?.destroy(); });
-    } else {
-      child.stdin?.end(options.stdin);
-    }
+    child.stdin?.end(options.stdin);
   });
+}
+
+/** One turn of a conversation with a remote command: what is typed, and the output awaited before the next turn. */
+export interface Turn {
+  readonly send: string;
+  readonly awaitOutput?: RegExp;
+}
+
+/**
+ * Runs an interactive kubectl (`attach -i`, `debug -i`) as a user at a terminal would: types each
+ * turn once the previous turn's output arrived, and leaves stdin open until kubectl exits. An
+ * attach to a container without stdinOnce ends its output streams when stdin ends, and
+ * containerd may stop an attach's output as the process exits, before the last bytes it wrote
+ * (the container's log keeps them), so a command whose output matters answers before it is told
+ * to exit. Rejects when kubectl exits non-zero or a turn's output does not come within `timeoutMs`.
+ */
+export async function converse(env: KubectlEnv, args: readonly string[], turns: readonly Turn[], timeoutMs = 60_000): Promise<KubectlRun> {
+  const child = spawn(env.binary, [...args], { env: { ...process.env, HOME: env.home, KUBECONFIG: env.kubeconfig }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let closed: { code: number | null } | undefined;
+  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.once('close', (code) => { closed = { code }; });
+  const deadline = Date.now() + timeoutMs;
+  const until = async (what: string, done: () => boolean): Promise<void> => {
+    try {
+      await waitFor(what, () => done() || (closed !== undefined ? Promise.reject(new WaitAbandoned(`kubectl exited with ${String(closed.code)}`)) : false), { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 20 });
+    } catch (err) {
+      throw new Error(`kubectl ${args.join(' ')}: ${err instanceof Error ? err.message : String(err)}\nstdout: ${stdout}\nstderr: ${stderr}`, { cause: err });
+    }
+  };
+  try {
+    for (const turn of turns) {
+      child.stdin.write(turn.send);
+      const expected = turn.awaitOutput;
+      if (expected !== undefined) await until(`its output to match ${String(expected)}`, () => expected.test(stdout));
+    }
+    await until('it to exit', () => closed !== undefined && closed.code === 0);
+    return { stdout, stderr };
+  } finally {
+    child.stdin.destroy();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 }
 
 /** Starts a long-running kubectl (logs -f, port-forward); its output accumulates in `output()`. */

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { kubectl, kubectlBinaries, type KubectlEnv } from '../helpers/kubectl.js';
+import { converse, kubectlBinaries, type KubectlEnv } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
 
 const VERSIONS = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'];
@@ -56,9 +56,9 @@ void describe('kubectl debug', () => {
     void it(`kubectl ${version}: runs commands in an ephemeral container next to the running one`, { timeout: 120_000 }, async () => {
       const env = envFor(version);
       const name = `dbg-${version.replace('.', '')}`;
-      const run = await kubectl(env, [
+      const run = await converse(env, [
         'debug', 'web', '-i', `--image=${cluster.containerd.images.busybox}`, '--image-pull-policy=IfNotPresent', '--target=main', `--container=${name}`, '--', 'sh',
-      ], { stdin: 'echo "in $(hostname)"; ps -o args; echo debug-done; exit\n', holdStdin: true, timeoutMs: 90_000 });
+      ], [{ send: 'echo "in $(hostname)"; ps -o args; echo debug-done\n', awaitOutput: /debug-done/ }, { send: 'exit\n' }], 90_000);
       assert.match(run.stdout, /in web\n/);
       assert.match(run.stdout, /sleep 3601/, 'the target container\'s processes are visible');
       assert.match(run.stdout, /debug-done/);
