@@ -186,24 +186,3 @@ export async function storeWriteRates(store: 'sqlite' | 'etcd', endpoints: reado
     raw.close();
   }
 }
-
-export interface EtcdCounters {
-  /** Watch streams etcd has opened (grpc_server_started_total, Watch): each client stream, and each restart of one. */
-  readonly watchStreams: number;
-  /** Watchers open now (etcd_debugging_mvcc_watcher_total). */
-  readonly watchers: number;
-}
-
-/** etcd's watch counters, summed over the members (each member serves its own clients' watches). */
-export async function etcdCounters(endpoints: readonly string[]): Promise<EtcdCounters> {
-  let watchStreams = 0;
-  let watchers = 0;
-  for (const endpoint of endpoints) {
-    const text = await (await fetch(`${endpoint}/metrics`)).text();
-    for (const line of text.split('\n')) {
-      if (line.startsWith('grpc_server_started_total{') && line.includes('grpc_method="Watch"')) watchStreams += Number(line.slice(line.lastIndexOf(' ') + 1));
-      else if (line.startsWith('etcd_debugging_mvcc_watcher_total ')) watchers += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return { watchStreams, watchers };
-}

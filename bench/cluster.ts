@@ -16,17 +16,17 @@
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startApiServer } from '../test/helpers/apiserver.js';
-import { startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
+import { etcdWatchCounters, startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
 import { waitFor } from '../test/helpers/wait.js';
 import {
-  etcdCounters, procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
+  procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
 } from './cluster-probes.js';
 import { exitOnSignals, isMain, percentile } from './table.js';
 
@@ -82,7 +82,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   // The members' CPU and RSS together.
   const etcdUsage = (): { cpuS: number; rssBytes: number } | undefined => etcdPids.length === 0 ? undefined
     : etcdPids.map(procUsage).reduce((a, b) => ({ cpuS: a.cpuS + b.cpuS, rssBytes: a.rssBytes + b.rssBytes }));
-  const etcdC0 = etcd === undefined ? undefined : await etcdCounters(etcd.endpoints);
+  const etcdC0 = etcd === undefined ? undefined : await etcdWatchCounters(etcd.endpoints);
   print(`cluster bench: ${o.nodes} nodes, ${o.pods} pods, ${o.store}${etcd === undefined ? '' : ` (${o.etcdMembers} member${o.etcdMembers === 1 ? '' : 's'})`}; logs in ${dir}`);
   const sims: Simulator[] = [];
   try {
@@ -135,7 +135,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     probes.stop();
     podWatch.stop();
     const c2 = await serverCounters(api);
-    const etcdC1 = etcd === undefined ? undefined : await etcdCounters(etcd.endpoints);
+    const etcdC1 = etcd === undefined ? undefined : await etcdWatchCounters(etcd.endpoints);
 
     // The simulators' own cost.
     for (const s of sims) s.child.kill('SIGTERM');
@@ -177,6 +177,8 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     return out;
   } finally {
     for (const s of sims) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    // Kept beside the simulators' log: the 5xx lines say which store call failed.
+    writeFileSync(join(dir, 'apiserver.log'), server.logs());
     await server.stop();
     await etcd?.stop();
   }
