@@ -8,9 +8,9 @@
  * renewed every second on their own connections (steady window, then during the pod burst),
  * pods bound and Running per second, watch delivery (create acknowledged -> event on a pod
  * watch), the server's CPU per request and per watch event sent and RSS, etcd's CPU, errors
- * (5xx, failed probes and creates, simulator error lines), etcd's watch streams opened (a stream
- * the client restarts counts again) and the server's etcd deadline errors, and the simulator's
- * cost per node.
+ * (5xx, failed probes and creates, simulator error lines), etcd's watch streams opened after the
+ * server started (restarts) and the server's etcd deadline errors, and the simulator's cost per
+ * node.
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
@@ -171,7 +171,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length} (${[...new Set(probes.samples.filter((x) => !x.ok).map((x) => x.status))].map((c) => `HTTP ${c}`).join(', ')}); simulator error lines ${simErrors}`);
     if (etcdC0 !== undefined && etcdC1 !== undefined) {
       const deadlines = server.logs().split('\n').filter((l) => l.includes('DEADLINE_EXCEEDED')).length;
-      row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened over the run (restarts included), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
+      row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened after the server started (each a restart), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
     }
     row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS per node`).join('; '));
     return out;
