@@ -14,9 +14,9 @@
  *   member, no breaker;
  * - a call that ran into its deadline leaves the channel alone. etcd3 resets a member's whole
  *   gRPC channel (`resetAllServices`) after any "recoverable" error, a deadline included: the
- *   next calls then wait for a new connection, calls still queued on the old channel fail as
- *   unavailable (and are retried, and reset it again), and under load one slow call turns into
- *   a train of resets. A deadline says the call was slow, not that the connection is broken
+ *   next calls then wait for a new connection, and calls still waiting for the closed channel's
+ *   connection fail as unavailable (are retried, and reset the channel again). A deadline says
+ *   the call was slow, not that the connection is broken
  *   (gRPC keepalive finds a dead connection, etcd-clients.ts), so the member policies rethrow it
  *   as EtcdDeadlineError, which etcd3 does not count as recoverable; a breaker still counts it.
  */
