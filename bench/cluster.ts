@@ -1,5 +1,5 @@
 /**
- * The cluster bench: one orch-apiserver (SQLite or a single-member etcd) with its control loops,
+ * The cluster bench: one orch-apiserver (SQLite, or etcd of 1 or 3 members) with its control loops,
  * N simulated nodes (`nodeagent simulate`, in processes of their own so that the server's CPU
  * is its own), then P pods without nodeName created (the scheduler binds them) and deleted.
  *
@@ -8,20 +8,22 @@
  * renewed every second on their own connections (steady window, then during the pod burst),
  * pods bound and Running per second, watch delivery (create acknowledged -> event on a pod
  * watch), the server's CPU per request and per watch event sent and RSS, etcd's CPU, errors
- * (5xx, failed probes and creates, simulator error lines), and the simulator's cost per node.
+ * (5xx, failed probes and creates, simulator error lines), etcd's watch streams opened after the
+ * server started (restarts) and the server's etcd deadline errors, and the simulator's cost per
+ * node.
  *
- *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--steady 30]
- *     [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
+ *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
+ *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startApiServer } from '../test/helpers/apiserver.js';
-import { startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
+import { etcdWatchCounters, startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
 import { waitFor } from '../test/helpers/wait.js';
 import {
   procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
@@ -62,11 +64,11 @@ function latencyText(samples: readonly number[]): string {
   return `p50 ${f1(percentile(samples, 50))} / p99 ${f1(percentile(samples, 99))} / max ${f1(Math.max(...samples))} ms (${samples.length})`;
 }
 
-export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; steadyS: number; rampS: number; simProcs: number; cpuProf?: string }): Promise<string[]> {
+export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string }): Promise<string[]> {
   const out: string[] = [];
   const row = (k: string, v: string): void => { out.push(`| ${k} | ${v} |`); print(`${k}: ${v}`); };
   let etcd: EtcdCluster | undefined;
-  if (o.store === 'etcd') etcd = await startEtcd();
+  if (o.store === 'etcd') etcd = await startEtcd({ members: o.etcdMembers });
   const rates = await storeWriteRates(o.store, etcd?.endpoints ?? [], 3000);
   const server = await startApiServer({
     storage: o.store, controllers: true, ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
@@ -76,8 +78,12 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   const ca = readFileSync(server.caFile, 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
   const serverPid = server.pid ?? 0;
-  const etcdPid = etcd?.pids()[0];
-  print(`cluster bench: ${o.nodes} nodes, ${o.pods} pods, ${o.store}; logs in ${dir}`);
+  const etcdPids = etcd?.pids() ?? [];
+  // The members' CPU and RSS together.
+  const etcdUsage = (): { cpuS: number; rssBytes: number } | undefined => etcdPids.length === 0 ? undefined
+    : etcdPids.map(procUsage).reduce((a, b) => ({ cpuS: a.cpuS + b.cpuS, rssBytes: a.rssBytes + b.rssBytes }));
+  const etcdC0 = etcd === undefined ? undefined : await etcdWatchCounters(etcd.endpoints);
+  print(`cluster bench: ${o.nodes} nodes, ${o.pods} pods, ${o.store}${etcd === undefined ? '' : ` (${o.etcdMembers} member${o.etcdMembers === 1 ? '' : 's'})`}; logs in ${dir}`);
   const sims: Simulator[] = [];
   try {
     // Registration: from the simulators' start to every node Ready, seen on a node watch.
@@ -95,9 +101,9 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
 
     // Steady window: probe leases, the server's CPU per request.
     const probes = await startLeaseProbes(server.url, ca, server.token, 10, 1000);
-    const s0 = { server: procUsage(serverPid), etcd: etcdPid === undefined ? undefined : procUsage(etcdPid), counters: await serverCounters(api), at: performance.now() };
+    const s0 = { server: procUsage(serverPid), etcd: etcdUsage(), counters: await serverCounters(api), at: performance.now() };
     await new Promise((resolve) => setTimeout(resolve, o.steadyS * 1000));
-    const s1 = { server: procUsage(serverPid), etcd: etcdPid === undefined ? undefined : procUsage(etcdPid), counters: await serverCounters(api), at: performance.now() };
+    const s1 = { server: procUsage(serverPid), etcd: etcdUsage(), counters: await serverCounters(api), at: performance.now() };
 
     // Burst: P pods without nodeName.
     await api.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } } });
@@ -129,6 +135,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     probes.stop();
     podWatch.stop();
     const c2 = await serverCounters(api);
+    const etcdC1 = etcd === undefined ? undefined : await etcdWatchCounters(etcd.endpoints);
 
     // The simulators' own cost.
     for (const s of sims) s.child.kill('SIGTERM');
@@ -162,10 +169,16 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     const netCpu = burstCpu - ((s1.server.cpuS - s0.server.cpuS) / steadyS) * ((b1.at - b0.at) / 1000);
     row('apiserver, burst', `${f1((burstCpu / ((b1.at - b0.at) / 1000)) * 100)} % of a core, ${f1((burstCpu * 1e6) / Math.max(1, burstEvents))} µs CPU per watch event sent (${burstEvents} events; net of the steady rate ${f1((netCpu * 1e6) / Math.max(1, burstEvents))} µs), ${f1((burstCpu * 1e6) / o.pods)} µs per pod, RSS ${f1(b1.server.rssBytes / 2 ** 20)} MiB`);
     row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length} (${[...new Set(probes.samples.filter((x) => !x.ok).map((x) => x.status))].map((c) => `HTTP ${c}`).join(', ')}); simulator error lines ${simErrors}`);
+    if (etcdC0 !== undefined && etcdC1 !== undefined) {
+      const deadlines = server.logs().split('\n').filter((l) => l.includes('DEADLINE_EXCEEDED')).length;
+      row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened after the server started (each a restart), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
+    }
     row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS per node`).join('; '));
     return out;
   } finally {
     for (const s of sims) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    // Kept beside the simulators' log: the 5xx lines say which store call failed.
+    writeFileSync(join(dir, 'apiserver.log'), server.logs());
     await server.stop();
     await etcd?.stop();
   }
@@ -174,18 +187,20 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
 async function main(): Promise<void> {
   exitOnSignals();
   const { values } = parseArgs({ options: {
-    nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '1000' }, store: { type: 'string', default: 'sqlite' },
+    nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '1000' }, store: { type: 'string', default: 'sqlite' }, 'etcd-members': { type: 'string', default: '1' },
     steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' },
   } });
   const nodes = Number(values.nodes);
   const store = values.store === 'etcd' ? 'etcd' : 'sqlite';
+  if (values['etcd-members'] !== '1' && values['etcd-members'] !== '3') throw new Error(`--etcd-members: 1 or 3, got ${values['etcd-members']}`);
+  const etcdMembers = values['etcd-members'] === '3' ? 3 : 1;
   const lines = await runClusterBench({
-    nodes, pods: Number(values.pods), store, steadyS: Number(values.steady),
+    nodes, pods: Number(values.pods), store, etcdMembers, steadyS: Number(values.steady),
     rampS: values.ramp === undefined ? Math.ceil(nodes / 50) : Number(values.ramp),
     simProcs: values['sim-procs'] === undefined ? Math.max(1, Math.ceil(nodes / 1500)) : Number(values['sim-procs']),
     ...(values['cpu-prof'] === undefined ? {} : { cpuProf: values['cpu-prof'] }),
   });
-  process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store} | |`, '|---|---|', ...lines].join('\n')}\n`);
+  process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store}${store === 'etcd' ? ` (${etcdMembers} member${etcdMembers === 1 ? '' : 's'})` : ''} | |`, '|---|---|', ...lines].join('\n')}\n`);
 }
 
 if (isMain(import.meta.url)) {

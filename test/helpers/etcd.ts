@@ -2,10 +2,12 @@
  * Real etcd for integration tests and benchmarks: starts Debian's `etcd` (1 or 3 members) on free
  * loopback ports with temporary data directories, waits until every member serves a
  * linearizable read, and kills every process it started on stop() (or when the test process
- * exits). A missing binary is an error, never a skip.
+ * exits). A missing binary is an error, never a skip. Also: etcd's watch counters and the
+ * connections this machine holds to a member, for tests that check a client keeps them.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, closeSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,4 +187,65 @@ export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster>
     stop,
     pids: () => members.flatMap((m) => (m.process?.pid === undefined ? [] : [m.process.pid])),
   };
+}
+
+export interface EtcdWatchCounters {
+  /** Watch streams the members have opened (grpc_server_started_total, Watch): a client's stream, and each restart of it. */
+  readonly watchStreams: number;
+  /** Watchers open now (etcd_debugging_mvcc_watcher_total). */
+  readonly watchers: number;
+}
+
+/** A member's /metrics, on a connection closed after the answer (no keep-alive left open to count). */
+function metricsOf(endpoint: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(`${endpoint}/metrics`, { agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { text += chunk; });
+      res.on('end', () => { resolve(text); });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+/** etcd's watch counters, summed over the members given. */
+export async function etcdWatchCounters(endpoints: readonly string[]): Promise<EtcdWatchCounters> {
+  let watchStreams = 0;
+  let watchers = 0;
+  for (const endpoint of endpoints) {
+    const text = await metricsOf(endpoint);
+    for (const line of text.split('\n')) {
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (line.startsWith('grpc_server_started_total{') && line.includes('grpc_method="Watch"')) watchStreams += value;
+      else if (line.startsWith('etcd_debugging_mvcc_watcher_total ')) watchers += value;
+    }
+  }
+  return { watchStreams, watchers };
+}
+
+/**
+ * The local ports of this process's established IPv4 TCP connections to a member's client port,
+ * sorted (etcd's own gateway holds one to itself: not counted).
+ */
+export function connectionsTo(endpoint: string): number[] {
+  const port = Number(new URL(endpoint).port);
+  const mine = new Set<string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith('socket:[')) mine.add(target.slice('socket:['.length, -1));
+    } catch {
+      // The descriptor closed while we listed them.
+    }
+  }
+  const ports: number[] = [];
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    const [, local, remote, state] = fields;
+    if (local === undefined || remote === undefined || state !== '01' || !mine.has(fields[9] ?? '')) continue;
+    if (parseInt(remote.split(':')[1] ?? '', 16) === port) ports.push(parseInt(local.split(':')[1] ?? '', 16));
+  }
+  return ports.sort((x, y) => x - y);
 }

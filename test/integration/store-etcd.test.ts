@@ -1,14 +1,15 @@
 /**
  * The etcd store against real etcd processes: the shared conformance suite on a single member,
- * a three-member cluster that keeps serving when one member stops, and `unavailable` when etcd
- * is down.
+ * a three-member cluster that keeps serving when one member stops, calls that run into their
+ * deadline without touching the connections or the shared watch, and `unavailable` when etcd is
+ * down.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { isUnavailable } from '../../src/api/errors.js';
 import { openEtcdStore, type EtcdStoreOptions, type ManagedStore, type WatchEvent } from '../../src/apiserver/storage/index.js';
 import { runStoreConformance } from '../../src/apiserver/storage/conformance.js';
-import { startEtcd, type EtcdCluster } from '../helpers/etcd.js';
+import { connectionsTo, etcdWatchCounters, startEtcd, type EtcdCluster } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/wait.js';
 
 const clusters: EtcdCluster[] = [];
@@ -64,6 +65,34 @@ void describe('etcd store on a cluster', () => {
       assert.equal((list.remainingItemCount ?? 0) + list.items.length, 31);
       await store.delete('/things/ns/probe');
       await waitFor('the watch to see every write', () => events.filter((e) => e.type !== 'BOOKMARK').length === 42, { timeoutMs: 20_000 });
+      await watch.close();
+    });
+  });
+
+  void it('keeps its connections and the shared watch when calls run into their deadline', async () => {
+    const etcd = await cluster(1);
+    const endpoint = etcd.endpoints[0] as string;
+    await withEtcdStore({ endpoints: etcd.endpoints, ...testOptions, requestTimeoutMs: 300 }, async (store) => {
+      const added: string[] = [];
+      const watch = await store.watch('/things/', { onEvent: (e) => { if (e.type === 'ADDED') added.push((e.object.metadata as { name: string }).name); } });
+      await store.create('/things/ns/before', { metadata: { name: 'before' } });
+      await waitFor('the watch to see the first create', () => added.length === 1);
+      const connections = connectionsTo(endpoint);
+      const counters = await etcdWatchCounters(etcd.endpoints);
+      assert.equal(connections.length >= 2, true, `a unary and a watch connection, got ${connections.join(', ')}`);
+      const pid = etcd.pids()[0] as number;
+      process.kill(pid, 'SIGSTOP');
+      try {
+        const stalled = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.get(`/things/ns/missing-${i}`)));
+        assert.ok(stalled.every((r) => r.status === 'rejected' && isUnavailable(r.reason)), 'calls during the stall fail at their deadline');
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      for (let i = 0; i < 3; i++) await store.create(`/things/ns/after-${i}`, { metadata: { name: `after-${i}` } });
+      await waitFor('the watch to see the creates after the stall', () => added.length >= 4);
+      assert.deepEqual(added, ['before', 'after-0', 'after-1', 'after-2'], 'every change once, in order');
+      assert.deepEqual(connectionsTo(endpoint), connections, 'the same connections to etcd (no channel reset)');
+      assert.deepEqual(await etcdWatchCounters(etcd.endpoints), counters, 'no watch stream restarted');
       await watch.close();
     });
   });

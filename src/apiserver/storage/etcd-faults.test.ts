@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
-import { Breaker, BreakerOpenError, etcdFaultHandling, PassPolicy, RetryPolicy } from './etcd-faults.js';
+import { GRPCDeadlineExceededError, GRPCUnavailableError, isRecoverableError } from 'etcd3';
+import { Breaker, BreakerOpenError, EtcdDeadlineError, etcdFaultHandling, PassPolicy, RetryPolicy } from './etcd-faults.js';
 
 const fail = (err: Error) => (): never => {
   throw err;
@@ -63,6 +63,16 @@ void describe('etcd client fault handling', () => {
       throw new GRPCUnavailableError('down');
     }), GRPCUnavailableError);
     assert.equal(calls, 3);
+  });
+
+  void it('passes a deadline on as not recoverable (etcd3 then keeps the channel), and a breaker still counts it', async () => {
+    const notRecoverable = (err: unknown): boolean => err instanceof EtcdDeadlineError && !isRecoverableError(err) && /stall/.test(err.message);
+    await assert.rejects(new PassPolicy().execute(fail(new GRPCDeadlineExceededError('stall'))), notRecoverable);
+    const breaker = new Breaker('m1', { failures: 2, openMs: 500, now: () => 0 });
+    for (let i = 0; i < 2; i++) await assert.rejects(breaker.execute(fail(new GRPCDeadlineExceededError('stall'))), notRecoverable);
+    assert.equal(breaker.state, 'open');
+    // A connection-level failure stays recoverable: etcd3 resets the channel and reconnects.
+    await assert.rejects(new PassPolicy().execute(fail(new GRPCUnavailableError('down'))), (err: unknown) => err instanceof GRPCUnavailableError && isRecoverableError(err));
   });
 
   void it('puts a breaker in front of each member of a cluster', () => {

@@ -11,9 +11,16 @@
  *   failure (unavailable, reset), never after its deadline passed;
  * - per member: with several members, a breaker opens after `failures` consecutive failures for
  *   `openMs` (calls go to the other members meanwhile), then lets one probe through; with one
- *   member, no breaker.
+ *   member, no breaker;
+ * - a call that ran into its deadline leaves the channel alone. etcd3 resets a member's whole
+ *   gRPC channel (`resetAllServices`) after any "recoverable" error, a deadline included: the
+ *   next calls then wait for a new connection, and calls still waiting for the closed channel's
+ *   connection fail as unavailable (are retried, and reset the channel again). A deadline says
+ *   the call was slow, not that the connection is broken
+ *   (gRPC keepalive finds a dead connection, etcd-clients.ts), so the member policies rethrow it
+ *   as EtcdDeadlineError, which etcd3 does not count as recoverable; a breaker still counts it.
  */
-import { GRPCDeadlineExceededError, isRecoverableError, type IOptions } from 'etcd3';
+import { GRPCDeadlineExceededError, GRPCGenericError, isRecoverableError, type IOptions } from 'etcd3';
 
 type FaultHandling = NonNullable<IOptions['faultHandling']>;
 type Policy = FaultHandling['global'] & object;
@@ -35,6 +42,20 @@ export class BreakerOpenError extends Error {
     super(`etcd member ${host}: circuit open after consecutive failures`);
     this.name = 'BreakerOpenError';
   }
+}
+
+/** A call that passed its deadline, as etcd3 must not take it: not "recoverable", so no channel reset. */
+export class EtcdDeadlineError extends GRPCGenericError {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+    this.name = 'EtcdDeadlineError';
+  }
+}
+
+/** Rethrows a deadline as EtcdDeadlineError; every other error as it is. */
+function rethrow(err: unknown): never {
+  if (err instanceof GRPCDeadlineExceededError) throw new EtcdDeadlineError(err);
+  throw err;
 }
 
 const noEvent = (): { dispose(): void } => ({ dispose: () => undefined });
@@ -77,7 +98,11 @@ export class RetryPolicy extends BasePolicy {
 /** Lets every call through. */
 export class PassPolicy extends BasePolicy {
   async execute<T>(fn: (context: Context) => PromiseLike<T> | T, signal?: AbortSignal): Promise<T> {
-    return fn(this.context(signal));
+    try {
+      return await fn(this.context(signal));
+    } catch (err) {
+      return rethrow(err);
+    }
   }
 }
 
@@ -118,7 +143,7 @@ export class Breaker extends BasePolicy {
         this.consecutive += 1;
         if (this.consecutive >= this.failures) this.openUntil = this.now() + this.openMs;
       }
-      throw err;
+      return rethrow(err);
     } finally {
       if (probe) this.probing = false;
     }
