@@ -20,6 +20,8 @@ export { parseExposition, type Sample } from './parse.js';
 
 export interface ResourceMetricsOptions {
   readonly nodes: () => ResourceRegistry;
+  /** The nodes to scrape, from memory (an informer): every node is read each resolution interval. */
+  readonly currentNodes: () => Promise<WireObject[]>;
   readonly pods: () => ResourceRegistry;
   readonly tls: NodeAgentTls;
   readonly log: (message: string) => void;
@@ -71,10 +73,7 @@ export function scrapeResourceMetrics(tls: NodeAgentTls, node: WireObject): Prom
 /** The store of the metrics kinds and its collector (start() it; close() it at shutdown). */
 export function resourceMetrics(options: ResourceMetricsOptions): { store: MetricsStore; collector: MetricsCollector } {
   const collector = new MetricsCollector({
-    nodes: async () => {
-      const nodes = options.nodes();
-      return (await nodes.store.list(nodes.prefix(''))).items;
-    },
+    nodes: options.currentNodes,
     scrape: (node) => scrapeResourceMetrics(options.tls, node),
     log: options.log,
   });

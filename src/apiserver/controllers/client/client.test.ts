@@ -46,6 +46,22 @@ void describe('the informer', () => {
     assert.equal(informer.get('default', 'd') !== undefined, true, 'watching again after the list');
     await informer.close();
   });
+
+  void it('starts on first use with ready(): one list for every caller, and a failed first list tried again by the next call', async () => {
+    const clock = new FakeClock();
+    const client = new FakeResourceClient({ resource: 'nodes', kind: 'Node', clock });
+    await client.create('default', obj('n1'));
+    const informer = new Informer({ client, clock, log: () => undefined, what: 'nodes' });
+    client.failNext('list', new Error('storage: etcd range failed'));
+    await assert.rejects(informer.ready(), /etcd range failed/);
+    await Promise.all([informer.ready(), informer.ready()]);
+    assert.deepEqual(informer.list().map((o) => (o.metadata as WireObject).name), ['n1']);
+    await client.create('default', obj('n2'));
+    await clock.advance(0);
+    await informer.ready();
+    assert.equal(informer.size, 2, 'kept up to date by its watch, not listed again');
+    await informer.close();
+  });
 });
 
 void describe('updateObject', () => {

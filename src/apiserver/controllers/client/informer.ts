@@ -40,6 +40,7 @@ export class Informer {
   private watch: ClientWatch | undefined;
   private timer: Timer | undefined;
   private closed = false;
+  private starting: Promise<void> | undefined;
   /** Bumped by every (re)list: events of an older watch are dropped. */
   private generation = 0;
 
@@ -55,6 +56,18 @@ export class Informer {
   /** Lists, fills the cache and starts watching. Throws when the first list fails. */
   async start(): Promise<void> {
     await this.sync();
+  }
+
+  /**
+   * Starts the informer on first use: resolves once the cache is filled. A failed first list
+   * rejects this call and the next call tries again (for readers that start it lazily).
+   */
+  ready(): Promise<void> {
+    this.starting ??= this.start().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
   }
 
   get(namespace: string, name: string): WireObject | undefined {
