@@ -97,6 +97,17 @@ void describe('etcd store on a cluster', () => {
     });
   });
 
+  void it('lists more than gRPC\'s default 4 MiB message in one answer', async () => {
+    shared ??= cluster(1);
+    const { endpoints } = await shared;
+    await withEtcdStore({ endpoints, prefix: '/big', ...testOptions }, async (store) => {
+      const data = 'x'.repeat(1024 * 1024);
+      for (let i = 0; i < 6; i++) await store.create(`/things/ns/big-${i}`, { metadata: { name: `big-${i}` }, data });
+      const listed = await store.list('/things/');
+      assert.equal(listed.items.length, 6);
+    });
+  });
+
   void it('reports unavailable when etcd is down', async () => {
     const etcd = await cluster(1);
     await withEtcdStore({ endpoints: etcd.endpoints, ...testOptions, requestTimeoutMs: 1000 }, async (store) => {

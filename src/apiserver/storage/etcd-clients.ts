@@ -42,6 +42,10 @@ function grpcOptions(ownPool: boolean): NonNullable<IOptions['grpcOptions']> {
     // Channelz (gRPC's introspection service, never served here) keeps counters, timestamps
     // and closures for every call: ~10% of the client's CPU per request, measured alone.
     'grpc.enable_channelz': 0,
+    // grpc-js refuses answers over 4 MiB by default: an unpaged list of a large cluster's nodes or
+    // leases is more (3,000 nodes: RESOURCE_EXHAUSTED, and the control loops could not start).
+    // kube-apiserver's etcd client takes answers of any size too; etcd bounds what it sends.
+    'grpc.max_receive_message_length': -1,
     'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
     ...(ownPool ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
