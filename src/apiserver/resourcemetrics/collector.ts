@@ -94,6 +94,8 @@ const rate = (cpu: number, since: number, windowMs: number): number => (windowMs
 
 export class MetricsCollector {
   private readonly history = new Map<string, Scrape[]>();
+  /** Nodes whose last scrape failed (their failure is logged once). */
+  private readonly failing = new Set<string>();
   private lastRefresh = -Infinity;
   private refreshing: Promise<void> | undefined;
   private stopTimer: (() => void) | undefined;
@@ -142,13 +144,16 @@ export class MetricsCollector {
     const name = str(metaOf(node).name);
     try {
       const scrape = toScrape(parseExposition(await this.options.scrape(node)), this.now());
+      if (this.failing.delete(name)) this.options.log(`resource metrics: scraping node ${name} works again`);
       const before = this.history.get(name) ?? [];
       // A node agent answers from a cached snapshot for a while: the same reading is no new point.
       const last = before[before.length - 1];
       if (last !== undefined && last.node?.timeMs === scrape.node?.timeMs) return;
       this.history.set(name, [...before, scrape].slice(-2));
     } catch (err) {
-      this.options.log(`resource metrics: scraping node ${name} failed: ${messageOf(err)}`);
+      // Once per node until it answers again: a node that serves no metrics would log every interval.
+      if (!this.failing.has(name)) this.options.log(`resource metrics: scraping node ${name} failed (said once until it works again): ${messageOf(err)}`);
+      this.failing.add(name);
     }
   }
 
@@ -156,6 +161,7 @@ export class MetricsCollector {
     const nodes = await this.options.nodes();
     const names = new Set(nodes.map((n) => str(metaOf(n).name)));
     for (const known of [...this.history.keys()]) if (!names.has(known)) this.history.delete(known);
+    for (const known of [...this.failing]) if (!names.has(known)) this.failing.delete(known);
     await Promise.all(nodes.map((n) => this.scrapeNode(n)));
     this.lastRefresh = this.now();
   }

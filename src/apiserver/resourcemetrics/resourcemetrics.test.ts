@@ -74,6 +74,33 @@ void describe('the resource metrics', () => {
     await collector.close();
     assert.equal(ticks.length, 1);
     assert.equal(stopped, true);
-    assert.deepEqual(logs, ['resource metrics: scraping node n1 failed: connection refused']);
+    assert.deepEqual(logs, ['resource metrics: scraping node n1 failed (said once until it works again): connection refused']);
+  });
+
+  void it('logs a failing node once until it answers again, and again when it fails after that', async () => {
+    const logs: string[] = [];
+    let now = 0;
+    let answer: (() => Promise<string>) = () => Promise.reject(new Error('404 page not found'));
+    const collector = new MetricsCollector({
+      nodes: () => Promise.resolve([node('n1')]),
+      scrape: () => answer(),
+      log: (m) => logs.push(m),
+      now: () => now,
+      every: () => () => undefined,
+    });
+    for (let i = 0; i < 5; i++) {
+      now += 10_000;
+      await collector.snapshot();
+    }
+    assert.deepEqual(logs, ['resource metrics: scraping node n1 failed (said once until it works again): 404 page not found']);
+    answer = () => Promise.resolve('node_cpu_usage_seconds_total 1 1000\nnode_memory_working_set_bytes 100 1000\n');
+    now += 10_000;
+    await collector.snapshot();
+    answer = () => Promise.reject(new Error('connection refused'));
+    now += 10_000;
+    await collector.snapshot();
+    now += 10_000;
+    await collector.snapshot();
+    assert.deepEqual(logs.slice(1), ['resource metrics: scraping node n1 works again', 'resource metrics: scraping node n1 failed (said once until it works again): connection refused']);
   });
 });
