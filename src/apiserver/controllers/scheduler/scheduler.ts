@@ -2,7 +2,8 @@
  * The scheduling loop (upstream's kube-scheduler with its default profile, reduced): the pods
  * informer feeds the queue with unbound pods of the default scheduler name (not deleting, not
  * terminal, without scheduling gates) and the cache with bound ones; the nodes informer feeds
- * the cache. Each popped pod is filtered against every known node, the feasible ones scored, and
+ * the cache. Each popped pod is filtered against the known nodes until enough feasible ones are
+ * found (all of a small cluster; sampling.ts), those scored, and
  * the pod assumed on a random one among the best while its binding is written (up to 16 in
  * flight). A pod that fits nowhere gets PodScheduled False (reason Unschedulable, the fit error
  * as message) and a FailedScheduling event, and waits in the queue for a change of nodes or of
@@ -21,6 +22,7 @@ import { SchedulerCache } from './cache.js';
 import { filterNode, fitErrorMessage, NO_NODES_AVAILABLE, scoreNode, type FilterFailure } from './framework.js';
 import { podInfo, type PodInfo } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
+import { feasibleNodesToFind } from './sampling.js';
 
 export interface Binder {
   /** Binds the pod (pods/binding); throws the registry's StatusError. */
@@ -70,6 +72,8 @@ export class Scheduler {
   private closed = false;
   private draining = false;
   private inFlight = 0;
+  /** Where the next cycle starts filtering (sampling.ts). */
+  private nextStartNode = 0;
   private readonly binds = new Set<Promise<void>>();
 
   constructor(options: SchedulerOptions) {
@@ -185,12 +189,18 @@ export class Scheduler {
     const failures: FilterFailure[] = [];
     let best: string[] = [];
     let bestScore = -1;
-    for (const node of nodes) {
+    const toFind = feasibleNodesToFind(nodes.length);
+    let feasible = 0;
+    let processed = 0;
+    for (; processed < nodes.length && feasible < toFind; processed++) {
+      const node = nodes[(this.nextStartNode + processed) % nodes.length];
+      if (node === undefined) continue;
       const failure = filterNode(pod, node);
       if (failure !== undefined) {
         failures.push(failure);
         continue;
       }
+      feasible++;
       const score = scoreNode(pod, node);
       if (score > bestScore) {
         bestScore = score;
@@ -199,6 +209,7 @@ export class Scheduler {
         best.push(node.name);
       }
     }
+    this.nextStartNode = (this.nextStartNode + processed) % nodes.length;
     if (best.length === 0) {
       this.unschedulable(pod, fitErrorMessage(pod, nodes.length, failures));
       return;
