@@ -91,7 +91,10 @@ void describe('etcd store on a cluster', () => {
       for (let i = 0; i < 3; i++) await store.create(`/things/ns/after-${i}`, { metadata: { name: `after-${i}` } });
       await waitFor('the watch to see the creates after the stall', () => added.length >= 4);
       assert.deepEqual(added, ['before', 'after-0', 'after-1', 'after-2'], 'every change once, in order');
-      assert.deepEqual(connectionsTo(endpoint), connections, 'the same connections to etcd (no channel reset)');
+      // A channel reset closes the connection it replaces; sockets this process opens meanwhile
+      // (the metrics read's, still closing) may appear beside them.
+      const after = connectionsTo(endpoint);
+      assert.ok(connections.every((port) => after.includes(port)), `the connections to etcd are still open (no channel reset): before ${connections.join(', ')}, after ${after.join(', ')}`);
       assert.deepEqual(await etcdWatchCounters(etcd.endpoints), counters, 'no watch stream restarted');
       await watch.close();
     });
