@@ -5,7 +5,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { truncateText } from '../../api/quote.js';
+import { LineCounter } from 'yaml';
 import { DEFAULT_YAML_LIMITS, jsonNestingProblem, readYamlLimited } from '../../api/yaml-limits.js';
+import { jsonDuplicateMessage, jsonDuplicates, yamlDuplicates } from './duplicates.js';
 import { decodeObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPES, ProtobufDecodeError } from '../protobuf/index.js';
 import { badRequest, tooLarge, unsupportedMediaType } from '../status/index.js';
 
@@ -64,23 +66,41 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Parses YAML the way Kubernetes' YAML-to-JSON conversion does (one document, YAML 1.1 scalars). */
-export function parseYaml(text: string): unknown {
+/** A parsed body and its duplicate fields (the last of each is kept), worded as upstream's decoders. */
+export interface ParsedBody {
+  readonly value: unknown;
+  readonly duplicates: readonly string[];
+}
+
+/**
+ * Parses YAML the way Kubernetes' YAML-to-JSON conversion does (one document, YAML 1.1 scalars),
+ * keeping the last of duplicate keys and reporting them (`line N: key "x" already set in map`).
+ */
+export function parseYamlFields(text: string): ParsedBody {
   // The body's size is readBody's to bound; nesting, values and aliases are bounded here.
-  const read = readYamlLimited(text, { version: '1.1', uniqueKeys: true }, { ...DEFAULT_YAML_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
+  const lines = new LineCounter();
+  const read = readYamlLimited(text, { version: '1.1', uniqueKeys: false, lineCounter: lines }, { ...DEFAULT_YAML_LIMITS, maxBytes: Number.POSITIVE_INFINITY });
   if (!read.ok) throw badRequest(`the request body is not valid YAML: ${read.problem}`);
   const docs = read.docs;
   const nonEmpty = docs.filter((d) => d.contents !== null);
   if (nonEmpty.length > 1) throw badRequest('the request body holds more than one YAML document');
   const doc = nonEmpty[0] ?? docs[0];
-  if (doc === undefined) return null;
+  if (doc === undefined) return { value: null, duplicates: [] };
   const problem = doc.errors[0];
   if (problem !== undefined) throw badRequest(`the request body is not valid YAML: ${truncateText(problem.message)}`);
   try {
-    return doc.toJS({ maxAliasCount: DEFAULT_YAML_LIMITS.maxAliases }) as unknown;
+    return { value: doc.toJS({ maxAliasCount: DEFAULT_YAML_LIMITS.maxAliases }) as unknown, duplicates: yamlDuplicates(doc, lines) };
   } catch (err) {
     throw badRequest(`the request body is not valid YAML: ${truncateText(err instanceof Error ? err.message : String(err))}`);
   }
+}
+
+/** Parses YAML as parseYamlFields does; a duplicate key is a 400. */
+export function parseYaml(text: string): unknown {
+  const parsed = parseYamlFields(text);
+  const first = parsed.duplicates[0];
+  if (first !== undefined) throw badRequest(`the request body is not valid YAML: ${first}`);
+  return parsed.value;
 }
 
 /** An object in the protobuf encoding, in its JSON form (with its apiVersion and kind). */
@@ -96,20 +116,28 @@ function parseProtobuf(body: Buffer): unknown {
 
 /**
  * The parsed body of `contentType`: JSON (also when no content type is given), YAML or
- * protobuf (objects only: not when `extraJson` names patch types), with `extraJson` naming more JSON-syntax types
- * accepted (the patch types). Throws 415 or 400.
+ * protobuf (objects only: not when `extraJson` names patch types), with `extraJson` naming more
+ * JSON-syntax types accepted (the patch types), and its duplicate fields (JSON: `duplicate
+ * field "x"`; YAML: `line N: key "x" already set in map`; the last of each is kept). Throws 415
+ * or 400.
  */
-export function decodeBody(body: Buffer, contentType: string | undefined, extraJson: readonly string[] = []): unknown {
+export function decodeBodyFields(body: Buffer, contentType: string | undefined, extraJson: readonly string[] = []): ParsedBody {
   const type = mediaType(contentType);
-  if (extraJson.length === 0 && isProtobufMediaType(type)) return parseProtobuf(body);
+  if (extraJson.length === 0 && isProtobufMediaType(type)) return { value: parseProtobuf(body), duplicates: [] };
   const text = body.toString('utf8');
   if (JSON_TYPES.has(type) || extraJson.includes(type)) {
     if (text.trim() === '') throw badRequest('the request body is empty');
-    return parseJson(text);
+    const value = parseJson(text);
+    return { value, duplicates: jsonDuplicates(text, value).map(jsonDuplicateMessage) };
   }
   if (YAML_TYPES.has(type)) {
     if (text.trim() === '') throw badRequest('the request body is empty');
-    return parseYaml(text);
+    return parseYamlFields(text);
   }
   throw unsupportedMediaType(type, extraJson.length === 0 ? OBJECT_MEDIA_TYPES : ['application/json', 'application/yaml', ...extraJson]);
+}
+
+/** The parsed body of `contentType` (decodeBodyFields without the duplicates: the last of each is kept). */
+export function decodeBody(body: Buffer, contentType: string | undefined, extraJson: readonly string[] = []): unknown {
+  return decodeBodyFields(body, contentType, extraJson).value;
 }

@@ -3,6 +3,7 @@
  * watches: bodies (size limit, JSON/YAML decoding), content negotiation, JSON/YAML/Status
  * responses, query parameters. Must not: authenticate, route or know resources.
  */
-export { decodeBody, mediaType, OBJECT_MEDIA_TYPES, parseYaml, readBody } from './body.js';
+export { decodeBody, decodeBodyFields, mediaType, OBJECT_MEDIA_TYPES, parseYaml, parseYamlFields, readBody, type ParsedBody } from './body.js';
+export { jsonDuplicates, jsonDuplicateMessage, type JsonDuplicate } from './duplicates.js';
 export { errorOutput, negotiate, send, sendError, serialize, type Output, type OutputKind } from './respond.js';
 export { Query } from './query.js';

@@ -4,11 +4,13 @@
  * served by ../watch (the router calls it for verb watch).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { decodeBody, readBody, send, type Output, type Query } from '../http/index.js';
+import { decodeBody, decodeBodyFields, jsonDuplicates, parseYamlFields, readBody, send, type Output, type Query } from '../http/index.js';
+import { resolveManager } from '../fieldmanager/index.js';
 import { PATCH_CONTENT_TYPES } from '../patch/index.js';
 import { decodeStrict, deleteOptions } from '../schema/index.js';
 import { parseFieldSelector, parseLabelSelector } from '../selectors/index.js';
 import { badRequest, invalid, StatusError, success, unsupportedMediaType } from '../status/index.js';
+import { decodeApplied } from './apply.js';
 import type { FieldValidation } from './decode.js';
 import { decodeObject } from './decode.js';
 import { listObjects, type ListPage, type ListRequest } from './list.js';
@@ -108,39 +110,96 @@ async function handleList(r: ResourceRequest): Promise<void> {
   }
 }
 
-async function body(r: ResourceRequest, extraJson: readonly string[] = []): Promise<unknown> {
-  return decodeBody(await readBody(r.req, r.maxRequestBytes), r.req.headers['content-type'], extraJson);
-}
-
 function ctx(r: ResourceRequest): { user: RequestUser; now: Date } {
   return { user: r.user, now: r.now() };
 }
 
+/** The manager of a write: `fieldManager`, else the User-Agent's first segment (422 when invalid). */
+function manager(r: ResourceRequest, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', apply = false): string {
+  return resolveManager(r.query.string('fieldManager'), r.req.headers['user-agent'], { apply, kind });
+}
+
 async function handleCreate(r: ResourceRequest): Promise<void> {
-  const decoded = decodeObject(r.registry.def, await body(r), fieldValidation(r.query));
+  const fieldManager = manager(r, 'CreateOptions');
+  const parsed = decodeBodyFields(await readBody(r.req, r.maxRequestBytes), r.req.headers['content-type']);
+  const decoded = decodeObject(r.registry.def, parsed.value, fieldValidation(r.query), parsed.duplicates);
   // The decoded object shares nothing with anything else: the registry may complete it in place.
-  const created = await r.registry.createFrom(ctx(r), r.namespace, decoded.object, { dryRun: r.query.dryRun() });
+  const created = await r.registry.createFrom(ctx(r), r.namespace, decoded.object, { dryRun: r.query.dryRun(), fieldManager });
   sendObject(r, 201, created, warningHeaders(decoded.warnings));
 }
 
 async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const decoded = decodeObject(r.registry.def, await body(r), fieldValidation(r.query));
-  const options = { dryRun: r.query.dryRun(), ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
+  const fieldManager = manager(r, 'UpdateOptions');
+  const parsed = decodeBodyFields(await readBody(r.req, r.maxRequestBytes), r.req.headers['content-type']);
+  const decoded = decodeObject(r.registry.def, parsed.value, fieldValidation(r.query), parsed.duplicates);
+  const options = { dryRun: r.query.dryRun(), fieldManager, ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
   const result = await r.registry.update(ctx(r), r.namespace, r.name, decoded.object, options);
   sendObject(r, result.created ? 201 : 200, result.object, warningHeaders(decoded.warnings));
 }
 
+const APPLY_YAML = 'application/apply-patch+yaml';
+const APPLY_CBOR = 'application/apply-patch+cbor';
+const PATCH_TYPES = [...Object.keys(PATCH_CONTENT_TYPES), APPLY_YAML];
+
+/** The JSON patch's own problems under fieldValidation: fields of an operation other than op, path, from and value, or repeated. */
+function jsonPatchProblems(text: string, patch: unknown): string[] {
+  const problems: string[] = [];
+  if (Array.isArray(patch)) {
+    for (const op of patch as unknown[]) {
+      if (typeof op !== 'object' || op === null) continue;
+      for (const key of Object.keys(op)) if (!['op', 'path', 'from', 'value'].includes(key)) problems.push(`json patch unknown field ${JSON.stringify(key)}`);
+    }
+  }
+  for (const d of jsonDuplicates(text, patch)) if (d.depth === 2) problems.push(`json patch duplicate field ${JSON.stringify(d.key)}`);
+  return problems;
+}
+
 async function handlePatch(r: ResourceRequest): Promise<void> {
   const contentType = (r.req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (contentType === APPLY_YAML) return handleApply(r);
+  if (contentType === APPLY_CBOR) {
+    throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format (${APPLY_CBOR}): this server does not read CBOR; send the apply patch as ${APPLY_YAML} (JSON is YAML); accepted media types include: ${PATCH_TYPES.join(', ')}`);
+  }
   const type = PATCH_CONTENT_TYPES[contentType];
-  if (type === undefined) throw unsupportedMediaType(contentType, Object.keys(PATCH_CONTENT_TYPES));
+  if (type === undefined) throw unsupportedMediaType(contentType, PATCH_TYPES);
   if (r.query.has('force')) {
     r.query.bool('force');
     throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
   }
-  const patch = await body(r, [contentType]);
-  const options = { dryRun: r.query.dryRun(), fieldValidation: fieldValidation(r.query), ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
-  sendObject(r, 200, await r.registry.patch(ctx(r), r.namespace, r.name, type, patch, options));
+  const fieldManager = manager(r, 'PatchOptions');
+  const validation = fieldValidation(r.query);
+  const raw = await readBody(r.req, r.maxRequestBytes);
+  const parsed = decodeBodyFields(raw, contentType, [contentType]);
+  const problems = type === 'json' ? jsonPatchProblems(raw.toString('utf8'), parsed.value) : [...parsed.duplicates];
+  if (problems.length > 0 && validation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+  const options = { dryRun: r.query.dryRun(), fieldValidation: validation, fieldManager, ...(r.subresource === '' ? {} : { subresource: r.subresource }) };
+  const result = await r.registry.patch(ctx(r), r.namespace, r.name, type, parsed.value, options);
+  sendObject(r, 200, result.object, warningHeaders(validation === 'Warn' ? [...problems, ...result.warnings] : []));
+}
+
+/**
+ * Server-side apply: the body is YAML (JSON is YAML) holding the object's configuration;
+ * `fieldManager` is required, `force` takes fields from other managers. Duplicate fields follow
+ * fieldValidation (upstream's wording: `line N: key "x" already set in map`); unknown fields
+ * are always refused, as upstream's typed apply does.
+ */
+async function handleApply(r: ResourceRequest): Promise<void> {
+  const force = r.query.bool('force');
+  const fieldManager = manager(r, 'PatchOptions', true);
+  const validation = fieldValidation(r.query);
+  const text = (await readBody(r.req, r.maxRequestBytes)).toString('utf8');
+  if (text.trim() === '') throw badRequest('the request body is empty: an apply patch is the configuration of the object');
+  const parsed = parseYamlFields(text);
+  if (parsed.duplicates.length > 0 && validation === 'Strict') {
+    throw badRequest(`error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  ${parsed.duplicates.join('\n  ')}`);
+  }
+  const config = decodeApplied(r.registry.def, parsed.value, r.namespace, r.name);
+  const options = {
+    dryRun: r.query.dryRun(), fieldManager, force, raw: parsed.value as Record<string, unknown>,
+    ...(r.subresource === '' ? {} : { subresource: r.subresource }),
+  };
+  const result = await r.registry.apply(ctx(r), r.namespace, r.name, config, options);
+  sendObject(r, result.created ? 201 : 200, result.object, warningHeaders(validation === 'Warn' ? parsed.duplicates : []));
 }
 
 interface DeleteBody {

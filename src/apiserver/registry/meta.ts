@@ -73,10 +73,11 @@ export function prepareCreateMeta(object: WireObject, def: ResourceDefinition, n
   if (str(meta.name) === '' && str(meta.generateName) !== '') meta.name = generateName(str(meta.generateName));
   meta.uid = randomUUID();
   meta.creationTimestamp = formatTime(now.getTime());
-  for (const owned of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink', 'resourceVersion']) Reflect.deleteProperty(meta, owned);
+  // managedFields stay for the field manager, which reads them and writes the creator's.
+  for (const owned of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'resourceVersion']) Reflect.deleteProperty(meta, owned);
 }
 
-/** On update: the server-owned fields come from the stored object. */
+/** On update: the server-owned fields come from the stored object (managedFields: the field manager's). */
 export function carryOverMeta(object: WireObject, old: WireObject): void {
   const meta = metaOf(object);
   const oldMeta = metaOf(old);
@@ -84,7 +85,6 @@ export function carryOverMeta(object: WireObject, old: WireObject): void {
     if (oldMeta[owned] === undefined) Reflect.deleteProperty(meta, owned);
     else meta[owned] = oldMeta[owned];
   }
-  delete meta.managedFields;
   delete meta.selfLink;
 }
 

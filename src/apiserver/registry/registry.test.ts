@@ -98,7 +98,7 @@ void describe('generic registry over SQLite', () => {
     const marked = await registry.delete(ctx, 'ns', 'held', { dryRun: false });
     assert.equal(marked.deleted, false);
     assert.equal(metaOf(marked.object).deletionTimestamp, '2024-05-01T10:00:00Z');
-    const cleared = await registry.patch(ctx, 'ns', 'held', 'merge', { metadata: { finalizers: null } }, { dryRun: false });
+    const cleared = (await registry.patch(ctx, 'ns', 'held', 'merge', { metadata: { finalizers: null } }, { dryRun: false })).object;
     assert.equal(metaOf(cleared).uid, metaOf(held).uid);
     assert.equal(await code(registry.get('ns', 'held')), 404);
   });

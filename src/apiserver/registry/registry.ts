@@ -1,8 +1,9 @@
 /**
  * The generic registry of one resource view over the Store: create, get, update (optimistic
- * concurrency on resourceVersion), patch, delete (with finalizers and preconditions) and
- * deletecollection. Lists live in list.ts and watches in ../watch. Objects enter and leave in the
- * view's wire form; the store holds the stored form (ViewConversion).
+ * concurrency on resourceVersion), patch, server-side apply, delete (with finalizers and
+ * preconditions) and deletecollection. Every write keeps metadata.managedFields through the
+ * view's FieldManager. Lists live in list.ts and watches in ../watch. Objects enter and leave in
+ * the view's wire form; the store holds the stored form (ViewConversion).
  *
  * Every method may throw StatusError (400, 404, 409, 422, ...) and store errors mapped by
  * category. None of them is idempotent except get.
@@ -10,6 +11,7 @@
 import { formatTime } from '../../api/time.js';
 import { isOrchError } from '../../api/errors.js';
 import { StoreErrorCode, type Store, type StoredObject } from '../storage/index.js';
+import { FieldManager } from '../fieldmanager/index.js';
 import { applyPatch, PatchApplyError, PatchFormatError, cloneJson, type PatchType } from '../patch/index.js';
 import { alreadyExists, badRequest, conflict, FieldErrors, invalid, notFound, StatusError, type GroupResource } from '../status/index.js';
 import { decodeObject, type FieldValidation } from './decode.js';
@@ -30,7 +32,23 @@ export interface WriteOptions {
   /** `status` or a subresource of the definition that has a merge rule. */
   readonly subresource?: string;
   readonly fieldValidation?: FieldValidation;
+  /** The manager the write is recorded under in managedFields (upstream: `unknown` when none). */
+  readonly fieldManager?: string;
 }
+
+export interface ApplyOptions {
+  readonly dryRun: boolean;
+  readonly subresource?: string;
+  /** The applying manager (required). */
+  readonly fieldManager: string;
+  /** Take the fields other managers own instead of answering 409. */
+  readonly force: boolean;
+  /** The configuration as the client sent it (kubectl's last-applied annotation records it). */
+  readonly raw: WireObject;
+}
+
+/** What a write does to managedFields once the object to store is known (`old`: the live object). */
+type Track = (old: WireObject, object: WireObject) => void;
 
 export interface DeleteRequest {
   readonly dryRun: boolean;
@@ -46,13 +64,23 @@ export class ResourceRegistry {
   readonly def: ResourceDefinition;
   readonly resource: GroupResource;
   readonly store: Store;
+  /** Keeps managedFields and merges applies for this view. */
+  readonly fields: FieldManager;
   private readonly admission: Admission;
 
   constructor(options: RegistryOptions) {
-    this.def = options.def;
+    const def = options.def;
+    this.def = def;
     this.store = options.store;
-    this.resource = { group: options.def.group, resource: options.def.plural };
+    this.resource = { group: def.group, resource: def.plural };
     this.admission = options.admission ?? (() => Promise.resolve());
+    const subresourceFields = new Map<string, readonly (readonly string[])[]>();
+    for (const sub of def.subresources ?? []) if (sub.fields !== undefined) subresourceFields.set(sub.name, sub.fields);
+    this.fields = new FieldManager({ schema: def.schema, apiVersion: apiVersionOf(def), kind: def.kind, statusSubresource: def.statusSubresource, subresourceFields });
+  }
+
+  private tracker(ctx: StrategyContext, options: WriteOptions): Track {
+    return (old, object) => { this.fields.update(old, object, options.fieldManager ?? '', options.subresource ?? '', ctx.now); };
   }
 
   key(namespace: string, name: string): string {
@@ -90,11 +118,17 @@ export class ResourceRegistry {
    * a good part of the cost of a small create.
    */
   async createFrom(ctx: StrategyContext, namespace: string, object: WireObject, options: WriteOptions): Promise<WireObject> {
+    return this.createObject(ctx, namespace, object, options, true);
+  }
+
+  /** Creates `object` (handed over); `track`: record the creator in managedFields (an apply already did). */
+  private async createObject(ctx: StrategyContext, namespace: string, object: WireObject, options: WriteOptions, track: boolean): Promise<WireObject> {
     if (this.def.review !== undefined) return this.answerReview(this.def.review, object, namespace, ctx);
     prepareCreateMeta(object, this.def, namespace, ctx.now);
     await this.admission('create', this.def, namespace, nameOf(object));
     await this.def.strategy.admit?.(object, ctx, namespace);
     this.def.strategy.prepareForCreate?.(object, ctx);
+    if (track) this.fields.update(undefined, object, options.fieldManager ?? '', '', ctx.now);
     const errors = new FieldErrors();
     validateMeta(object, this.def, errors);
     this.def.strategy.validateCreate(object, errors, ctx);
@@ -152,12 +186,16 @@ export class ResourceRegistry {
       delete metaOf(incoming).resourceVersion;
       // `incoming` is this request's own copy and is not used after this.
       return { object: await this.createFrom(ctx, namespace, incoming, options), created: true };
-    }, ctx);
+    }, ctx, this.tracker(ctx, options));
   }
 
-  /** PATCH in one of the three formats; retried on write races unless the patch sets resourceVersion. */
-  async patch(ctx: StrategyContext, namespace: string, name: string, type: PatchType, patch: unknown, options: WriteOptions): Promise<WireObject> {
+  /**
+   * PATCH in one of the three formats; retried on write races unless the patch sets
+   * resourceVersion. Answers the object and the warnings of fieldValidation Warn.
+   */
+  async patch(ctx: StrategyContext, namespace: string, name: string, type: PatchType, patch: unknown, options: WriteOptions): Promise<{ object: WireObject; warnings: readonly string[] }> {
     const fieldValidation = options.fieldValidation ?? 'Strict';
+    let warnings: readonly string[] = [];
     const result = await this.write(namespace, name, '', options, (old) => {
       let patched: WireObject;
       try {
@@ -169,13 +207,49 @@ export class ResourceRegistry {
         }
         throw err;
       }
-      const decoded = decodeObject(this.def, patched, fieldValidation).object;
+      const decodedPatch = decodeObject(this.def, patched, fieldValidation);
+      warnings = decodedPatch.warnings;
+      const decoded = decodedPatch.object;
       const rv = resourceVersionOf(decoded);
       if (rv !== '' && rv !== resourceVersionOf(old)) throw conflict(this.resource, name, MODIFIED);
       if (nameOf(decoded) !== name) throw badRequest(`the name of the patched object (${nameOf(decoded)}) does not match the name on the URL (${name})`);
       return decoded;
-    }, () => Promise.reject(notFound(this.resource, name)), ctx);
-    return result.object;
+    }, () => Promise.reject(notFound(this.resource, name)), ctx, this.tracker(ctx, options));
+    return { object: result.object, warnings };
+  }
+
+  /**
+   * Server-side apply of `config` (a decoded apply patch, see decodeApplied): merged into the
+   * object, which is created when absent (`created`); retried on write races unless the
+   * configuration sets resourceVersion. Throws 409 Conflict listing other managers' fields.
+   */
+  async apply(ctx: StrategyContext, namespace: string, name: string, config: WireObject, options: ApplyOptions): Promise<{ object: WireObject; created: boolean }> {
+    const subresource = options.subresource ?? '';
+    const request = { manager: options.fieldManager, force: options.force, subresource, now: ctx.now, raw: options.raw };
+    const writeOptions: WriteOptions = { dryRun: options.dryRun, fieldManager: options.fieldManager, ...(subresource === '' ? {} : { subresource }) };
+    let applied: unknown;
+    const track: Track = (_old, object) => {
+      if (applied === undefined) delete metaOf(object).managedFields;
+      else metaOf(object).managedFields = applied;
+    };
+    const attempt = (): Promise<{ object: WireObject; created: boolean }> => this.write(namespace, name, '', writeOptions, (old) => {
+      const rv = resourceVersionOf(config);
+      if (rv !== '' && rv !== resourceVersionOf(old)) throw conflict(this.resource, name, MODIFIED);
+      const merged = this.fields.apply(old, config, request);
+      applied = metaOf(merged).managedFields;
+      return merged;
+    }, async () => {
+      if (subresource !== '') throw notFound(this.resource, name);
+      const merged = this.fields.apply(undefined, config, request);
+      return { object: await this.createObject(ctx, namespace, merged, writeOptions, false), created: true };
+    }, ctx, track);
+    try {
+      return await attempt();
+    } catch (err) {
+      // Created by someone else between the read and the create: apply to that object.
+      if (err instanceof StatusError && err.reason === 'AlreadyExists') return attempt();
+      throw err;
+    }
   }
 
   /**
@@ -185,10 +259,10 @@ export class ResourceRegistry {
    */
   private async write(
     namespace: string, name: string, expected: string, options: WriteOptions,
-    next: (old: WireObject) => WireObject, missing: () => Promise<{ object: WireObject; created: boolean }>, ctx: StrategyContext,
+    next: (old: WireObject) => WireObject, missing: () => Promise<{ object: WireObject; created: boolean }>, ctx: StrategyContext, track: Track,
   ): Promise<{ object: WireObject; created: boolean }> {
     const key = this.key(namespace, name);
-    const mutate = (current: StoredObject): StoredObject => this.toStorage(this.nextState(this.present(current), next, options, ctx, name));
+    const mutate = (current: StoredObject): StoredObject => this.toStorage(this.nextState(this.present(current), next, options, ctx, name, track));
     if (options.dryRun) {
       let current: StoredObject;
       try {
@@ -219,7 +293,7 @@ export class ResourceRegistry {
     return { object, created: false };
   }
 
-  private nextState(old: WireObject, next: (old: WireObject) => WireObject, options: WriteOptions, ctx: StrategyContext, name: string): WireObject {
+  private nextState(old: WireObject, next: (old: WireObject) => WireObject, options: WriteOptions, ctx: StrategyContext, name: string, track: Track): WireObject {
     let object = next(old);
     const sub = options.subresource;
     if (sub === 'status') {
@@ -239,6 +313,7 @@ export class ResourceRegistry {
     carryOverMeta(object, old);
     const subCtx: StrategyContext = sub === undefined ? ctx : { ...ctx, subresource: sub };
     this.def.strategy.prepareForUpdate?.(object, old, subCtx);
+    track(old, object);
     const errors = new FieldErrors();
     validateMeta(object, this.def, errors);
     this.def.strategy.validateUpdate(object, old, errors, subCtx);

@@ -72,6 +72,11 @@ export interface SubresourceDefinition {
   readonly version?: string;
   readonly verbs: readonly string[];
   readonly merge?: (written: WireObject, stored: WireObject) => WireObject;
+  /**
+   * The fields the subresource writes (paths such as ['spec', 'ephemeralContainers']): an apply
+   * through it owns only those. Absent: any field its merge keeps.
+   */
+  readonly fields?: readonly (readonly string[])[];
 }
 
 export interface TableColumn {

@@ -26,8 +26,8 @@ const COMMON = {
   pretty: param('pretty', 'query', 'string', "If 'true', the output is indented."),
   dryRun: param('dryRun', 'query', 'string', 'When present ("All"), the request is validated but not persisted.'),
   fieldValidation: param('fieldValidation', 'query', 'string', 'Strict (default here), Warn or Ignore: what unknown or duplicate fields in the body do.'),
-  fieldManager: param('fieldManager', 'query', 'string', 'Accepted and ignored (managed fields are not maintained).'),
-  force: param('force', 'query', 'boolean', 'Only for apply patches, which this server does not serve.'),
+  fieldManager: param('fieldManager', 'query', 'string', 'The name the write is recorded under in metadata.managedFields (default: the User-Agent up to its first "/"); required for apply patches.'),
+  force: param('force', 'query', 'boolean', 'Apply patches only: take the fields other managers own instead of failing with a conflict.'),
   list: ['labelSelector', 'fieldSelector', 'continue', 'resourceVersion', 'resourceVersionMatch'].map((n) => param(n, 'query', 'string', `List option ${n}.`))
     .concat(['limit', 'timeoutSeconds'].map((n) => param(n, 'query', 'integer', `List option ${n}.`)))
     .concat(['watch', 'allowWatchBookmarks', 'sendInitialEvents'].map((n) => param(n, 'query', 'boolean', `List option ${n}.`))),

@@ -10,7 +10,21 @@ export const ownerReference = object(
     controller: bool('If true, this reference points to the managing controller.'),
     blockOwnerDeletion: bool('If true, the owner cannot be deleted before this object is gone (foreground deletion).'),
   },
-  { name: 'io.orch.apimachinery.meta.v1.OwnerReference', required: ['apiVersion', 'kind', 'name', 'uid'] },
+  { name: 'io.orch.apimachinery.meta.v1.OwnerReference', required: ['apiVersion', 'kind', 'name', 'uid'], mapType: 'atomic' },
+);
+
+/** One entry of metadata.managedFields: who owns which fields, written by the server on every write. */
+export const managedFieldsEntry = object(
+  {
+    manager: str('The name of the workflow managing these fields (fieldManager, or the User-Agent\'s first segment).'),
+    operation: str('Apply or Update.', { enum: ['Apply', 'Update'] }),
+    apiVersion: str('The API version of the object the fields were set in.'),
+    time: time('When the manager last changed one of its fields.'),
+    fieldsType: str('The format of fieldsV1: always FieldsV1.'),
+    fieldsV1: any('The set of fields: f:<name>, k:<keys>, v:<value>, i:<index>, "." for the node itself.'),
+    subresource: str('The subresource written (status), empty for the object itself.'),
+  },
+  { name: 'io.orch.apimachinery.meta.v1.ManagedFieldsEntry' },
 );
 
 export const objectMeta = object(
@@ -27,8 +41,8 @@ export const objectMeta = object(
     labels: stringMap('Map of string keys and values to organize and select objects.'),
     annotations: stringMap('Unstructured key-value map stored with the object.'),
     ownerReferences: array(ownerReference, { mergeKey: 'uid', patchStrategy: 'merge', description: 'Objects this object depends on.' }),
-    finalizers: array(str(), { patchStrategy: 'merge', description: 'Must be empty before the object is deleted from the registry.' }),
-    managedFields: array(any(), { description: 'Field ownership (accepted, not maintained by this server).' }),
+    finalizers: array(str(), { patchStrategy: 'merge', listType: 'set', description: 'Must be empty before the object is deleted from the registry.' }),
+    managedFields: array(managedFieldsEntry, { listType: 'atomic', description: 'Field ownership, maintained by the server on every write (server-side apply).' }),
     selfLink: str('Deprecated; never set.'),
   },
   { name: 'io.orch.apimachinery.meta.v1.ObjectMeta' },
@@ -54,7 +68,7 @@ export const objectReference = object(
     resourceVersion: str('Specific resourceVersion this reference is made to.'),
     fieldPath: str('A piece of an object instead of the whole, e.g. spec.containers{name}.'),
   },
-  { name: 'io.orch.api.core.v1.ObjectReference' },
+  { name: 'io.orch.api.core.v1.ObjectReference', mapType: 'atomic' },
 );
 
 /** DeleteOptions bodies (kind DeleteOptions, apiVersion v1 or meta.k8s.io/v1). */

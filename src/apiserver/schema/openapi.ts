@@ -1,4 +1,5 @@
 /** Schemas as OpenAPI v3 component schemas (what `/openapi/v3/...` publishes and kubectl reads). */
+import { listRule } from './merge-rules.js';
 import type { Schema } from './types.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -19,6 +20,7 @@ export function toOpenApi(schema: Schema, components: Map<string, JsonObject>): 
         type: 'string',
         ...(format === undefined ? {} : { format }),
         ...(schema.enum === undefined ? {} : { enum: [...schema.enum] }),
+        ...(schema.default === undefined ? {} : { default: schema.default }),
       });
     }
     case 'integer':
@@ -32,14 +34,22 @@ export function toOpenApi(schema: Schema, components: Map<string, JsonObject>): 
     case 'int-or-string':
       return describe(schema, { 'x-kubernetes-int-or-string': true });
     case 'map':
-      return describe(schema, { type: 'object', additionalProperties: toOpenApi(schema.values, components) });
-    case 'array':
+      return describe(schema, {
+        type: 'object',
+        additionalProperties: toOpenApi(schema.values, components),
+        ...(schema.mapType === undefined ? {} : { 'x-kubernetes-map-type': schema.mapType }),
+      });
+    case 'array': {
+      const rule = listRule(schema);
       return describe(schema, {
         type: 'array',
         items: toOpenApi(schema.items, components),
         ...(schema.mergeKey === undefined ? {} : { 'x-kubernetes-patch-merge-key': schema.mergeKey }),
         ...(schema.patchStrategy === undefined ? {} : { 'x-kubernetes-patch-strategy': schema.patchStrategy }),
+        'x-kubernetes-list-type': rule.kind,
+        ...(rule.kind === 'map' ? { 'x-kubernetes-list-map-keys': [...rule.keys] } : {}),
       });
+    }
     case 'object': {
       const name = schema.name;
       if (name !== undefined && components.has(name)) return { $ref: `#/components/schemas/${name}` };
@@ -52,6 +62,7 @@ export function toOpenApi(schema: Schema, components: Map<string, JsonObject>): 
         properties,
         ...(schema.required === undefined ? {} : { required: [...schema.required] }),
         ...(schema.gvk === undefined ? {} : { 'x-kubernetes-group-version-kind': schema.gvk.map((g) => ({ ...g })) }),
+        ...(schema.mapType === undefined ? {} : { 'x-kubernetes-map-type': schema.mapType }),
       });
       if (name === undefined) return out;
       components.set(name, out);

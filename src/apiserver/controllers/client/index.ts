@@ -8,7 +8,7 @@
  * Must not: touch the store, or know what any loop does.
  */
 export type { ClientWatch, DeleteOptions, Log, ObjectEvent, ObjectList, ResourceClient, WireObject } from './types.js';
-export { registryClient, CONTROLLERS_USER, type RegistryClientOptions } from './registry-client.js';
+export { registryClient, CONTROLLERS_FIELD_MANAGER, CONTROLLERS_USER, type RegistryClientOptions } from './registry-client.js';
 export { Informer, objectKey, type InformerHandler, type InformerOptions } from './informer.js';
 export { ClientEventRecorder, type ClientEventRecorderOptions, type EventRecorder, type EventType } from './events.js';
 export { updateObject, type UpdateOptions } from './update.js';

@@ -2,7 +2,8 @@
  * The ResourceClient of one registry, in process: list and watch through listObjects and
  * watchObjects, writes through the registry's create, update and delete, so that every write of
  * a control loop passes the resource's validation as a client's would. The loops act as the user
- * `system:orch-controllers` (group system:masters).
+ * `system:orch-controllers` (group system:masters), recorded in managedFields as
+ * `orch-controller-manager`.
  */
 import type { Clock } from '../../../api/clock.js';
 import { parseFieldSelector, parseLabelSelector } from '../../selectors/index.js';
@@ -11,6 +12,9 @@ import type { ClientWatch, DeleteOptions, ObjectList, ResourceClient } from './t
 import type { ObjectEvent } from '../../registry/index.js';
 
 export const CONTROLLERS_USER: StrategyContext['user'] = { name: 'system:orch-controllers', uid: '', groups: ['system:masters', 'system:authenticated'] };
+
+/** The manager the control loops' writes are recorded under in managedFields (upstream: kube-controller-manager). */
+export const CONTROLLERS_FIELD_MANAGER = 'orch-controller-manager';
 
 export interface RegistryClientOptions {
   readonly registry: ResourceRegistry;
@@ -34,9 +38,10 @@ export function registryClient(options: RegistryClientOptions): ResourceClient {
       return { close: () => watch.close() };
     },
     get: (namespace, name) => registry.get(namespace, name),
-    create: (namespace, object) => registry.create(ctx(), namespace, object, { dryRun: false }),
+    create: (namespace, object) => registry.create(ctx(), namespace, object, { dryRun: false, fieldManager: CONTROLLERS_FIELD_MANAGER }),
     async update(namespace: string, name: string, object: WireObject, subresource?: 'status'): Promise<WireObject> {
-      const result = await registry.update(ctx(), namespace, name, object, { dryRun: false, ...(subresource === undefined ? {} : { subresource }) });
+      const options = { dryRun: false, fieldManager: CONTROLLERS_FIELD_MANAGER, ...(subresource === undefined ? {} : { subresource }) };
+      const result = await registry.update(ctx(), namespace, name, object, options);
       return result.object;
     },
     async delete(namespace: string, name: string, deletion: DeleteOptions = {}): Promise<void> {

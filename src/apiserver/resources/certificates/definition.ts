@@ -47,6 +47,7 @@ export function csrDefinition(x509: X509Lib): ResourceDefinition {
       verbs: ['get', 'patch', 'update'],
       // Only the Approved/Denied conditions come from the client; the signer's stay.
       merge: (written, stored) => withConditions(stored, [...conditionsOf(written).filter(isApproval), ...conditionsOf(stored).filter((c) => !isApproval(c))]),
+      fields: [['status', 'conditions']],
     }],
     fieldLabels: ['spec.signerName'],
     fields: (csr) => ({ 'spec.signerName': str(rec(csr.spec).signerName) }),

@@ -52,7 +52,7 @@ export const csrSchema: ObjectSchema = object(
     ),
     status: object(
       {
-        conditions: array(condition, { description: 'Approved or Denied (approval subresource), Failed (signer).' }),
+        conditions: array(condition, { listType: 'map', listMapKeys: ['type'], description: 'Approved or Denied (approval subresource), Failed (signer).' }),
         certificate: str('The issued certificate, PEM (base64 in JSON); set once, through the status subresource.', { format: 'byte' }),
       },
       { name: 'io.orch.api.certificates.v1.CertificateSigningRequestStatus' },

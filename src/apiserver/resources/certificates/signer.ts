@@ -18,6 +18,8 @@ import { issueCertificate, signerProblem, type SigningAuthority } from './sign.j
 import { conditionsOf, hasCondition, pemOf } from './validation.js';
 
 const SIGNER: StrategyContext['user'] = { name: 'system:orch-apiserver:csr-signer', uid: '', groups: ['system:masters'] };
+/** Upstream's signer runs in kube-controller-manager, whose writes carry its name. */
+const SIGNER_FIELD_MANAGER = 'orch-controller-manager';
 
 export interface CsrSignerOptions {
   readonly store: Store;
@@ -122,7 +124,7 @@ export class CsrSigner {
         },
       };
     try {
-      await this.options.registry.update({ user: SIGNER, now: this.now() }, '', nameOf(csr), next, { dryRun: false, subresource: 'status' });
+      await this.options.registry.update({ user: SIGNER, now: this.now() }, '', nameOf(csr), next, { dryRun: false, subresource: 'status', fieldManager: SIGNER_FIELD_MANAGER });
       this.options.log(problem === undefined ? `csr signer: issued a certificate for ${nameOf(csr)} (${signer})` : `csr signer: refused ${nameOf(csr)}: ${problem}`);
     } catch (err) {
       // Changed or deleted meanwhile: the watch brings the new state, which is considered again.

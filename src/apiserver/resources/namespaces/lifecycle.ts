@@ -46,7 +46,7 @@ export class NamespaceLifecycle {
     const ctx = { user: SYSTEM, now: this.now() };
     for (const name of BUILTIN_NAMESPACES) {
       try {
-        await this.options.namespaces.create(ctx, '', { metadata: { name } }, { dryRun: false });
+        await this.options.namespaces.create(ctx, '', { metadata: { name } }, { dryRun: false, fieldManager: 'orch-apiserver' });
       } catch (err) {
         if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
       }

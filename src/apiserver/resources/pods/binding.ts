@@ -62,7 +62,8 @@ function assign(written: WireObject, stored: WireObject): WireObject {
 }
 
 /** The subresource as discovery shows it and the registry writes it (create only; served by the binding action). */
-export const bindingSubresource: SubresourceDefinition = { name: 'binding', kind: 'Binding', verbs: ['create'], merge: assign };
+/** A binding owns no field: upstream records no manager for pods/binding. */
+export const bindingSubresource: SubresourceDefinition = { name: 'binding', kind: 'Binding', verbs: ['create'], merge: assign, fields: [] };
 
 /** The problems of a Binding body for the pod `name` (upstream ValidatePodBinding), as a 400 or a 422. */
 export function validateBinding(binding: WireObject, name: string): void {

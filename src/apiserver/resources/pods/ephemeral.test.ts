@@ -30,7 +30,7 @@ void describe('pods/ephemeralcontainers', () => {
   });
 
   void it('adds an ephemeral container through a strategic merge patch, defaulted, and nothing else of the patch', async () => {
-    const patched = await pods.patch(ctx, 'ns', 'web', 'strategic', { metadata: { labels: { sneaky: 'yes' } }, spec: { ephemeralContainers: [debug], activeDeadlineSeconds: 5 } }, { dryRun: false, subresource: 'ephemeralcontainers' });
+    const patched = (await pods.patch(ctx, 'ns', 'web', 'strategic', { metadata: { labels: { sneaky: 'yes' } }, spec: { ephemeralContainers: [debug], activeDeadlineSeconds: 5 } }, { dryRun: false, subresource: 'ephemeralcontainers' })).object;
     const [added] = ephemeralOf(patched);
     assert.deepEqual([added?.name, added?.targetContainerName, added?.imagePullPolicy, added?.terminationMessagePath], ['debugger', 'app', 'IfNotPresent', '/dev/termination-log']);
     assert.equal((patched.metadata as WireObject).labels, undefined);
@@ -55,7 +55,7 @@ void describe('pods/ephemeralcontainers', () => {
     const current = await pods.get('ns', 'web');
     const spec = current.spec as WireObject;
     assert.match(await failure(pods.update(ctx, 'ns', 'web', { ...current, spec: { ...spec, ephemeralContainers: [] } }, { dryRun: false })), /^422 .*pod updates may not change fields/);
-    const labelled = await pods.patch(ctx, 'ns', 'web', 'merge', { metadata: { labels: { debugged: 'true' } } }, { dryRun: false });
+    const labelled = (await pods.patch(ctx, 'ns', 'web', 'merge', { metadata: { labels: { debugged: 'true' } } }, { dryRun: false })).object;
     assert.equal(((labelled.metadata as WireObject).labels as WireObject).debugged, 'true');
     assert.equal(ephemeralOf(labelled).length, 2);
   });

@@ -24,7 +24,9 @@ function merge(written: WireObject, stored: WireObject): WireObject {
   return pod;
 }
 
-export const ephemeralContainersSubresource: SubresourceDefinition = { name: 'ephemeralcontainers', kind: 'Pod', verbs: ['get', 'patch', 'update'], merge };
+export const ephemeralContainersSubresource: SubresourceDefinition = {
+  name: 'ephemeralcontainers', kind: 'Pod', verbs: ['get', 'patch', 'update'], merge, fields: [['spec', 'ephemeralContainers']],
+};
 
 /** Upstream ValidatePodEphemeralContainersUpdate's rule: existing ephemeral containers stay as they are. */
 export function validateEphemeralAdditions(pod: WireObject, old: WireObject, errors: FieldErrors): void {

@@ -1,7 +1,8 @@
 /**
  * The container part of the Pod schema (core v1 Container, EphemeralContainer and what they
  * hold: ports, env, probes, lifecycle handlers, resources, mounts). Strategic merge keys as
- * upstream: env and volumeMounts... by name / mountPath, ports by containerPort. Deep and rarely
+ * upstream: env and volumeMounts... by name / mountPath, ports by containerPort (applied by
+ * containerPort and protocol, which defaults to TCP); command, args and envFrom atomic. Deep and rarely
  * used subtrees (securityContext) are kept as given and checked by the pod validation.
  */
 import { any, array, bool, int32, int64, object, str, type ObjectSchema, type Schema } from '../../schema/index.js';
@@ -10,16 +11,16 @@ import { quantities } from '../nodes/index.js';
 const intOrString: Schema = { type: 'int-or-string' };
 
 const keySelector = (name: string): ObjectSchema =>
-  object({ name: str('Name of the referent.'), key: str('The key to select.'), optional: bool('Whether the referent must exist.') }, { name, required: ['key'] });
+  object({ name: str('Name of the referent.'), key: str('The key to select.'), optional: bool('Whether the referent must exist.') }, { name, required: ['key'], mapType: 'atomic' });
 
 export const objectFieldSelector = object(
   { apiVersion: str('Version of the schema the FieldPath is written in terms of (default v1).'), fieldPath: str('Path of the field to select.') },
-  { name: 'io.orch.api.core.v1.ObjectFieldSelector', required: ['fieldPath'] },
+  { name: 'io.orch.api.core.v1.ObjectFieldSelector', required: ['fieldPath'], mapType: 'atomic' },
 );
 
 export const resourceFieldSelector = object(
   { containerName: str('Container name (required for volumes).'), resource: str('Required: resource to select.'), divisor: intOrString },
-  { name: 'io.orch.api.core.v1.ResourceFieldSelector', required: ['resource'] },
+  { name: 'io.orch.api.core.v1.ResourceFieldSelector', required: ['resource'], mapType: 'atomic' },
 );
 
 const envVar = object(
@@ -80,7 +81,7 @@ const port = object(
     name: str('An IANA_SVC_NAME, unique within the pod.'),
     hostPort: int32('Number of the port to expose on the host.'),
     containerPort: int32('Number of the port to expose on the pod\'s IP address.'),
-    protocol: str('UDP, TCP or SCTP (default TCP).'),
+    protocol: str('UDP, TCP or SCTP (default TCP).', { default: 'TCP' }),
     hostIP: str('What host IP to bind the external port to.'),
   },
   { name: 'io.orch.api.core.v1.ContainerPort', required: ['containerPort'] },
@@ -102,11 +103,12 @@ const containerFields = {
   command: array(str(), { description: 'Entrypoint array; not run in a shell.' }),
   args: array(str(), { description: 'Arguments to the entrypoint.' }),
   workingDir: str(),
-  ports: array(port, { mergeKey: 'containerPort', patchStrategy: 'merge' }),
+  // Strategic merge patches merge ports by containerPort; apply keys them by port and protocol.
+  ports: array(port, { mergeKey: 'containerPort', patchStrategy: 'merge', listMapKeys: ['containerPort', 'protocol'] }),
   envFrom: array(envFrom),
   env: array(envVar, { mergeKey: 'name', patchStrategy: 'merge' }),
   resources: object(
-    { limits: quantities, requests: quantities, claims: array(object({ name: str() }, { name: 'io.orch.api.core.v1.ResourceClaim' })) },
+    { limits: quantities, requests: quantities, claims: array(object({ name: str() }, { name: 'io.orch.api.core.v1.ResourceClaim' }), { listType: 'map', listMapKeys: ['name'] }) },
     { name: 'io.orch.api.core.v1.ResourceRequirements' },
   ),
   resizePolicy: array(object({ resourceName: str(), restartPolicy: str() }, { name: 'io.orch.api.core.v1.ContainerResizePolicy' })),

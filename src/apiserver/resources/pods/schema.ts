@@ -1,8 +1,9 @@
 /**
  * The wire schema of core v1 Pod: spec (containers, volumes, scheduling and DNS fields,
  * tolerations...) and status (phase, conditions, container statuses, IPs), upstream's shape.
- * Strategic merge keys as upstream (containers, volumes, imagePullSecrets... by name,
- * conditions by type, podIPs by ip). Volume sources other than the common ones, affinity and
+ * Strategic merge keys and server-side apply list types as upstream (containers, volumes,
+ * imagePullSecrets... by name, conditions by type, podIPs by ip; tolerations, readiness gates and
+ * container statuses atomic; hostIPs merged by ip but applied whole). Volume sources other than the common ones, affinity and
  * security contexts are kept as given (`any`); the pod validation of src/api/pod checks them.
  */
 import { any, array, bool, int32, int64, object, objectMeta, str, stringMap, time, type ObjectSchema } from '../../schema/index.js';
@@ -51,14 +52,14 @@ const spec = object(
     terminationGracePeriodSeconds: int64('Seconds the pod needs to terminate gracefully (default 30).'),
     activeDeadlineSeconds: int64('Seconds the pod may be active before the node agent fails it.'),
     dnsPolicy: str('ClusterFirst, ClusterFirstWithHostNet, Default or None.'),
-    nodeSelector: stringMap('Labels a node must have for the pod to fit on it.'),
+    nodeSelector: stringMap('Labels a node must have for the pod to fit on it.', { mapType: 'atomic' }),
     serviceAccountName: str('The service account the pod runs as.'),
     serviceAccount: str('Deprecated alias of serviceAccountName.'),
     automountServiceAccountToken: bool(),
     nodeName: str('The node the pod is bound to; the node agent of that node runs it.'),
     hostNetwork: bool(), hostPID: bool(), hostIPC: bool(), shareProcessNamespace: bool(),
     securityContext: any('Pod-level security attributes (PodSecurityContext).'),
-    imagePullSecrets: array(object({ name: str() }, { name: 'io.orch.api.core.v1.LocalObjectReference' }), { mergeKey: 'name', patchStrategy: 'merge' }),
+    imagePullSecrets: array(object({ name: str() }, { name: 'io.orch.api.core.v1.LocalObjectReference', mapType: 'atomic' }), { mergeKey: 'name', patchStrategy: 'merge' }),
     hostname: str(), subdomain: str(),
     affinity: any('Scheduling constraints (Affinity).'),
     schedulerName: str(),
@@ -74,7 +75,7 @@ const spec = object(
     enableServiceLinks: bool(),
     preemptionPolicy: str(),
     overhead: quantities,
-    topologySpreadConstraints: array(any(), { mergeKey: 'topologyKey', patchStrategy: 'merge' }),
+    topologySpreadConstraints: array(any(), { mergeKey: 'topologyKey', patchStrategy: 'merge', listMapKeys: ['topologyKey', 'whenUnsatisfiable'] }),
     setHostnameAsFQDN: bool(),
     os: object({ name: str('linux or windows.') }, { name: 'io.orch.api.core.v1.PodOS', required: ['name'] }),
     hostUsers: bool(),
@@ -104,7 +105,8 @@ const containerStatus = object(
   { name: 'io.orch.api.core.v1.ContainerStatus', required: ['name', 'ready', 'restartCount', 'image', 'imageID'] },
 );
 
-const ips = (name: string): ReturnType<typeof array> => array(object({ ip: str() }, { name }), { mergeKey: 'ip', patchStrategy: 'merge' });
+const ips = (name: string, listType?: 'atomic'): ReturnType<typeof array> =>
+  array(object({ ip: str() }, { name }), { mergeKey: 'ip', patchStrategy: 'merge', ...(listType === undefined ? {} : { listType }) });
 
 const status = object(
   {
@@ -117,7 +119,7 @@ const status = object(
       { mergeKey: 'type', patchStrategy: 'merge' },
     ),
     message: str(), reason: str(), nominatedNodeName: str(),
-    hostIP: str(), hostIPs: ips('io.orch.api.core.v1.HostIP'),
+    hostIP: str(), hostIPs: ips('io.orch.api.core.v1.HostIP', 'atomic'),
     podIP: str(), podIPs: ips('io.orch.api.core.v1.PodIP'),
     startTime: time(),
     initContainerStatuses: array(containerStatus),

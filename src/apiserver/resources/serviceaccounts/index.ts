@@ -17,7 +17,7 @@ const schema: ObjectSchema = object(
     apiVersion: str('Versioned schema of the object: v1.'),
     metadata: objectMeta,
     secrets: array(objectReference, { mergeKey: 'name', patchStrategy: 'merge', description: 'Secrets in the same namespace that pods running as this service account may use.' }),
-    imagePullSecrets: array(object({ name: str('Name of the referent.') }, { name: 'io.orch.api.core.v1.LocalObjectReference' }), { description: 'Secrets used to pull the images of pods that use this service account.' }),
+    imagePullSecrets: array(object({ name: str('Name of the referent.') }, { name: 'io.orch.api.core.v1.LocalObjectReference', mapType: 'atomic' }), { description: 'Secrets used to pull the images of pods that use this service account.' }),
     automountServiceAccountToken: bool('Whether pods running as this service account get an API token mounted (pods may override).'),
   },
   { name: 'io.orch.api.core.v1.ServiceAccount', gvk: [{ group: '', version: 'v1', kind: 'ServiceAccount' }], description: 'ServiceAccount binds a name, understood by users and peripheral systems, to an identity for pods.' },
