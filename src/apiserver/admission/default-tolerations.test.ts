@@ -47,4 +47,16 @@ void describe('DefaultTolerationSeconds', () => {
     assert.equal(def.plural, 'pods');
     assert.equal(def.schema, podDefinition.schema);
   });
+
+  void it('puts them back on updates of the pod itself (an apply of the manifest\'s tolerations), not of its subresources', () => {
+    const def = withDefaultTolerationSeconds(podDefinition, OPTIONS);
+    const old = pod();
+    addDefaultTolerations(old, OPTIONS);
+    const applied = pod([{ key: 'k', operator: 'Exists' }]);
+    def.strategy.prepareForUpdate?.(applied, old, ctx);
+    assert.deepEqual((tolerationsOf(applied) as { key: string }[]).map((t) => t.key), ['k', 'node.orch.io/not-ready', 'node.orch.io/unreachable']);
+    const status = pod();
+    def.strategy.prepareForUpdate?.(status, old, { ...ctx, subresource: 'status' });
+    assert.equal(tolerationsOf(status), undefined);
+  });
 });

@@ -1,10 +1,11 @@
 /**
- * DefaultTolerationSeconds (upstream's admission plugin of that name): on create, a pod that
- * has no toleration for the not-ready (or unreachable) NoExecute taint — a toleration with that
- * key or an empty key, and the NoExecute effect or an empty one — gets
- * `{key, operator: Exists, effect: NoExecute, tolerationSeconds}`. The taint eviction then
- * deletes such pods that long after their node became not ready or unreachable. Updates are
- * left alone, as upstream.
+ * DefaultTolerationSeconds (upstream's admission plugin of that name): on create and update of a
+ * pod itself (not its subresources), a pod that has no toleration for the not-ready (or
+ * unreachable) NoExecute taint — a toleration with that key or an empty key, and the NoExecute
+ * effect or an empty one — gets `{key, operator: Exists, effect: NoExecute, tolerationSeconds}`.
+ * The taint eviction then deletes such pods that long after their node became not ready or
+ * unreachable. On update this puts back the tolerations an update's list left out (an apply of a
+ * manifest's own tolerations, a replace), which the pod may not lose.
  */
 import { TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE } from '../../api/taints.js';
 import type { ResourceDefinition, WireObject } from '../registry/index.js';
@@ -37,7 +38,7 @@ export function addDefaultTolerations(pod: WireObject, options: DefaultToleratio
   pod.spec = spec;
 }
 
-/** The pods definition with DefaultTolerationSeconds before its own create defaults. */
+/** The pods definition with DefaultTolerationSeconds before its own create and update defaults. */
 export function withDefaultTolerationSeconds(def: ResourceDefinition, options: DefaultTolerationOptions): ResourceDefinition {
   const base = def.strategy;
   return {
@@ -47,6 +48,10 @@ export function withDefaultTolerationSeconds(def: ResourceDefinition, options: D
       prepareForCreate: (object, ctx) => {
         addDefaultTolerations(object, options);
         base.prepareForCreate?.(object, ctx);
+      },
+      prepareForUpdate: (object, old, ctx) => {
+        if (ctx.subresource === undefined) addDefaultTolerations(object, options);
+        base.prepareForUpdate?.(object, old, ctx);
       },
     },
   };

@@ -175,7 +175,9 @@ export class FieldManager {
     const taken = current.set.difference(STRIPPED);
     if (taken.empty()) return;
     const previous = managers.get(key);
-    managers.set(key, versioned(previous === undefined ? taken : taken.union(previous.set), this.apiVersion, false));
+    // A manager that changes the fields it owns already (a heartbeat) keeps its set as it was read.
+    if (previous === undefined || previous.apiVersion !== this.apiVersion) managers.set(key, versioned(taken, this.apiVersion, false));
+    else if (!taken.difference(previous.set).empty()) managers.set(key, versioned(taken.union(previous.set), this.apiVersion, false));
     times.set(key, formatTime(now.getTime()));
   }
 

@@ -13,16 +13,48 @@ export type PathElement =
 
 export type Path = readonly PathElement[];
 
+const GO_ESCAPED = /[<>&\u2028\u2029]/;
+
 /** JSON as Go's encoder writes it: <, > and & and the line separators escaped. */
 export function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = JSON.stringify(value);
+  // Most texts have none of them: testing is cheaper than a replace that allocates.
+  if (!GO_ESCAPED.test(text)) return text;
+  return text.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function fieldElement(name: string): PathElement {
   return { kind: 'field', name, id: `f:${name}` };
 }
 
+/**
+ * Elements of single-field keys of scalars (a container by name, a condition by type) by field
+ * and value: every write names the same few items, and building the id text each time was a
+ * good part of a small write's cost. Bounded: emptied when full.
+ */
+const SINGLE_KEYS = new Map<string, Map<unknown, PathElement>>();
+const SINGLE_KEYS_MAX = 50_000;
+let singleKeys = 0;
+
 export function keyElement(fields: readonly (readonly [string, unknown])[]): PathElement {
+  const only = fields.length === 1 ? fields[0] : undefined;
+  if (only !== undefined && (typeof only[1] === 'string' || typeof only[1] === 'number')) {
+    let byValue = SINGLE_KEYS.get(only[0]);
+    const found = byValue?.get(only[1]);
+    if (found !== undefined) return found;
+    const pe: PathElement = { kind: 'key', fields: [only], id: `k:{${goJson(only[0])}:${goJson(only[1])}}` };
+    if (singleKeys >= SINGLE_KEYS_MAX) {
+      SINGLE_KEYS.clear();
+      singleKeys = 0;
+    }
+    if (byValue === undefined) {
+      byValue = new Map();
+      SINGLE_KEYS.set(only[0], byValue);
+    }
+    byValue.set(only[1], pe);
+    singleKeys++;
+    return pe;
+  }
   const sorted = [...fields].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return { kind: 'key', fields: sorted, id: `k:{${sorted.map(([k, v]) => `${goJson(k)}:${goJson(v)}`).join(',')}}` };
 }
@@ -35,8 +67,23 @@ export function indexElement(index: number): PathElement {
   return { kind: 'index', index, id: `i:${index}` };
 }
 
+/** Parsed FieldsV1 keys by their text: managedFields name the same elements on every write. Bounded. */
+const PARSED = new Map<string, PathElement>();
+const PARSED_MAX = 50_000;
+
 /** The element a FieldsV1 key names; undefined for a kind this version does not know (skipped, as upstream). */
 export function parseElement(text: string): PathElement | undefined {
+  const known = PARSED.get(text);
+  if (known !== undefined) return known;
+  const pe = parseElementText(text);
+  if (pe !== undefined) {
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    PARSED.set(text, pe);
+  }
+  return pe;
+}
+
+function parseElementText(text: string): PathElement | undefined {
   if (text.length < 2 || text[1] !== ':') throw new Error(`invalid path element ${JSON.stringify(text)}: missing colon`);
   const rest = text.slice(2);
   switch (text[0]) {

@@ -21,20 +21,60 @@ export type ManagerSets = Map<string, ManagedSet>;
 /** Which fields a write may own: everything, everything but some subtrees, or only some subtrees. */
 export interface FieldFilter {
   filter(set: FieldSet): FieldSet;
+  /**
+   * The part of an object the filter can keep anything of (the rest need not be compared):
+   * shallow copies along the kept paths, never modified.
+   */
+  project(object: unknown): unknown;
 }
 
-export const ALL_FIELDS: FieldFilter = { filter: (set) => set };
+export const ALL_FIELDS: FieldFilter = { filter: (set) => set, project: (o) => o };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Leaves out the subtrees of `paths` (upstream's reset fields of a strategy, e.g. status). */
 export function excluding(paths: readonly Path[]): FieldFilter {
   const set = FieldSet.of(...paths);
-  return { filter: (s) => s.recursiveDifference(set) };
+  const topLevel = paths.filter((p) => p.length === 1 && p[0]?.kind === 'field').map((p) => (p[0] as { name: string }).name);
+  return {
+    filter: (s) => s.recursiveDifference(set),
+    project: (o) => {
+      if (!isObject(o) || !topLevel.some((k) => k in o)) return o;
+      const out = { ...o };
+      for (const k of topLevel) Reflect.deleteProperty(out, k);
+      return out;
+    },
+  };
 }
 
 /** Keeps only the subtrees of `paths` (what a subresource writes). */
 export function onlyUnder(paths: readonly Path[]): FieldFilter {
   const set = FieldSet.of(...paths);
-  return { filter: (s) => s.restrictTo(set) };
+  const names = paths.map((p) => p.map((pe) => (pe.kind === 'field' ? pe.name : undefined)));
+  return {
+    filter: (s) => s.restrictTo(set),
+    project: (o) => {
+      if (names.some((n) => n.includes(undefined))) return o;
+      const out: Record<string, unknown> = {};
+      for (const path of names as string[][]) {
+        let from: unknown = o;
+        let into = out;
+        path.forEach((name, i) => {
+          if (!isObject(from) || !(name in from)) return;
+          const v = from[name];
+          if (i === path.length - 1) {
+            into[name] = v;
+          } else {
+            const next = isObject(into[name]) ? into[name] as Record<string, unknown> : {};
+            into[name] = next;
+            into = next;
+            from = v;
+          }
+        });
+      }
+      return out;
+    },
+  };
 }
 
 /** The fields an apply would take from other managers: one entry per manager and field. */
@@ -81,7 +121,7 @@ export class Updater {
 
   /** What a write of `next` over `live` changes, limited to what the write may own. */
   compare(live: unknown, next: unknown, filter: FieldFilter = ALL_FIELDS): Comparison {
-    return filtered(compare(this.schema, live, next), filter);
+    return filtered(compare(this.schema, filter.project(live), filter.project(next)), filter);
   }
 
   /**
