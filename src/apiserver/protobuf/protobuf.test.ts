@@ -46,6 +46,17 @@ void describe('the protobuf encoding', () => {
     assert.deepEqual(decodeObject(encodeObject(review)), { ...review, metadata: {} });
   });
 
+  void it('carries managedFields, their FieldsV1 as the raw JSON upstream puts in the bytes', () => {
+    const fieldsV1 = { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { 'f:k:x': {} } } };
+    const entry = { manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', time: '2024-05-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1 };
+    const status = { manager: 'nodeagent', operation: 'Update', apiVersion: 'v1', time: '2024-05-01T10:00:01Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} }, subresource: 'status' };
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', managedFields: [entry, status] }, data: { a: 'b' } };
+    const bytes = encodeObject(cm);
+    assert.deepEqual(decodeObject(bytes), cm);
+    const meta = raw(bytes).metadata as { managedFields: { fieldsV1: { Raw: string } }[] };
+    assert.deepEqual(JSON.parse(Buffer.from(meta.managedFields[0]?.fieldsV1.Raw ?? '', 'base64').toString()), fieldsV1);
+  });
+
   void it('reads zeros of implicit fields as absent and keeps those of optional ones (Go pointers)', () => {
     const type = messageType('v1', 'Container');
     assert.ok(type);
