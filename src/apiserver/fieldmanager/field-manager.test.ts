@@ -11,7 +11,8 @@ const fm = new FieldManager({ schema: testSchema, apiVersion: 'v1', kind: 'Thing
 const at = (s: number): Date => new Date(Date.UTC(2024, 4, 1, 10, 0, s));
 const thing = (data: Record<string, string>, extra: JsonMap = {}): JsonMap => ({ apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', namespace: 'ns', uid: 'u1' }, data, ...extra });
 const entries = (o: JsonMap): Record<string, unknown>[] => ((o.metadata as JsonMap).managedFields ?? []) as Record<string, unknown>[];
-const summary = (o: JsonMap): string[] => entries(o).map((e) => `${String(e.manager)} ${String(e.operation)}${e.subresource === undefined ? '' : ` ${String(e.subresource)}`} ${JSON.stringify(e.fieldsV1)}`);
+const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+const summary = (o: JsonMap): string[] => entries(o).map((e) => `${text(e.manager)} ${text(e.operation)}${e.subresource === undefined ? '' : ` ${text(e.subresource)}`} ${JSON.stringify(e.fieldsV1)}`);
 
 /** A create by `manager` (the registry's create: metadata set, then the field manager). */
 function created(object: JsonMap, manager: string, s = 0): JsonMap {

@@ -47,8 +47,20 @@ export function managerKey(id: ManagerId): string {
   });
 }
 
+/** Parsed identities: every write of an object names the same few managers. Bounded. */
+const PARSED_KEYS = new Map<string, ManagerId>();
+
 /** The entry fields a key stands for (the inverse of managerKey). */
 export function parseManagerKey(key: string): ManagerId {
+  const known = PARSED_KEYS.get(key);
+  if (known !== undefined) return known;
+  const id = parseKeyText(key);
+  if (PARSED_KEYS.size >= 10_000) PARSED_KEYS.clear();
+  PARSED_KEYS.set(key, id);
+  return id;
+}
+
+function parseKeyText(key: string): ManagerId {
   const parsed = JSON.parse(key) as Partial<Record<keyof ManagerId, string>>;
   return {
     manager: parsed.manager ?? '',

@@ -25,11 +25,7 @@ export class FieldSet {
 
   /** Adds `path` (not its parents). Only for sets being built. */
   insert(path: Path): void {
-    if (path.length === 0) return;
-    const [first, ...rest] = path;
-    if (first === undefined) return;
-    if (rest.length === 0) this.members.set(first.id, first);
-    else this.childFor(first).insert(rest);
+    insertAt(this, path);
   }
 
   /** The subset under `pe`, created when missing. Only for sets being built. */
@@ -61,10 +57,9 @@ export class FieldSet {
   }
 
   has(path: Path): boolean {
-    const [first, ...rest] = path;
-    if (first === undefined) return false;
-    if (rest.length === 0) return this.members.has(first.id);
-    return this.children.get(first.id)?.set.has(rest) ?? false;
+    const node = nodeAt(this, path, path.length - 1);
+    const last = path[path.length - 1];
+    return node !== undefined && last !== undefined && node.members.has(last.id);
   }
 
   /** The paths under `pe`, without it. */
@@ -173,6 +168,22 @@ export class FieldSet {
     walk(this, []);
     return out;
   }
+}
+
+/** Adds `path` to `set` (walking down by index: no copies of the path on the way). */
+function insertAt(set: FieldSet, path: Path): void {
+  const last = path[path.length - 1];
+  if (last === undefined) return;
+  let node = set;
+  for (let i = 0; i < path.length - 1; i++) node = node.childFor(path[i] as PathElement);
+  node.members.set(last.id, last);
+}
+
+/** The subset under the first `depth` elements of `path`, if there is one. */
+function nodeAt(set: FieldSet, path: Path, depth: number): FieldSet | undefined {
+  let node: FieldSet | undefined = set;
+  for (let i = 0; i < depth && node !== undefined; i++) node = node.children.get((path[i] as PathElement).id)?.set;
+  return node;
 }
 
 const EMPTY = new FieldSet();

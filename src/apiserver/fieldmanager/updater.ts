@@ -65,7 +65,8 @@ export function onlyUnder(paths: readonly Path[]): FieldFilter {
           if (i === path.length - 1) {
             into[name] = v;
           } else {
-            const next = isObject(into[name]) ? into[name] as Record<string, unknown> : {};
+            const existing = into[name];
+            const next = isObject(existing) ? existing : {};
             into[name] = next;
             into = next;
             from = v;
