@@ -1,8 +1,9 @@
 /**
  * Fuzz suites of orch-apiserver's router in process (SQLite in a temporary directory):
  * generated requests (paths of its own resources and odd ones, methods, query strings, headers,
- * bodies, with and without credentials), list and watch parameters, and event bodies of both
- * event APIs. Never a 5xx or a logged failure; every 400 and 422 names the parameter or field.
+ * bodies, with and without credentials), list and watch parameters, event bodies of both event
+ * APIs, and apply patches and managedFields (server-side apply). Never a 5xx or a logged
+ * failure; every 400 and 422 names the parameter or field.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -16,13 +17,14 @@ const VOCABULARY = {
   segments: ['api', 'apis', 'v1', 'namespaces', 'default', 'kube-system', 'pods', 'web', 'status', 'log', 'exec', 'binding', 'eviction', 'events', 'configmaps',
     'nodes', 'node-1', 'proxy', 'events.k8s.io', 'healthz', 'livez', 'readyz', 'version', 'openapi', 'v2', 'v3', 'metrics', 'watch'],
   parameters: ['labelSelector', 'fieldSelector', 'resourceVersion', 'resourceVersionMatch', 'limit', 'continue', 'watch', 'timeoutSeconds', 'allowWatchBookmarks',
-    'sendInitialEvents', 'dryRun', 'fieldManager', 'fieldValidation', 'pretty', 'gracePeriodSeconds', 'propagationPolicy', 'container', 'tailLines', 'verbose', 'exclude'],
+    'sendInitialEvents', 'dryRun', 'fieldManager', 'fieldValidation', 'force', 'pretty', 'gracePeriodSeconds', 'propagationPolicy', 'container', 'tailLines', 'verbose', 'exclude'],
   values: ['app=web', 'app!=web', 'app in (a,b)', 'metadata.name=web', 'spec.nodeName=', '0', '1', '5', 'NotOlderThan', 'Exact', 'All', 'Strict', 'true', 'Orphan'],
   headers: [
     { authorization: `Bearer ${TEST_TOKEN}` }, { authorization: `Bearer ${TEST_TOKEN}`, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
     { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/yaml' }, { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/merge-patch+json' },
     { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/vnd.kubernetes.protobuf' },
     { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'text/plain' }, { authorization: 'Bearer wrong' }, { authorization: 'Basic eDp5' }, {},
+    { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/apply-patch+yaml' }, { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/apply-patch+cbor' },
   ],
   bodies: [JSON.stringify(POD), '{}', '[]', 'null', '{"metadata":{"name":"x"}}', '[{"op":"add","path":"/metadata/labels/x","value":"y"}]', 'kind: Pod\nmetadata: {name: y}', '\u0000\u0001'],
 };
@@ -98,6 +100,27 @@ void describe('fuzz: orch-apiserver requests', () => {
         for (const cause of status.details?.causes ?? []) assert.ok((cause.field ?? '') !== '', `a cause without its field: ${answer.body.slice(0, 300)}`);
       }
       if (answer.status === 400) assert.match(answer.body, /"message":"[^"]+"/);
+    }, 600);
+    assert.deepEqual(api.logs, []);
+  });
+
+  void it('apply patches and written managedFields: applied, or refused naming what is wrong', async () => {
+    const manifest = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'applied', labels: { app: 'a' }, finalizers: ['example.com/f'] },
+      spec: { containers: [{ name: 'c', image: 'busybox', ports: [{ containerPort: 80 }], env: [{ name: 'A', value: '1' }] }], tolerations: [{ key: 'k', operator: 'Exists' }] },
+    };
+    const entry = { manager: 'm', operation: 'Update', apiVersion: 'v1', time: '2026-11-22T03:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:app': {} } } } };
+    const wrong: fc.Arbitrary<unknown> = fc.oneof(fc.anything({ maxDepth: 2 }), fc.constantFrom('', 'k:{"x":1}', 'f:', 'Apply', 'Frob', [], [{}], null, -1));
+    const applied = mutatedObject(manifest, wrong).map((b) => ['apply', b] as const);
+    const written = mutatedObject({ ...POD, metadata: { ...POD.metadata, managedFields: [entry] } }, wrong).map((b) => ['update', b] as const);
+    const query = fc.constantFrom('fieldManager=fz', 'fieldManager=fz&force=true', 'fieldManager=fz&fieldValidation=Warn', 'fieldManager=fz&dryRun=All', '');
+    await fuzzAsync('apply patches and managedFields', fc.tuple(fc.oneof(applied, written), query), async ([[kind, body], q]) => {
+      const text = JSON.stringify(body) as string | undefined;
+      const answer = kind === 'apply'
+        ? await callApi(api.port, `/api/v1/namespaces/default/pods/applied?${q}`, { method: 'PATCH', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/apply-patch+yaml' } })
+        : await callApi(api.port, `/api/v1/namespaces/default/pods/web?${q}`, { method: 'PUT', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/json' } });
+      assert.ok(answer.status < 500, `${kind}: ${answer.status} ${answer.body.slice(0, 300)}`);
+      if (answer.status === 400 || answer.status === 422) assert.match(answer.body, /"message":"[^"]+"/);
     }, 600);
     assert.deepEqual(api.logs, []);
   });
