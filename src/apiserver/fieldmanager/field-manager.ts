@@ -24,7 +24,7 @@ import { decodeManaged, emptyManaged, encodeManaged, ManagedFieldsError, manager
 import { MergeError } from './merge.js';
 import { fieldElement, type Path } from './path.js';
 import { FieldSet } from './set.js';
-import { isMap, reconcileWithSchema, type JsonMap } from './typed.js';
+import { isMap, type JsonMap } from './typed.js';
 import { ALL_FIELDS, Conflicts, excluding, onlyUnder, Updater, type FieldFilter, type ManagerSets } from './updater.js';
 
 /** Upstream's DefaultMaxUpdateManagers: older Update entries are merged beyond this many. */
@@ -80,10 +80,10 @@ function isReset(entries: unknown): boolean {
   return Array.isArray(entries) && (entries.length === 0 || (entries.length === 1 && isEmptyEntry(entries[0])));
 }
 
-function decodeOrEmpty(entries: unknown): Managed {
+function decodeOrEmpty(entries: unknown, schema: ObjectSchema): Managed {
   if (!Array.isArray(entries) || entries.length === 0) return emptyManaged();
   try {
-    return decodeManaged(entries);
+    return decodeManaged(entries, schema);
   } catch (err) {
     if (err instanceof ManagedFieldsError) return emptyManaged();
     throw err;
@@ -137,10 +137,10 @@ export class FieldManager {
     if (subresource === '' && isReset(given)) {
       fromLive = false;
     } else if (subresource === '' && Array.isArray(given)) {
-      managed = decodeOrEmpty(given);
+      managed = decodeOrEmpty(given, this.schema);
       fromLive = managed.fields.size === 0;
     }
-    if (fromLive) managed = decodeOrEmpty(liveMeta.managedFields);
+    if (fromLive) managed = decodeOrEmpty(liveMeta.managedFields, this.schema);
     // Objects stored without managedFields are tracked from their first apply on (creates always).
     const exists = live !== undefined && typeof liveMeta.uid === 'string' && liveMeta.uid !== '';
     if (managed.fields.size === 0 && exists) return;
@@ -149,20 +149,11 @@ export class FieldManager {
       if (liveMeta.managedFields !== undefined) nextMeta.managedFields = liveMeta.managedFields;
       return;
     }
-    const managers = this.reconciled(managed);
+    const managers = new Map(managed.fields);
     this.recordUpdate(c, managers, managed.times, manager, subresource, now, filter);
     this.capUpdateManagers({ fields: managers, times: managed.times });
     const encoded = encodeManaged({ fields: managers, times: managed.times });
     if (encoded !== undefined) nextMeta.managedFields = encoded;
-  }
-
-  private reconciled(managed: Managed): ManagerSets {
-    const out: ManagerSets = new Map();
-    for (const [key, vs] of managed.fields) {
-      const set = reconcileWithSchema(this.schema, vs.set);
-      out.set(key, set === vs.set ? vs : versioned(set, vs.apiVersion, vs.applied));
-    }
-    return out;
   }
 
   /** An Update by `manager` (upstream's managedFieldsUpdater around the structured update). */
@@ -225,14 +216,14 @@ export class FieldManager {
     if (metaOf(config).managedFields !== undefined) throw badRequest('metadata.managedFields must be nil');
     let managed: Managed;
     try {
-      managed = live === undefined ? emptyManaged() : decodeManaged(Array.isArray(metaOf(live).managedFields) ? metaOf(live).managedFields as unknown[] : []);
+      managed = live === undefined ? emptyManaged() : decodeManaged(Array.isArray(metaOf(live).managedFields) ? metaOf(live).managedFields as unknown[] : [], this.schema);
     } catch (err) {
       if (err instanceof ManagedFieldsError) throw internal(`failed to decode managed fields: ${err.message}`);
       throw err;
     }
     const liveView = withoutManaged(live ?? this.zeroObject());
     const filter = this.filterFor(request.subresource);
-    const managers = this.reconciled(managed);
+    const managers: ManagerSets = new Map(managed.fields);
     const times = new Map(managed.times);
     if (managers.size === 0 && live !== undefined) {
       // Before the first apply, whatever the object holds is owned by `before-first-apply`.

@@ -5,7 +5,8 @@
  * without time and fields, the API version left out for appliers) to its set, time and whether
  * it applied. Encoding sorts the entries as upstream: by operation, then time, then name.
  */
-import { FieldsError, fieldsToSet, setToFields, type FieldsV1 } from './fieldsv1.js';
+import type { Schema } from '../schema/index.js';
+import { FieldsError, readFields, setToFields, type FieldsV1 } from './fieldsv1.js';
 import { FieldSet } from './set.js';
 
 export type Operation = 'Apply' | 'Update';
@@ -76,8 +77,11 @@ export class ManagedFieldsError extends Error {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** Decodes managedFields entries; throws ManagedFieldsError naming the entry that is not valid. */
-export function decodeManaged(entries: readonly unknown[]): Managed {
+/**
+ * Decodes managedFields entries; throws ManagedFieldsError naming the entry that is not valid.
+ * With `schema`, each set is fitted to the schema's present rules (see readFields).
+ */
+export function decodeManaged(entries: readonly unknown[], schema?: Schema): Managed {
   const managed = emptyManaged();
   entries.forEach((raw, i) => {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ManagedFieldsError(`managed fields entry ${i} is not an object`);
@@ -90,15 +94,16 @@ export function decodeManaged(entries: readonly unknown[]): Managed {
     if (fieldsType === '') throw new ManagedFieldsError(`missing fieldsType in managed fields entry ${i}`);
     if (fieldsType !== 'FieldsV1') throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(fieldsType)} in managed fields entry ${i}`);
     const key = managerKey({ manager: str(entry.manager), operation, apiVersion, subresource: str(entry.subresource) });
-    let set: FieldSet;
+    let read: { set: FieldSet; reconciled: boolean };
     const fields = entry.fieldsV1 ?? {};
     try {
-      set = fieldsToSet(fields);
+      read = readFields(fields, schema);
     } catch (err) {
       if (err instanceof FieldsError) throw new ManagedFieldsError(`error decoding versioned set of managed fields entry ${i}: ${err.message}`);
       throw err;
     }
-    managed.fields.set(key, { set, apiVersion, applied: operation === 'Apply', fields: fields as FieldsV1 });
+    const applied = operation === 'Apply';
+    managed.fields.set(key, read.reconciled ? { set: read.set, apiVersion, applied } : { set: read.set, apiVersion, applied, fields: fields as FieldsV1 });
     const time = str(entry.time);
     if (time !== '') managed.times.set(key, time);
   });

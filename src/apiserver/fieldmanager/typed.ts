@@ -232,45 +232,7 @@ export function applyProblems(schema: Schema, value: unknown): string[] {
 
 export type { Path };
 
-function isAtomicAtom(atom: Atom): boolean {
+/** True for the atoms owned and replaced whole: atomic lists, maps and structs. */
+export function isAtomicAtom(atom: Atom): boolean {
   return (atom.kind === 'list' && atom.rule.kind === 'atomic') || ((atom.kind === 'struct' || atom.kind === 'map') && atom.atomic);
-}
-
-/**
- * `set` made to fit the schema's present rules (upstream's ReconcileFieldSetWithSchema): where a
- * list, map or struct became atomic since the set was written, its manager owns it whole instead
- * of its parts. Answers `set` itself when nothing changes.
- */
-export function reconcileWithSchema(schema: Schema, set: FieldSet): FieldSet {
-  if (set.children.size === 0) return set;
-  const atom = atomOf(schema, undefined);
-  let out: FieldSet | undefined;
-  for (const [id, c] of set.children) {
-    let sub: Schema | undefined;
-    if (c.pe.kind === 'field') sub = atom.kind === 'struct' || atom.kind === 'map' ? childSchema(atom, c.pe.name) : undefined;
-    else if (atom.kind === 'list') sub = atom.items;
-    if (sub === undefined) continue;
-    const subAtom = atomOf(sub, undefined);
-    let replaced: FieldSet | undefined;
-    let collapse = false;
-    if (isAtomicAtom(subAtom)) collapse = true;
-    else if (subAtom.kind !== 'scalar') {
-      const r = reconcileWithSchema(sub, c.set);
-      if (r !== c.set) replaced = r;
-    }
-    if (!collapse && replaced === undefined) continue;
-    if (out === undefined) {
-      out = new FieldSet();
-      for (const [mid, pe] of set.members) out.members.set(mid, pe);
-      for (const [cid, other] of set.children) out.children.set(cid, other);
-    }
-    if (collapse) {
-      out.children.delete(id);
-      out.members.set(id, c.pe);
-    } else if (replaced !== undefined) {
-      out.children.delete(id);
-      out.attach(c.pe, replaced);
-    }
-  }
-  return out ?? set;
 }
