@@ -1,9 +1,8 @@
 /**
  * The wire schema of core v1 Pod: spec (containers, volumes, scheduling and DNS fields,
  * tolerations...) and status (phase, conditions, container statuses, IPs), upstream's shape.
- * Strategic merge keys and server-side apply list types as upstream (containers, volumes,
- * imagePullSecrets... by name, conditions by type, podIPs by ip; tolerations, readiness gates and
- * container statuses atomic; hostIPs merged by ip but applied whole). Volume sources other than the common ones, affinity and
+ * Strategic merge keys as upstream (containers, volumes, imagePullSecrets... by name,
+ * conditions by type, podIPs by ip). Volume sources other than the common ones, affinity and
  * security contexts are kept as given (`any`); the pod validation of src/api/pod checks them.
  */
 import { any, array, bool, int32, int64, object, objectMeta, str, stringMap, time, type ObjectSchema } from '../../schema/index.js';
@@ -105,6 +104,8 @@ const containerStatus = object(
   { name: 'io.orch.api.core.v1.ContainerStatus', required: ['name', 'ready', 'restartCount', 'image', 'imageID'] },
 );
 
+// Server-side apply follows the same keys; tolerations, readiness gates and container statuses
+// are atomic (no merge strategy), and hostIPs, merged by ip in patches, are applied whole.
 const ips = (name: string, listType?: 'atomic'): ReturnType<typeof array> =>
   array(object({ ip: str() }, { name }), { mergeKey: 'ip', patchStrategy: 'merge', ...(listType === undefined ? {} : { listType }) });
 
