@@ -39,7 +39,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 function contentTypeOf(name: string): string | undefined {
-  if (name.endsWith('.test.js')) return undefined;
+  // The tests of the page's modules and their fakes are built beside them, never served.
+  if (name.endsWith('.test.js') || name === 'testing.js' || name.endsWith('/testing.js')) return undefined;
   const dot = name.lastIndexOf('.');
   return dot < 0 ? undefined : CONTENT_TYPES[name.slice(dot)];
 }

@@ -1,7 +1,8 @@
 /**
- * Building the page without innerHTML: every text goes through textContent, so nothing the API
- * returns is ever parsed as markup. Styles are set through classes (the Content-Security-Policy
- * forbids inline style attributes; the CSSOM is used for computed sizes only).
+ * Building the page from elements, never from markup strings: every text goes through
+ * textContent, so nothing the API returns is ever parsed as HTML. Styles are set through
+ * classes (the Content-Security-Policy forbids inline style attributes; the CSSOM is used for
+ * computed sizes only).
  */
 
 export type Child = Node | string | number | undefined | null | false;

@@ -1,7 +1,9 @@
 /** Resource quantities (`250m`, `1.5`, `128Mi`, `1G`, `123456789n`, `1e3`) as plain numbers. */
 
+/** Fractions divide (123456789n is exactly 0.123456789 that way); multiples multiply. */
+const DIVISORS: Readonly<Record<string, number>> = { n: 1e9, u: 1e6, m: 1e3 };
 const SUFFIXES: Readonly<Record<string, number>> = {
-  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
   Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
 };
 
@@ -12,7 +14,9 @@ export function parseQuantity(text: string | undefined): number | undefined {
   if (m === null) return undefined;
   const base = Number(m[1]);
   if (m[2] !== undefined) return base * 10 ** Number(m[2].slice(1));
-  return base * (SUFFIXES[m[3] ?? ''] ?? 1);
+  const suffix = m[3] ?? '';
+  const divisor = DIVISORS[suffix];
+  return divisor === undefined ? base * (SUFFIXES[suffix] ?? 1) : base / divisor;
 }
 
 /** Cores as kubectl top shows them: `250m`, `1.5`. */

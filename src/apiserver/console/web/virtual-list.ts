@@ -103,7 +103,7 @@ export class VirtualList<T> {
     const win = visibleRows(this.element.scrollTop, this.element.clientHeight, rowHeight, count, OVERSCAN);
     const needed = win.end - win.start;
     while (this.slots.length < needed) {
-      const el = h('div', { class: 'vrow', role: 'listitem', tabindex: 0 });
+      const el = h('div', { class: `vrow ${this.options.className}`, role: 'listitem', tabindex: 0 });
       this.options.createRow(el);
       this.element.appendChild(el);
       this.slots.push({ el, item: undefined, index: -1 });

@@ -55,7 +55,7 @@ export function nodeView(ctx: ViewContext, name: string): View {
           : h('ul', { class: 'plain' }, ...(node.spec?.taints ?? []).map((t) => h('li', {}, h('code', {}, taintText(t)))))),
         h('div', {}, h('h2', {}, 'System'), definitionList([
           ['Addresses', (node.status?.addresses ?? []).map((a) => `${a.type ?? ''} ${a.address ?? ''}`).join(', ')],
-          ['OS', `${info.osImage ?? ''} (${info.architecture ?? ''})`], ['Kernel', info.kernelVersion ?? ''],
+          ['OS', [info.osImage, info.architecture].filter((x) => x !== undefined && x !== '').join(', ')], ['Kernel', info.kernelVersion ?? ''],
           ['Runtime', info.containerRuntimeVersion ?? ''], ['Agent', info.kubeletVersion ?? ''],
           ['Age', ago(timeOf(node.metadata?.creationTimestamp), now, formatAge)],
         ]))),

@@ -24,7 +24,7 @@ function stateText(state: ContainerState | undefined, now: number): { text: stri
     const reason = state.waiting.reason ?? 'Waiting';
     return { text: reason, tone: /BackOff|Err|Invalid/.test(reason) ? 'bad' : 'warn', detail: state.waiting.message ?? '' };
   }
-  return { text: 'Unknown', tone: 'unknown', detail: '' };
+  return { text: 'Pending', tone: 'warn', detail: 'no status reported yet' };
 }
 
 function containerCard(name: string, image: string, init: boolean, s: ContainerStatus | undefined, now: number): HTMLElement {
