@@ -41,7 +41,7 @@ let simulator: ChildProcess | undefined;
 let browser: TestBrowser;
 
 async function readPerf(page: Page): Promise<{ count: number; longest: number; total: number; maxGap: number }> {
-  const perf = (await page.evaluate('window.perf')) as Perf;
+  const perf = await page.evaluate<Perf>('window.perf');
   return { count: perf.tasks.length, longest: Math.round(Math.max(0, ...perf.tasks)), total: Math.round(perf.tasks.reduce((a, b) => a + b, 0)), maxGap: Math.round(perf.maxGap) };
 }
 

@@ -19,7 +19,8 @@ export interface FakeStream {
   readonly aborted: boolean;
 }
 
-type Answer = unknown | ApiError;
+/** A page of a list, or the error get() rejects with. */
+type Answer = unknown;
 
 export class FakeApi implements Api {
   readonly requests: string[] = [];
