@@ -101,9 +101,9 @@ void describe('the web console with thousands of pods', () => {
     await page.uncheck('#filter-problems');
     const rows = await page.locator('.view-pods .vrow').count();
     assert.ok(rows <= MAX_ROWS, `${rows} row elements for ${PODS} pods`);
-    await page.locator('.view-pods .vlist').evaluate('(el) => { el.scrollTop = el.scrollHeight; }');
+    await page.evaluate('(() => { const el = document.querySelector(".view-pods .vlist"); el.scrollTop = el.scrollHeight; })()');
     await page.locator('.vrow[data-key="default/bulk-2999"]:not([hidden])').waitFor();
-    await page.locator('.view-pods .vlist').evaluate('(el) => { el.scrollTop = 1500 * 36; }');
+    await page.evaluate('(() => { document.querySelector(".view-pods .vlist").scrollTop = 1500 * 36; })()');
     await page.locator('.vrow[data-key="default/bulk-1500"]:not([hidden])').waitFor();
     await browser.screenshot(page, 'pods-3000');
     assert.ok(perf.longest <= LONGEST_TASK_MS, `the longest task took ${perf.longest} ms (budget ${LONGEST_TASK_MS} ms)`);
