@@ -135,6 +135,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CM_CGROUP_V2_REQUIRED: "a setting needs cgroup v2 (or swap accounting) and this node's memory controller is on cgroup v1",
   CM_SYSTEM_CGROUPS: 'a system cgroup setting cannot be applied (systemCgroups is /)',
   // src/apiserver
+  APISERVER_CONSOLE_ASSETS: 'the web console\'s assets cannot be read or have no index.html (the package was not built)',
   APISERVER_INVALID_FLAGS: 'orch-apiserver flags are invalid; each problem is listed',
   APISERVER_LISTEN: 'the secure port cannot be bound',
   APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',

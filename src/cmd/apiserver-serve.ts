@@ -15,6 +15,7 @@ import { realClock } from '../api/clock.js';
 import { createAuthenticator, loadTokenFile, reviewToken, type AuthenticatorOptions } from '../apiserver/authn/index.js';
 import { withDefaultTolerationSeconds, withServiceAccountAdmission, type ServiceAccountAdmissionOptions } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
+import { loadConsoleAssets, withConsole } from '../apiserver/console/index.js';
 import { evictionConnector } from '../apiserver/eviction/index.js';
 import { createApiServerMetrics, instrumentStore } from '../apiserver/metrics/index.js';
 import { nodeProxyConnectors } from '../apiserver/nodeproxy/index.js';
@@ -107,6 +108,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     ...(o.nodeagentCertificateAuthority === '' ? {} : { ca: readPem(o.nodeagentCertificateAuthority, '--nodeagent-certificate-authority') }),
   };
   const x509 = await x509Library();
+  const consoleAssets = loadConsoleAssets();
   const version = versionInfo();
   const apiMetrics = createApiServerMetrics({ version });
   const tracing = await startApiServerTracing(o, log);
@@ -183,7 +185,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       certPem: serving.certPem,
       keyPem: serving.keyPem,
       clientCaPems,
-      handler: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')),
+      handler: withConsole({ assets: consoleAssets, next: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')) }),
       upgrade: router.upgrade,
     });
     if (o.writeAdminOrchconfig !== '') {
