@@ -87,7 +87,7 @@ export function unaryCall<T>(client: Client, method: string, request: object, me
 /** `details` of a gRPC error (what the peer said), else the message. */
 export function grpcErrorText(err: unknown): string {
   if (typeof err === 'object' && err !== null && typeof Reflect.get(err, 'details') === 'string') {
-    const code = Reflect.get(err, 'code');
+    const code: unknown = Reflect.get(err, 'code');
     const details = Reflect.get(err, 'details') as string;
     return typeof code === 'number' ? `rpc error: code = ${grpcCodeName(code)} desc = ${details}` : details;
   }

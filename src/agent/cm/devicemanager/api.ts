@@ -76,7 +76,7 @@ function list(value: unknown): readonly unknown[] {
 }
 
 const text = (o: unknown, key: string): string => {
-  const v = typeof o === 'object' && o !== null ? Reflect.get(o, key) : undefined;
+  const v: unknown = typeof o === 'object' && o !== null ? Reflect.get(o, key) : undefined;
   return typeof v === 'string' ? v : '';
 };
 
