@@ -126,6 +126,7 @@ void describe('sync loop', () => {
     h.send({ op: 'UPDATE', pods: [pod('a')] });
     h.loop.podChanged('a');
     assert.deepEqual(h.updates, [], 'a waits for its answer; b and the update wait behind it');
+    assert.deepEqual(h.loop.activePods().map((p) => p.metadata.uid), ['a', 'b'], 'b, waiting, counts as active');
     assert.deepEqual([...answers.keys()], ['a']);
     answers.get('a')?.({ admit: true });
     await settle();

@@ -99,7 +99,10 @@ export interface SyncLoop {
    * and the API server is deleting it. Returns the unsubscribe function.
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
-  /** The desired pods admitted and not finished (upstream's active pods: what the resource managers keep allocations for). */
+  /**
+   * The desired pods admitted and not finished, and the pods waiting to be admitted (upstream's
+   * active pods: what the resource managers keep allocations for).
+   */
   activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
@@ -363,7 +366,12 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       finishedListeners.add(listener);
       return () => finishedListeners.delete(listener);
     },
-    activePods: () => desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid)),
+    activePods() {
+      const active = desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid));
+      // Pods waiting behind an admission count too: the resource managers must not free what they hold (an agent restart re-admits them one by one).
+      const waiting = pending.filter((u) => u.op === 'ADD' && !desired.isDesired(u.pod.metadata.uid)).map((u) => u.pod);
+      return waiting.length === 0 ? active : [...active, ...waiting];
+    },
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;

@@ -3,7 +3,9 @@
  * allocateContainerResources), in upstream's order:
  *
  * 1. devices the container holds already (an agent restart) are kept; a container found running
- *    before the pod sources are ready keeps them without any check;
+ *    when the agent started keeps them without any check (upstream checks this only while the
+ *    pod sources are not ready, which a restarted agent's first admissions need not fall in:
+ *    the plugin may not be back yet, and the running container must not be refused);
  * 2. the resource must be registered, have healthy devices, and still hold the container's old
  *    devices healthy;
  * 3. devices the pod's init containers leave are reused first;
@@ -35,7 +37,6 @@ export interface AllocationContext {
   readonly podDevices: PodDevices;
   /** Devices in use, by resource (chosen ones are added at once). */
   readonly allocated: Map<string, Set<string>>;
-  sourcesReady(): boolean;
   /** The container was running when the agent started. */
   wasRunning(podUID: string, container: string): boolean;
   /** GetPreferredAllocation when the plugin offers it (undefined: it does not). */
@@ -127,7 +128,7 @@ export async function devicesToAllocate(
     if (needed !== 0) throw allocationError(`pod "${podUID}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`, resource);
   }
   // An agent restart: a container still running from before has its devices; nothing to do.
-  if (!ctx.sourcesReady() && ctx.wasRunning(podUID, container)) {
+  if (ctx.wasRunning(podUID, container)) {
     ctx.note('Container detected running, nothing to do', { resource, podUID, container });
     return new Set();
   }

@@ -86,7 +86,6 @@ export class DeviceAllocation implements DeviceHintProvider, ContainerDeviceSour
       registry: s.registry,
       podDevices: s.podDevices,
       allocated: s.allocated,
-      sourcesReady: () => s.context?.sourcesReady() ?? false,
       wasRunning: (podUID, name) => running.has(`${podUID}/${name}`),
       preferred: async (resource, available, mustInclude, size) => {
         const connected = s.registry.connected(resource);
