@@ -124,11 +124,13 @@ async function allocateCpu(allocations: number): Promise<{ allocateCpuMs: number
     const base: number[] = [];
     const once = async (i: number): Promise<void> => {
       const p = pod(i);
+      const container = { name: 'main', image: 'busybox', resources: { requests: { [RESOURCE]: '1' }, limits: { [RESOURCE]: '1' } } };
+      p.spec = { containers: [container] };
       // The previous pod is gone: its device is freed at this allocation (as at a real admission).
       active = [p];
       let cpu = process.cpuUsage();
-      devices.hints.topologyHints(p, p.spec!.containers[0]!);
-      await devices.hints.allocate(p, p.spec!.containers[0]!, { numaAffinity: undefined, preferred: false });
+      devices.hints.topologyHints(p, container);
+      await devices.hints.allocate(p, container, { numaAffinity: undefined, preferred: false });
       let d = process.cpuUsage(cpu);
       ours.push((d.user + d.system) / 1000);
       cpu = process.cpuUsage();

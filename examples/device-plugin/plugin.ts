@@ -118,7 +118,7 @@ export class SampleDevicePlugin {
   private readonly handlers: Record<string, Unary | ((call: ServerWritableStream<unknown, unknown>) => void)> = {
     GetDevicePluginOptions: ((_call, callback) => {
       callback(null, { preStartRequired: this.o.preStartRequired === true, getPreferredAllocationAvailable: this.o.getPreferredAllocationAvailable === true });
-    }) as Unary,
+    }),
     ListAndWatch: (call: ServerWritableStream<unknown, unknown>) => {
       this.streams.add(call);
       call.on('cancelled', () => { this.streams.delete(call); });
@@ -133,7 +133,7 @@ export class SampleDevicePlugin {
       });
       this.emit({ event: 'preferred', answer: responses.map((r) => r.deviceIDs) });
       callback(null, { containerResponses: responses });
-    }) as Unary,
+    }),
     Allocate: ((call, callback) => {
       const requests = call.request['containerRequests'] as { devicesIds: string[] }[];
       const unknown = requests.flatMap((r) => r.devicesIds).filter((id) => !this.devices.some((d) => d.id === id));
@@ -150,11 +150,11 @@ export class SampleDevicePlugin {
       }));
       this.emit({ event: 'allocate', ids: requests.map((r) => r.devicesIds) });
       callback(null, { containerResponses: responses });
-    }) as Unary,
+    }),
     PreStartContainer: ((call, callback) => {
       this.emit({ event: 'prestart', ids: call.request['devicesIds'] });
       callback(null, {});
-    }) as Unary,
+    }),
   };
 
   private static async serve(server: Server, socket: string): Promise<void> {

@@ -118,7 +118,7 @@ void describe('devices in API-server mode', () => {
       const scheduled = p?.status?.conditions?.find((c) => c.type === 'PodScheduled');
       return scheduled?.status === 'False' ? scheduled.message : undefined;
     }, { timeoutMs: 30_000 });
-    assert.match(reason ?? '', /0\/1 nodes are available: 1 Insufficient example\.com\/dev\./);
+    assert.match(reason, /0\/1 nodes are available: 1 Insufficient example\.com\/dev\./);
     plugin.setDevices([{ id: 'a' }, { id: 'b' }]);
     await waitFor('the second pod running once a device is healthy', async () => (await getJson<Pod>('/api/v1/namespaces/default/pods/second'))?.status?.phase === 'Running', { timeoutMs: 90_000 });
     const described = (await runKubectl(server, ['describe', 'node', NODE])).stdout;

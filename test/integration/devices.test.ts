@@ -124,8 +124,9 @@ void describe('devices through the agent binary', () => {
       const list = await unaryCall<{ podResources: { name: string; containers: { devices: { resourceName: string; deviceIds: string[] }[]; cpuIds: number[] }[] }[] }>(
         client, 'List', {}, new Metadata(), 10_000);
       const gpu = list.podResources.find((p) => p.name === `gpu-${NODE}`)?.containers[0];
-      assert.deepEqual(gpu?.devices.map((d) => [d.resourceName, ...d.deviceIds]).sort(), [[RESOURCE, 'dev-1'], [RESOURCE, 'dev-2']]);
-      assert.deepEqual(gpu?.cpuIds, [1], 'the exclusive CPU of the Guaranteed container');
+      assert.ok(gpu !== undefined);
+      assert.deepEqual(gpu.devices.map((d) => [d.resourceName, ...d.deviceIds]).sort(), [[RESOURCE, 'dev-1'], [RESOURCE, 'dev-2']]);
+      assert.deepEqual(gpu.cpuIds, [1], 'the exclusive CPU of the Guaranteed container');
       const allocatable = await unaryCall<{ devices: { deviceIds: string[] }[]; cpuIds: number[] }>(client, 'GetAllocatableResources', {}, new Metadata(), 10_000);
       assert.deepEqual(allocatable.devices.flatMap((d) => d.deviceIds).sort(), ['dev-0', 'dev-1', 'dev-2']);
       assert.deepEqual(allocatable.cpuIds, [1]);

@@ -96,9 +96,9 @@ void describe('one status report', () => {
       cpu: '4', 'ephemeral-storage': '100Gi', 'example.com/dev': '3', 'example.com/dongle': '4', 'example.com/gone': '0', memory: '8Gi', pods: '110',
     }, "an administrator's extended resource stays; hugepages the machine does not have go");
     assert.equal(status.allocatable?.['example.com/dev'], '2');
-    assert.equal(status.allocatable?.['example.com/dongle'], '4', 'its allocatable follows its capacity');
-    assert.equal(status.allocatable?.['example.com/gone'], '0');
-    assert.equal(status.allocatable?.['example.com/stale'], undefined, 'an extended resource without capacity leaves allocatable');
+    assert.equal(status.allocatable['example.com/dongle'], '4', 'its allocatable follows its capacity');
+    assert.equal(status.allocatable['example.com/gone'], '0');
+    assert.equal(status.allocatable['example.com/stale'], undefined, 'an extended resource without capacity leaves allocatable');
     const reset = await computeStatus(base, sources(new FakeFacts()), config, T0 + 10_000, { resetExtended: true });
     assert.deepEqual([reset.status.capacity?.['example.com/dongle'], reset.status.allocatable?.['example.com/dongle']], ['0', '0']);
   });

@@ -61,12 +61,13 @@ void describe('the pod resources API', () => {
     const list = await call<{ podResources: { name: string; namespace: string; containers: { name: string; devices: unknown[]; cpuIds: number[]; memory: unknown[] }[] }[] }>('List');
     assert.deepEqual(list.podResources.map((p) => [p.namespace, p.name, p.containers.map((c) => c.name)]), [['ml', 'gpu', ['main']]]);
     const main = list.podResources[0]?.containers[0];
-    assert.deepEqual(main?.devices, [
+    assert.ok(main !== undefined);
+    assert.deepEqual(main.devices, [
       { resourceName: 'example.com/dev', deviceIds: ['d0'], topology: { nodes: [{ ID: 0 }] } },
       { resourceName: 'example.com/dev', deviceIds: ['d9'], topology: null },
     ]);
-    assert.deepEqual(main?.cpuIds, [2, 3]);
-    assert.deepEqual(main?.memory, [{ memoryType: 'memory', size: 1024, topology: { nodes: [{ ID: 0 }] } }]);
+    assert.deepEqual(main.cpuIds, [2, 3]);
+    assert.deepEqual(main.memory, [{ memoryType: 'memory', size: 1024, topology: { nodes: [{ ID: 0 }] } }]);
     gates.add('SidecarContainers');
     const withSidecars = await call<{ podResources: { containers: { name: string }[] }[] }>('List');
     assert.deepEqual(withSidecars.podResources[0]?.containers.map((c) => c.name), ['side', 'main']);

@@ -121,8 +121,8 @@ void describe('device plugin registration', () => {
     assert.deepEqual(capacityOf(h), [3, 1, []], 'nothing changed');
     const refusals = h.logger.lines.filter((l) => l.msg.startsWith('ListAndWatch answer refused'));
     assert.equal(refusals.length, 2, 'a repeated refusal is not logged again');
-    assert.match(String(refusals[0]?.fields?.['problems']), /device #0: ID is empty; device "x{64}": ID has 64 characters, at most 63 are allowed; device "a": health "Good" is neither Healthy nor Unhealthy; device "a": ID listed twice/);
-    assert.match(String(refusals[1]?.fields?.['problems']), /device "a": NUMA node 7 is not one of this machine's NUMA nodes \(0,1\)/);
+    assert.match(String(refusals[0]?.fields['problems']), /device #0: ID is empty; device "x{64}": ID has 64 characters, at most 63 are allowed; device "a": health "Good" is neither Healthy nor Unhealthy; device "a": ID listed twice/);
+    assert.match(String(refusals[1]?.fields['problems']), /device "a": NUMA node 7 is not one of this machine's NUMA nodes \(0,1\)/);
     await h.devices.hints.stop();
   });
 
@@ -167,9 +167,10 @@ void describe('device allocation', () => {
     for (const c of [...p1.spec!.initContainers!, ...p1.spec!.containers]) await h.devices.hints.allocate(p1, c, ANY);
     assert.deepEqual(plugin.calls, ['Allocate a', 'Allocate a,b']);
     const options = await h.devices.containers.containerDevices(p1, p1.spec!.containers[0]!);
-    assert.deepEqual(options?.envs, [{ name: 'DEVICES', value: 'a,b' }]);
-    assert.deepEqual(options?.devices.map((d) => d.containerPath), ['/dev/a', '/dev/b']);
-    assert.deepEqual(options?.mounts, [{ containerPath: '/opt/dev', hostPath: '/var/lib/dev', readOnly: true }]);
+    assert.ok(options !== undefined);
+    assert.deepEqual(options.envs, [{ name: 'DEVICES', value: 'a,b' }]);
+    assert.deepEqual(options.devices.map((d) => d.containerPath), ['/dev/a', '/dev/b']);
+    assert.deepEqual(options.mounts, [{ containerPath: '/opt/dev', hostPath: '/var/lib/dev', readOnly: true }]);
     assert.deepEqual(h.devices.node.allocated(), new Map([[RESOURCE, 2]]));
 
     const p2 = pod('p2', [2]);
@@ -246,7 +247,7 @@ void describe('device allocation', () => {
     const h = await harness('corrupt');
     const line = h.logger.lines.find((l) => l.msg.startsWith('Continuing without the device manager checkpoint'));
     assert.ok(line !== undefined);
-    assert.match(String(line.fields?.['err']), new RegExp(`checkpoint ${sub}/nodeagent_internal_checkpoint: checksum 1 does not match`));
+    assert.match(String(line.fields['err']), new RegExp(`checkpoint ${sub}/nodeagent_internal_checkpoint: checksum 1 does not match`));
     assert.equal(h.devices.node.resetExtendedResources(), false, 'a checkpoint was there');
     assert.ok(existsSync(path.join(sub, 'nodeagent.sock')), 'the registration socket is served');
     await h.devices.hints.stop();
