@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
  * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
- * bench (bench/gc.ts) and the eviction bench (bench/eviction.ts), then the rows of the README's Performance table with the commit and the
+ * bench (bench/gc.ts), the eviction bench (bench/eviction.ts) and the devices bench
+ * (bench/devices.ts), then the rows of the README's Performance table with the commit and the
  * date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a test:
  * targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and the
  * next one still runs.
@@ -13,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
 import { runSchedulerBench } from './scheduler.js';
+import { devicesRows, runDevicesBench } from './devices.js';
 import { evictionRows, runEvictionBench } from './eviction.js';
 import { gcRows, runGcBench } from './gc.js';
 import { runStoreBench } from './store.js';
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     ['scheduler', () => runSchedulerBench({ quick })],
     ['gc', async () => gcRows(await runGcBench({ quick }))],
     ['eviction', async () => evictionRows(await runEvictionBench({ quick }))],
+    ['devices', async () => devicesRows(await runDevicesBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {
