@@ -25,3 +25,11 @@ export function problemLines(lines: string[]): FieldProblems {
     forbidden: (field, detail) => { lines.push(`${field}: ${detail}`); },
   };
 }
+
+/**
+ * `value`, typed as possibly missing: decoded input may lack a field that its kubernetes-types
+ * type calls required, and a validator must say so rather than fail.
+ */
+export function maybe<T>(value: T): T | undefined {
+  return value;
+}

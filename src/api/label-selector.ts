@@ -5,7 +5,7 @@
  * query parameter is the API server's (src/apiserver/selectors).
  */
 import type { LabelSelector, LabelSelectorRequirement } from 'kubernetes-types/meta/v1.js';
-import type { FieldProblems } from './field-problems.js';
+import { maybe, type FieldProblems } from './field-problems.js';
 import { validateLabelValue, validateQualifiedName } from './labels.js';
 
 function requirementMatches(labels: Readonly<Record<string, string>>, r: LabelSelectorRequirement): boolean {
@@ -48,7 +48,7 @@ export function validateLabelSelector(p: FieldProblems, path: string, selector: 
       default:
         p.invalid(`${at}.operator`, r.operator, 'not a valid selector operator');
     }
-    for (const m of validateQualifiedName(r.key as string | undefined ?? '')) p.invalid(`${at}.key`, r.key, m);
+    for (const m of validateQualifiedName(maybe(r.key) ?? '')) p.invalid(`${at}.key`, r.key, m);
     values.forEach((v, j) => {
       for (const m of validateLabelValue(v)) p.invalid(`${at}.values[${j}]`, v, m);
     });

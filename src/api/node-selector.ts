@@ -5,7 +5,7 @@
  * (ValidateNodeSelector), reported into a FieldProblems sink.
  */
 import type { Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm } from 'kubernetes-types/core/v1.js';
-import type { FieldProblems } from './field-problems.js';
+import { maybe, type FieldProblems } from './field-problems.js';
 import { validateDNS1123Subdomain, validateLabelValue, validateQualifiedName } from './labels.js';
 
 function matchesRequirement(labels: Readonly<Record<string, string>>, r: NodeSelectorRequirement): boolean {
@@ -58,7 +58,7 @@ function validateExpression(p: FieldProblems, path: string, r: NodeSelectorRequi
     default:
       p.invalid(`${path}.operator`, r.operator, 'not a valid selector operator');
   }
-  for (const m of validateQualifiedName(r.key as string | undefined ?? '')) p.invalid(`${path}.key`, r.key, m);
+  for (const m of validateQualifiedName(maybe(r.key) ?? '')) p.invalid(`${path}.key`, r.key, m);
   values.forEach((v, i) => {
     for (const m of validateLabelValue(v)) p.invalid(`${path}.values[${i}]`, v, m);
   });

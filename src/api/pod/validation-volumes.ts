@@ -80,7 +80,7 @@ function validateSource(p: Problems, path: string, v: Volume): void {
 function validateStorageSources(p: Problems, path: string, v: Volume): void {
   const sink = problemLines(p.lines);
   if (v.csi !== undefined) {
-    validateCsiDriverName(sink, `${path}.csi.driver`, v.csi.driver as string | undefined);
+    validateCsiDriverName(sink, `${path}.csi.driver`, v.csi.driver);
     const secret = v.csi.nodePublishSecretRef;
     if (secret !== undefined) {
       const name = secret.name ?? '';

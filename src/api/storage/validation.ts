@@ -5,7 +5,7 @@
  * (PersistentVolume specs, StorageClasses, CSI objects).
  */
 import type { PersistentVolumeClaimSpec, PersistentVolumeClaimTemplate } from 'kubernetes-types/core/v1.js';
-import type { FieldProblems } from '../field-problems.js';
+import { maybe, type FieldProblems } from '../field-problems.js';
 import { validateLabelSelector } from '../label-selector.js';
 import { validateDNS1123Label, validateDNS1123Subdomain, validateLabelValue, validateQualifiedName } from '../labels.js';
 import { compareQuantities, formatQuantity, parseQuantity } from '../quantity.js';
@@ -94,5 +94,5 @@ export function validateClaimTemplate(p: FieldProblems, path: string, template: 
   for (const k of Object.keys(template.metadata?.annotations ?? {})) {
     for (const m of validateQualifiedName(k.toLowerCase())) p.invalid(`${path}.metadata.annotations`, k, m);
   }
-  validateClaimSpec(p, `${path}.spec`, template.spec as PersistentVolumeClaimSpec | undefined ?? {});
+  validateClaimSpec(p, `${path}.spec`, maybe(template.spec) ?? {});
 }

@@ -5,7 +5,6 @@
  * retroactive default class does) and, on a bound claim, a larger storage request; the status's
  * quantities.
  */
-import type { PersistentVolumeClaimSpec } from 'kubernetes-types/core/v1.js';
 import { ANN_BETA_STORAGE_CLASS, validateClaimSpec } from '../../../api/storage/index.js';
 import { cloneJson, jsonEqual } from '../../patch/index.js';
 import { metaOf, str, type WireObject } from '../../registry/index.js';
@@ -14,7 +13,7 @@ import { rec } from '../common/index.js';
 import { checkedQuantity, quantityLess } from './quantities.js';
 
 export function validateClaim(pvc: WireObject, errors: FieldErrors): void {
-  validateClaimSpec(errors, 'spec', rec(pvc.spec) as PersistentVolumeClaimSpec);
+  validateClaimSpec(errors, 'spec', rec(pvc.spec));
 }
 
 function annotation(object: WireObject, key: string): string | undefined {

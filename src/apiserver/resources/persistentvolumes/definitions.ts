@@ -71,7 +71,7 @@ export const persistentVolumeDefinition: ResourceDefinition = {
         return ref === undefined ? '' : `${str(rec(ref).namespace)}/${str(rec(ref).name)}`;
       },
     },
-    { name: 'StorageClass', type: 'string', description: 'StorageClass of the pv', priority: 0, cell: (o) => volumeClass(o as PersistentVolume) },
+    { name: 'StorageClass', type: 'string', description: 'StorageClass of the pv', priority: 0, cell: (o) => volumeClass(o) },
     { name: 'Reason', type: 'string', description: 'Why the volume is in its phase.', priority: 0, cell: (o) => str(rec(o.status).reason) },
     AGE_COLUMN,
     { name: 'VolumeMode', type: 'string', description: 'Filesystem or Block.', priority: 1, cell: volumeModeCell },
@@ -125,7 +125,7 @@ export const persistentVolumeClaimDefinition: ResourceDefinition = {
       name: 'Access Modes', type: 'string', description: 'The access modes of the bound volume.', priority: 0,
       cell: (o) => (str(rec(o.spec).volumeName) === '' ? '' : accessModesText((o as PersistentVolumeClaim).status?.accessModes)),
     },
-    { name: 'StorageClass', type: 'string', description: 'StorageClass of the pvc', priority: 0, cell: (o) => claimClass(o as PersistentVolumeClaim) },
+    { name: 'StorageClass', type: 'string', description: 'StorageClass of the pvc', priority: 0, cell: (o) => claimClass(o) },
     AGE_COLUMN,
     { name: 'VolumeMode', type: 'string', description: 'Filesystem or Block.', priority: 1, cell: volumeModeCell },
   ],

@@ -52,7 +52,7 @@ void describe('StorageClass', () => {
     assert.equal((defaultStorageClass(classes)?.metadata as { name: string }).name, 'new');
     assert.equal(defaultStorageClass([classes[2]!]), undefined);
     assert.equal(storageClassDefinition.columns[0]?.cell(classes[0]!, ctx.now), 'old (default)');
-    assert.equal(storageClassDefinition.columns[0]?.cell(classes[2]!, ctx.now), 'plain');
+    assert.equal(storageClassDefinition.columns[0].cell(classes[2]!, ctx.now), 'plain');
   });
 });
 
