@@ -54,7 +54,7 @@ const phaseOf = (o: WireObject): string => str(rec(o.status).phase);
 
 /** The claim's class exists and binds on first use (upstream's IsDelayBindingMode). */
 export function isDelayBinding(classes: Informer, claim: WireObject): boolean {
-  const name = claimClass(claim as PersistentVolumeClaim);
+  const name = claimClass(claim);
   if (name === '') return false;
   return str(classes.get('', name)?.volumeBindingMode) === 'WaitForFirstConsumer';
 }
@@ -65,7 +65,7 @@ function volumeUnfit(volume: WireObject, claim: WireObject): string | undefined 
   const pvc = claim as PersistentVolumeClaim;
   if (str(metaOf(volume).deletionTimestamp) !== '') return `the volume is marked for deletion "${nameOf(volume)}"`;
   try {
-    if (compareQuantities(parseQuantity(String(pv.spec?.capacity?.storage ?? '0')), parseQuantity(String(pvc.spec?.resources?.requests?.storage ?? '0'))) < 0) return 'requested PV is too small';
+    if (compareQuantities(parseQuantity(pv.spec?.capacity?.storage ?? '0'), parseQuantity(pvc.spec?.resources?.requests?.storage ?? '0')) < 0) return 'requested PV is too small';
   } catch {
     return 'requested PV is too small';
   }
@@ -87,7 +87,7 @@ async function waitingForConsumer(ctx: SyncContext, claim: WireObject): Promise<
 
 /** Upstream's provisionClaim: only external provisioners make volumes here; the claim is annotated for them. */
 async function provisionClaim(ctx: SyncContext, claim: WireObject): Promise<void> {
-  const className = claimClass(claim as PersistentVolumeClaim);
+  const className = claimClass(claim);
   const sc = ctx.classes.get('', className);
   if (sc === undefined) {
     ctx.recorder.record(claim, 'Warning', 'ProvisioningFailed', 'Provisioning', `storageclass.storage.orch.io "${className}" not found`);
@@ -107,7 +107,7 @@ async function syncUnboundClaim(ctx: SyncContext, claim: WireObject): Promise<vo
   const requested = str(rec(claim.spec).volumeName);
   if (requested === '') {
     const delay = isDelayBinding(ctx.classes, claim);
-    const volume = findBestMatchForClaim(claim as PersistentVolumeClaim, ctx.volumes.list() as PersistentVolume[], delay);
+    const volume = findBestMatchForClaim(claim, ctx.volumes.list(), delay);
     if (volume !== undefined) {
       await ctx.writer.bind(volume as WireObject, claim);
       return;
@@ -123,7 +123,7 @@ async function syncUnboundClaim(ctx: SyncContext, claim: WireObject): Promise<vo
       await waitingForConsumer(ctx, claim);
       return;
     }
-    if (claimClass(claim as PersistentVolumeClaim) !== '') {
+    if (claimClass(claim) !== '') {
       await provisionClaim(ctx, claim);
       return;
     }
@@ -147,7 +147,7 @@ async function syncUnboundClaim(ctx: SyncContext, claim: WireObject): Promise<vo
     await ctx.writer.updateClaimStatus(claim, 'Pending', undefined);
     return;
   }
-  if (isVolumeBoundToClaim(pv, claim as PersistentVolumeClaim)) {
+  if (isVolumeBoundToClaim(pv, claim)) {
     await ctx.writer.bind(volume, claim);
     return;
   }
@@ -235,7 +235,7 @@ export async function syncVolume(ctx: SyncContext, volume: WireObject): Promise<
   }
   const claimVolume = str(rec(claim.spec).volumeName);
   if (claimVolume === '') {
-    if (volumeModeMismatch(claim as PersistentVolumeClaim, volume as PersistentVolume)) {
+    if (volumeModeMismatch(claim, volume)) {
       ctx.recorder.record(volume, 'Warning', 'VolumeMismatch', 'Binding', `Cannot bind PersistentVolume to requested PersistentVolumeClaim "${nameOf(claim)}" due to incompatible volumeMode.`);
       ctx.recorder.record(claim, 'Warning', 'VolumeMismatch', 'Binding', `Cannot bind PersistentVolume "${nameOf(volume)}" to requested PersistentVolumeClaim due to incompatible volumeMode.`);
       return;

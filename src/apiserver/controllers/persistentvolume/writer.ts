@@ -3,7 +3,7 @@
  * each kept in the controller's store once it succeeded. A write that would change nothing is not
  * made; every method throws what the client throws (the sync is tried again).
  */
-import type { PersistentVolume, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
+import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
 import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, isVolumeBoundToClaim } from '../../../api/storage/index.js';
 import { cloneJson, jsonEqual } from '../../patch/index.js';
 import { metaOf, nameOf, namespaceOf, resourceVersionOf, str, type WireObject } from '../../registry/index.js';
@@ -97,7 +97,7 @@ export class ClaimVolumeWriter {
   /** The volume's claimRef names the claim (uid included); bound-by-controller when the controller made the binding. */
   async bindVolumeToClaim(volume: WireObject, claim: WireObject): Promise<WireObject> {
     const pv = volume as PersistentVolume;
-    const byController = !isVolumeBoundToClaim(pv, claim as PersistentVolumeClaim);
+    const byController = !isVolumeBoundToClaim(pv, claim);
     const next = cloneJson(volume);
     let dirty = false;
     const ref = pv.spec?.claimRef;
@@ -142,8 +142,7 @@ export class ClaimVolumeWriter {
     const spec = rec(next.spec);
     if (hasAnnotation(volume, ANN_BOUND_BY_CONTROLLER)) {
       delete spec.claimRef;
-      const annotations = { ...rec(metaOf(next).annotations) };
-      delete annotations[ANN_BOUND_BY_CONTROLLER];
+      const { [ANN_BOUND_BY_CONTROLLER]: _dropped, ...annotations } = rec(metaOf(next).annotations);
       if (Object.keys(annotations).length === 0) delete metaOf(next).annotations;
       else metaOf(next).annotations = annotations;
     } else {
