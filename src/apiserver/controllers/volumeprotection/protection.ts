@@ -10,7 +10,7 @@
  * - persistentvolume-protection-controller: a volume being deleted keeps `orch.io/pv-protection`
  *   while it is Bound; volumes that lack it get it.
  */
-import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../../api/clock.js';
 import { ephemeralClaimName, ephemeralClaimOwnerProblem, PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from '../../../api/storage/index.js';
 import { finalizersOf, metaOf, nameOf, namespaceOf, str, type WireObject } from '../../registry/index.js';
