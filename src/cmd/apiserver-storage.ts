@@ -2,7 +2,8 @@
  * Part of orch-apiserver's composition root: the storage resources (core v1 PersistentVolumes and
  * PersistentVolumeClaims, storage.orch.io/v1 StorageClasses, CSIDrivers, CSINodes and
  * VolumeAttachments) with their admission plugins (StorageObjectInUseProtection,
- * DefaultStorageClass reading the StorageClasses' registry).
+ * DefaultStorageClass reading the StorageClasses' registry), and the clients of those resources
+ * that the storage control loops (and the scheduler) read and write through.
  */
 import { realClock } from '../api/clock.js';
 import { withDefaultStorageClass, withInUseProtection } from '../apiserver/admission/index.js';
@@ -19,4 +20,18 @@ export function storageDefinitions(registryOf: (group: string, plural: string) =
     withDefaultStorageClass(withInUseProtection(persistentVolumeClaimDefinition), { storageClasses }),
     ...STORAGE_DEFINITIONS,
   ];
+}
+
+/** The storage clients of the controller manager, from its client maker. */
+export function storageClients<C>(client: (group: string, plural: string) => C): Record<
+  'persistentVolumes' | 'persistentVolumeClaims' | 'storageClasses' | 'csiDrivers' | 'csiNodes' | 'volumeAttachments', C
+> {
+  return {
+    persistentVolumes: client('', 'persistentvolumes'),
+    persistentVolumeClaims: client('', 'persistentvolumeclaims'),
+    storageClasses: client('storage.orch.io', 'storageclasses'),
+    csiDrivers: client('storage.orch.io', 'csidrivers'),
+    csiNodes: client('storage.orch.io', 'csinodes'),
+    volumeAttachments: client('storage.orch.io', 'volumeattachments'),
+  };
 }
