@@ -43,6 +43,7 @@ import { loadTracingConfigFile, tracedHandler, tracedStore } from '../apiserver/
 import { startTracing, type TracingProvider } from '../api/tracing/index.js';
 import { VERSION } from '../version.js';
 import { controllerManager } from './apiserver-controllers.js';
+import { storageDefinitions } from './apiserver-storage.js';
 import { Informer, registryClient } from '../apiserver/controllers/client/index.js';
 
 export type Log = (message: string) => void;
@@ -130,10 +131,10 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       registryOf: (plural) => registryOf('', plural), clock: realClock,
     });
     const authn: AuthenticatorOptions = { ...(tokens === undefined ? {} : { tokens }), serviceAccounts: saTokens.authenticator };
-    const definitions = resourceDefinitions(o, {
+    const definitions = [...resourceDefinitions(o, {
       x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer,
       serviceAccount: (namespace, name) => saTokens.lookup('serviceaccounts', namespace, name),
-    });
+    }), ...storageDefinitions(registryOf)];
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
