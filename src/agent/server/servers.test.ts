@@ -16,6 +16,7 @@ import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABE
 import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
 const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
@@ -82,6 +83,9 @@ function rawUpgrade(port: number, path: string, upgrade: string): Promise<string
   });
 }
 
+/** The servers' clock (the profiles' duration). */
+const clock = new FakeClock();
+
 async function start(dir: string, change: (c: NodeagentConfiguration) => void, extra: { setVerbosity?: (n: number) => void } = {}): Promise<Servers> {
   const config = flagDefaults();
   config.address = '127.0.0.1';
@@ -101,7 +105,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
     gates: { enabled: () => false },
     metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 1, containers: { running: 1 } }) }),
     logger: logs.logger('test'),
-    clock: new FakeClock(),
+    clock,
     logDir: join(dir, 'varlog'),
   });
 }
@@ -186,7 +190,11 @@ void describe('the servers in process (fake runtime)', () => {
     assert.equal((await call(port, '/debug/pprof/cmdline', { tls: true })).body, process.argv.join('\x00'));
     assert.deepEqual([(await call(port, '/debug/pprof/block', { tls: true })).status, (await call(port, '/debug/pprof/goroutine', { tls: true })).status], [404, 404]);
     assert.equal((await call(port, '/debug/pprof/profile?seconds=abc', { tls: true })).status, 400);
-    const profile = JSON.parse((await call(port, '/debug/pprof/profile?seconds=1', { tls: true })).body) as { nodes: unknown[]; startTime: number };
+    // The profile lasts `seconds` on the agent's clock: the test moves it once the profile runs.
+    const answer = call(port, '/debug/pprof/profile?seconds=2', { tls: true });
+    await waitFor('the profile to start', () => clock.pending().some((t) => t.delayMs === 2000));
+    await clock.advance(2000);
+    const profile = JSON.parse((await answer).body) as { nodes: unknown[]; startTime: number };
     assert.ok(profile.nodes.length > 0);
   });
 

@@ -7,7 +7,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { createAuthenticator, parseTokenFile } from '../authn/index.js';
@@ -20,6 +19,7 @@ import { nodeDefinition } from '../resources/nodes/index.js';
 import { podDefinition } from '../resources/pods/index.js';
 import { openSqliteStore } from '../storage/index.js';
 import { createRouter } from './router.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 export const TEST_TOKEN = 'admin-token';
 
@@ -70,7 +70,7 @@ export function callApi(
 }
 
 export async function startTestApiServer(): Promise<TestApiServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'apiserver-router-'));
+  const dir = await mkdtemp(join(syncedTmpdir(), 'apiserver-router-'));
   const store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
   const logs: string[] = [];
   const definitions = [namespaceDefinition, ...eventDefinitions({ ttlSeconds: 3600 }), podDefinition, configMapDefinition, nodeDefinition];
