@@ -48,6 +48,30 @@ void describe('the service account loops', () => {
     await accounts.close();
   });
 
+  void it('serviceaccount-controller: a namespace added as a pass ends on a terminating one is not left waiting', async () => {
+    const s = setup();
+    // Deleting a namespace marks it terminating first (a MODIFIED event), as the server does.
+    const namespacesClient = new FakeResourceClient({ resource: 'namespaces', kind: 'Namespace', clock: s.clock, gracePeriod: () => 30 });
+    await namespacesClient.create('', { metadata: { name: 'a' } });
+    const common = { clock: s.clock, log: (l: string) => s.log.push(l) };
+    const namespaces = new Informer({ client: namespacesClient, what: 'namespaces', ...common });
+    const accounts = new Informer({ client: s.accounts, what: 'accounts', ...common });
+    const loop = new ServiceAccountsController({ ...common, namespaces, serviceAccounts: accounts, serviceAccountsClient: s.accounts });
+    await namespaces.start();
+    await accounts.start();
+    loop.start();
+    await s.clock.advance(0);
+    // The two events come together, as when one namespace is deleted and the next made at once
+    // (the store commits both in one transaction): the first ends the queue's pass with nothing
+    // to do, the second comes before that pass has returned.
+    await Promise.all([namespacesClient.delete('', 'a'), namespacesClient.create('', { metadata: { name: 'next' } })]);
+    await s.clock.advance(0);
+    assert.ok(s.accounts.peek('next', 'default') !== undefined, 'the default account of the namespace made last');
+    await loop.close();
+    await namespaces.close();
+    await accounts.close();
+  });
+
   void it('root-ca-certificate-publisher-controller: kube-root-ca.crt in every namespace, written back when changed or deleted', async () => {
     const s = setup();
     await s.namespaces.create('', { metadata: { name: 'a' } });
