@@ -14,7 +14,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
+import { freePort } from './loopback.js';
 import { waitFor } from './wait.js';
+
+export { freePort } from './loopback.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -294,21 +297,6 @@ function canConnect(socketPath: string): Promise<boolean> {
 }
 
 // ---- registry ----
-
-/** A free loopback TCP port (closed again, so another process could take it first: retry). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
 
 /**
  * Starts docker-registry on a free loopback port with the busybox and pause images pushed;

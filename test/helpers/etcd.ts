@@ -8,11 +8,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { freePort } from './loopback.js';
 import { WaitAbandoned, waitFor } from './wait.js';
+
+export { freePort } from './loopback.js';
 
 export interface EtcdOptions {
   readonly members?: 1 | 3;
@@ -51,21 +53,6 @@ function checkBinary(): void {
         (probe.error === undefined ? '' : ` (${probe.error.message})`),
     );
   }
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port from the loopback listener'));
-      });
-    });
-  });
 }
 
 function tail(file: string): string {

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -16,6 +14,7 @@ import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABE
 import { LogRoot } from '../logging/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
+import { freePort, rawRequest } from '../../../test/helpers/loopback.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 
 const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
@@ -46,29 +45,7 @@ const pod: NodePod = {
 let podStatus: Record<string, unknown> = {};
 let sandboxId = '';
 
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => { resolve(); }));
-  return port;
-}
-
-interface Answer { status: number; body: string; headers: Record<string, string | string[] | undefined> }
-
-function call(port: number, path: string, o: { method?: string; body?: string; tls?: boolean } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const done = (res: IncomingMessage): void => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }); });
-    };
-    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const };
-    const req = o.tls === true ? httpsRequest({ ...options, rejectUnauthorized: false }, done) : request(options, done);
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
+const call = rawRequest;
 
 /** Sends a raw upgrade request and returns the status line and body. */
 function rawUpgrade(port: number, path: string, upgrade: string): Promise<string> {

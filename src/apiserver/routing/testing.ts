@@ -2,10 +2,11 @@
  * orch-apiserver's router in process for tests (the unit lane's request tests and fuzz suite):
  * plain HTTP on a free loopback port, SQLite in a temporary directory, the namespaces, events,
  * pods, configmaps and nodes resources, a static token `admin-token` of a system:masters user,
- * and every line the router logs kept in `logs`. Test code only.
+ * and every line the router logs kept in `logs`. Requests: rawRequest of test/helpers/loopback.ts
+ * (with `token: TEST_TOKEN`). Test code only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -28,45 +29,6 @@ export interface TestApiServer {
   /** Every line the router logged (it logs 5xx answers and its own failures). */
   readonly logs: string[];
   close(): Promise<void>;
-}
-
-export interface ApiAnswer {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** One request with the path exactly as given; `token` adds the bearer token. */
-export function callApi(
-  port: number,
-  path: string,
-  o: { method?: string; token?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
-): Promise<ApiAnswer> {
-  return new Promise((resolve, reject) => {
-    // A body goes with its length (Node sends a GET's body unframed otherwise).
-    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
-    const headers = { ...length, ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
-    const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers, agent: false }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      const finish = (): void => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
-      };
-      // A watch stays open: it answers with what came within the time.
-      const timer = setTimeout(() => {
-        finish();
-        res.destroy();
-      }, o.timeoutMs ?? 10_000);
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', finish);
-      res.on('error', () => { finish(); });
-    });
-    req.on('upgrade', (res: IncomingMessage, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode ?? 101, body: '' });
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
 }
 
 export async function startTestApiServer(): Promise<TestApiServer> {
