@@ -5,7 +5,8 @@
  * bench (bench/gc.ts) and the eviction bench (bench/eviction.ts), then the rows of the README's
  * Performance table with the commit and the date they were measured at. Progress goes to
  * stderr, the table to stdout. A bench, not a test: targets are shown, never enforced; a bench
- * that cannot run sets a non-zero exit code and the next one still runs. *
+ * that cannot run sets a non-zero exit code and the next one still runs.
+ *
  *   npm run bench [-- --quick]   (--quick: one burst round, shorter idle window, fewer pods and objects)
  */
 import { execFileSync } from 'node:child_process';
