@@ -2,8 +2,8 @@
  * `npm run bench`: the busybox and pause images built first (untimed: minutes the first time on
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
  * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
- * bench (bench/gc.ts) and the eviction bench (bench/eviction.ts), then the rows of the README's
- * Performance table with the commit and the date they were measured at. Progress goes to
+ * bench (bench/gc.ts) and the eviction bench (bench/eviction.ts), then the rows of the figures
+ * table (bench/README.md) with the commit and the date they were measured at. Progress goes to
  * stderr, the table to stdout. A bench, not a test: targets are shown, never enforced; a bench
  * that cannot run sets a non-zero exit code and the next one still runs.
  *
