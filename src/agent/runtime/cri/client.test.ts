@@ -105,7 +105,7 @@ void describe('CriClient against a fake runtime', () => {
   void it('saw the server side of the cancelled calls', async () => {
     // The server learns of a cancellation when the client's reset reaches it, a little after the
     // client gave up: on a loaded machine, after the tests above have ended.
-    await waitFor("a cancelled Version call on the server", () => cancelledVersions >= 1);
+    await waitFor('a cancelled Version call on the server', () => cancelledVersions >= 1);
   });
 });
 
