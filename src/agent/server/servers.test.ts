@@ -10,34 +10,13 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
-import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL } from '../kuberuntime/index.js';
 import { LogRoot } from '../logging/index.js';
-import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
+import { servedPodRuntime } from './testing.js';
 import { freePort, rawRequest } from '../../../test/helpers/loopback.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 
 const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
-const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
-
-/** The runtime: pod `web` with its container `main` running, logging to `<dir>/c1.log`. */
-async function fakeCri(dir: string): Promise<{ cri: FakeRuntime; sandboxId: string; containerId: string }> {
-  const cri = new FakeRuntime();
-  cri.images.set('busybox', 'sha256:busybox');
-  const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
-  const sandboxId = await cri.runPodSandbox({ config: sandboxConfig });
-  const containerId = await cri.createContainer({
-    podSandboxId: sandboxId, sandboxConfig,
-    config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
-  });
-  await cri.startContainer(containerId);
-  cri.usage.set(containerId, { cpuCoreNanoSeconds: 2e9, cpuNanoCores: 1000, memoryWorkingSetBytes: 4096, memoryUsageBytes: 8192 });
-  cri.imageFs.usedBytes = 123;
-  cri.imageFs.inodesUsed = 4;
-  cri.execResults.set('echo out', { exitCode: 0, stdout: 'out\n' });
-  return { cri, sandboxId, containerId };
-}
-
 const pod: NodePod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
   spec: { containers: [{ name: 'main', image: 'busybox' }] },
@@ -70,7 +49,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
   config.readOnlyPort = await freePort();
   config.healthzPort = await freePort();
   change(config);
-  const runtime = await fakeCri(dir);
+  const runtime = await servedPodRuntime(dir);
   sandboxId = runtime.sandboxId;
   podStatus = { phase: 'Running', containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: `containerd://${runtime.containerId}`, state: { running: {} } }] };
   return startServers({

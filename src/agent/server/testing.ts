@@ -23,13 +23,14 @@ export interface TestServers {
   close(): Promise<void>;
 }
 
-/** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
-export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
-  const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
-  await mkdir(join(dir, 'varlog'), { recursive: true });
-  await writeFile(join(dir, 'varlog', 'syslog'), 'hello\n');
-  await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
-  const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
+const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
+
+/**
+ * The runtime of the servers' tests: pod `web` (uid-1, namespace default) with its container
+ * `main` running, logging to `<dir>/c1.log`, with CPU and memory usage, an image filesystem and
+ * one exec answer (`echo out`).
+ */
+export async function servedPodRuntime(dir: string): Promise<{ cri: FakeRuntime; sandboxId: string; containerId: string }> {
   const cri = new FakeRuntime();
   cri.images.set('busybox', 'sha256:busybox');
   const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
@@ -39,6 +40,20 @@ export async function startTestServers(change: (c: NodeagentConfiguration) => vo
     config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
   });
   await cri.startContainer(containerId);
+  cri.usage.set(containerId, { cpuCoreNanoSeconds: 2e9, cpuNanoCores: 1000, memoryWorkingSetBytes: 4096, memoryUsageBytes: 8192 });
+  cri.imageFs.usedBytes = 123;
+  cri.imageFs.inodesUsed = 4;
+  cri.execResults.set('echo out', { exitCode: 0, stdout: 'out\n' });
+  return { cri, sandboxId, containerId };
+}
+
+/** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
+export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
+  await mkdir(join(dir, 'varlog'), { recursive: true });
+  await writeFile(join(dir, 'varlog', 'syslog'), 'hello\n');
+  await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
+  const { cri } = await servedPodRuntime(dir);
   const pod: NodePod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
   const config = flagDefaults();
   config.address = '127.0.0.1';
