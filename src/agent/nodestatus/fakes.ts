@@ -11,7 +11,7 @@ import type { ExtendedResources, NodeFacts, NodeImage, NodePressure, RuntimeStat
 
 /** The API server as the node status module sees it: strategic merge patches of Nodes by their schema. */
 export function fakeNodeApi(): FakeRestClient {
-  return new FakeRestClient({ patchSchema: nodeSchema });
+  return new FakeRestClient({ patchSchemas: { nodes: nodeSchema } });
 }
 
 /** NodeFacts whose answers are fields the test changes; `runtimeDown` makes Status reject. */
