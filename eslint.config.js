@@ -44,6 +44,16 @@ export default tseslint.config(
     },
   },
   {
+    // The console's page runs in the browser: Node's modules and globals are kept out of it
+    // (its tsconfig carries Node types for the tests beside it only).
+    files: ['src/apiserver/console/web/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^node:', message: 'The console page runs in the browser: no Node.js module.' }] }],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', 'module', '__dirname', '__filename', 'global'],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

@@ -127,7 +127,7 @@ export async function runEvictionBench(o: EvictionBenchOptions = {}): Promise<Ev
   }
 }
 
-/** The README's row. */
+/** The row of the figures table (bench/README.md). */
 export function evictionRows(r: EvictionBenchResult): Row[] {
   return [{
     measure: `eviction monitoring pass, ${r.pods} pods (signals, stats snapshot, local storage limits, ranking): agent CPU per pass`,

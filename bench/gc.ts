@@ -165,7 +165,7 @@ export async function runGcBench(o: GcBenchOptions = {}): Promise<GcBenchResult>
 
 const cpu = (m: Measured): string => `${m.passCpuMs.toFixed(1)} ms CPU (${m.passWallMs.toFixed(0)} ms wall)`;
 
-/** The README's rows. */
+/** The rows of the figures table (bench/README.md). */
 export function gcRows(r: GcBenchResult): Row[] {
   return [
     {

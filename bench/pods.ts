@@ -245,7 +245,7 @@ export async function runPodBench(o: PodBenchOptions = {}): Promise<NetworkResul
 const NETWORK_NAMES: Readonly<Record<Network, string>> = { host: 'host network', cni: 'CNI' };
 const SHORT_NAMES: Readonly<Record<Network, string>> = { host: 'host', cni: 'CNI' };
 
-/** The README's rows: one per network for (a) and (b) (per build for (b)), one for (c) and for (d). */
+/** The rows of the figures table (bench/README.md): one per network for (a) and (b) (per build for (b)), one for (c) and for (d). */
 export function podRows(results: readonly NetworkResult[], agentBins: readonly string[] = [AGENT_BIN]): Row[] {
   const both = (f: (r: NetworkResult) => string): string => results.map((r) => `${SHORT_NAMES[r.network]} ${f(r)}`).join(', ');
   const p = (v: readonly number[]): string => `${ms(percentile(v, 50))} / ${ms(percentile(v, 99))} ms`;

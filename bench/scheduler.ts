@@ -29,6 +29,8 @@ import { namespaceDefinition } from '../src/apiserver/resources/namespaces/index
 import { nodeDefinition } from '../src/apiserver/resources/nodes/index.js';
 import { bindPod, podDefinition } from '../src/apiserver/resources/pods/index.js';
 import { serviceAccountDefinition } from '../src/apiserver/resources/serviceaccounts/index.js';
+import { persistentVolumeClaimDefinition, persistentVolumeDefinition } from '../src/apiserver/resources/persistentvolumes/index.js';
+import { csiDriverDefinition, csiNodeDefinition, storageClassDefinition, volumeAttachmentDefinition } from '../src/apiserver/resources/storage/index.js';
 import { openSqliteStore, type ManagedStore } from '../src/apiserver/storage/index.js';
 import { formatTable, isMain, percentile, type Row } from './table.js';
 
@@ -96,6 +98,9 @@ async function round(dir: string): Promise<{ raw: number; scheduled: number }> {
       clients: {
         pods: client(pods), nodes: client(nodes), nodeLeases: client(leases, 'orch-node-lease'), leases: client(leases, 'orch-system'), events: client(eventRegistry),
         namespaces: client(registry(namespaceDefinition)), serviceAccounts: client(registry(serviceAccountDefinition)), configMaps: client(registry(configMapDefinition)),
+        persistentVolumes: client(registry(persistentVolumeDefinition)), persistentVolumeClaims: client(registry(persistentVolumeClaimDefinition)),
+        storageClasses: client(registry(storageClassDefinition)), csiDrivers: client(registry(csiDriverDefinition)), csiNodes: client(registry(csiNodeDefinition)),
+        volumeAttachments: client(registry(volumeAttachmentDefinition)),
       },
       binder: { bind: async (namespace, name, uid, node) => { await bindPod(pods, { user: CONTROLLERS_USER, now: new Date() }, { namespace, name, uid, node }, false); } },
       controllers: ['scheduler'],

@@ -1,5 +1,5 @@
 /**
- * The rows the benches print, in the shape of the README's Performance table: what is measured,
+ * The rows the benches print, in the shape of the figures table (bench/README.md): what is measured,
  * the baseline measured in the same run, ours, the target.
  */
 import path from 'node:path';

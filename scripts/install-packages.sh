@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs from Debian's packages what nodeagent, its tests and its scripts need.
 # Idempotent: packages already present are not fetched again. Needs root.
+# chromium is for the web console's browser tests (driven by playwright-core, which never
+# downloads a browser of its own).
 set -euo pipefail
 
 packages=(
   containerd runc containernetworking-plugins iptables skopeo docker-registry
   busybox-static etcd-server etcd-client util-linux curl ca-certificates apache2-utils
   python3 make g++ dbus
+  chromium
 )
 
 missing=()

@@ -226,6 +226,8 @@ echo "  secure port       https://127.0.0.1:$agent_port/pods"
 if [ "$apiserver" -eq 1 ]; then
   echo "  orch-apiserver    https://127.0.0.1:$apiserver_port (log $state/apiserver/apiserver.log)"
   echo "  kubectl           kubectl --kubeconfig $state/admin.orchconfig get nodes,pods"
+  echo "  console           https://127.0.0.1:$apiserver_port/console/ (the server's own CA signs its certificate: $pki/ca.crt)"
+  echo "    sign in with    kubectl --kubeconfig $state/admin.orchconfig create token default --duration=24h"
 fi
 if [ "$apiserver" -eq 1 ]; then
   echo "  stop              Ctrl-C (the agent, its containers, containerd, the registry and orch-apiserver stop)"

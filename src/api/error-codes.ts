@@ -6,8 +6,8 @@
 
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
-  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'EVENTS', 'EVICTION', 'GC', 'KUBERUNTIME', 'NODE',
-  'ORCHCLIENT', 'PODSOURCE', 'PODSYNC', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'DEVICE', 'EVENTS', 'EVICTION', 'GC', 'KUBERUNTIME', 'NODE',
+  'ORCHCLIENT', 'PODRESOURCES', 'PODSOURCE', 'PODSYNC', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
 export const ERROR_CODES: Readonly<Record<string, string>> = {
@@ -17,6 +17,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   API_QUANTITY_OUT_OF_RANGE: 'a quantity asked for as an integer is outside int64',
   API_INVALID_KEY_VALUE: 'a key=value list is malformed',
   API_INVALID_TAINT: 'a taint is not key[=value]:Effect',
+  API_PROTO_MISSING: 'a .proto file of the plugin APIs (proto/deviceplugin-v1beta1.proto, ...) cannot be found',
   API_TOKEN_BUCKET_INVALID: 'a token bucket was asked for with a qps not above 0 or a burst not an integer of at least 1',
   // src/agent/podsync
   PODSYNC_NETWORK_NOT_READY: 'a pod off the host network was not synced: the runtime\'s pod network is not ready (event NetworkNotReady)',
@@ -134,7 +135,21 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CM_NODE_ALLOCATABLE: 'a reserved cgroup named by enforceNodeAllocatable does not exist or cannot take its limits',
   CM_CGROUP_V2_REQUIRED: "a setting needs cgroup v2 (or swap accounting) and this node's memory controller is on cgroup v1",
   CM_SYSTEM_CGROUPS: 'a system cgroup setting cannot be applied (systemCgroups is /)',
+  // src/agent/cm/devicemanager
+  DEVICE_REGISTRATION_SERVER_FAILED: 'the device plugin registration socket (<root-dir>/device-plugins/nodeagent.sock) cannot be served',
+  DEVICE_REGISTRATION_INVALID: 'a device plugin registration is refused: wrong API version, a resource name that is not an extended resource, a bad endpoint',
+  DEVICE_MANAGER_NOT_STARTED: 'a device plugin registered before the device manager started or after it stopped',
+  DEVICE_PLUGIN_UNREACHABLE: "a device plugin's socket does not answer (dial or GetDevicePluginOptions)",
+  DEVICE_PLUGIN_CALL_FAILED: "a device plugin's call failed or passed its deadline (Allocate, GetPreferredAllocation, GetDevicePluginOptions)",
+  DEVICE_ALLOCATION_FAILED: "a container's devices cannot be given (the pod is refused: UnexpectedAdmissionError with upstream's text)",
+  DEVICE_PRE_START_FAILED: "PreStartContainer failed, or a container's devices are gone and cannot be given again (CreateContainerConfigError)",
+  DEVICE_CDI_UNSUPPORTED: 'a device plugin gave a container CDI devices and the container runtime does not support CDI (CreateContainerConfigError)',
+  // src/agent/podresources
+  PODRESOURCES_SERVER_FAILED: 'the pod resources socket (<root-dir>/pod-resources/nodeagent.sock) cannot be served',
+  PODRESOURCES_GET_DISABLED: 'the pod resources Get method was called with the NodeagentPodResourcesGet gate off',
+  PODRESOURCES_POD_NOT_FOUND: 'the pod resources Get method named a pod the agent does not have',
   // src/apiserver
+  APISERVER_CONSOLE_ASSETS: 'the web console\'s assets cannot be read or have no index.html (the package was not built)',
   APISERVER_INVALID_FLAGS: 'orch-apiserver flags are invalid; each problem is listed',
   APISERVER_LISTEN: 'the secure port cannot be bound',
   APISERVER_ORCHCONFIG: 'the admin orchconfig file cannot be written',

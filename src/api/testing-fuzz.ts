@@ -31,7 +31,7 @@ export function fuzzRuns(own: number): number {
   return Number.isSafeInteger(given) && given > 0 ? given : own;
 }
 
-/** Writes the figures line (the README's table is made from these lines). */
+/** Writes the figures line (docs/reliability.md's tables are made from these lines). */
 export function reportFigures(f: FuzzFigures): void {
   process.stdout.write(`fuzz ${f.suite}: ${f.cases} cases, ${f.failures} failures, ${f.ms} ms, seed ${f.seed}\n`);
 }

@@ -41,6 +41,8 @@ import {
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
+import { deviceNodeFacts } from './agent-devices.js';
+import type { DeviceNodeFacts } from '../agent/cm/index.js';
 
 /** What of the node's own Node object the connection reads. */
 type NodeAnnotations = Parameters<typeof nodeObjectTtlMs>[0];
@@ -209,6 +211,8 @@ export interface ApiModeDeps {
   readonly nodeProblem?: () => string | undefined;
   /** The machine facts of the node status (default: read from this machine under rootDir). */
   readonly machine?: () => Promise<MachineInfo>;
+  /** Device plugin resources: in the node status (reported at once when they change) and counted at admission. */
+  readonly devices?: DeviceNodeFacts;
 }
 
 export interface ApiMode {
@@ -253,7 +257,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure },
+    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)) },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -283,8 +287,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   });
   source.onMirrorsChanged(() => { mirrors.requestSync(); });
   api.useNode(() => nodeStatus.node());
+  const devices = d.devices;
+  const unsubscribeDevices = devices?.onChange(() => { nodeStatus.requestUpdate(); });
   return {
-    admitHandlers: apiAdmitHandlers(() => nodeStatus.node()),
+    admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
     start() {
       api.recorder.event(nodeReference(nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
       // Registration first (upstream registers before it lists pods), but in the background: the
@@ -305,6 +311,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       if (podSource(pod) !== API_SOURCE) mirrors.requestSync();
     },
     async stop() {
+      unsubscribeDevices?.();
       await source.stop();
       await mirrors.stop();
       await writer.stop();

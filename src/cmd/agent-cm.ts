@@ -6,7 +6,7 @@
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createContainerManager, statusReservation, type ContainerManager, type ReservationSettings } from '../agent/cm/index.js';
+import { createContainerManager, statusReservation, type ContainerManager, type DeviceHintProvider, type ReservationSettings } from '../agent/cm/index.js';
 import { runningContainerRefs, updateContainerCpuset } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
@@ -29,7 +29,9 @@ export function nodeStatusReservation(resolved: ResolvedConfiguration): ReturnTy
   return statusReservation(reservationSettings(resolved));
 }
 
-export function buildContainerManager(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock, cri: CriClient, api: ApiConnection | undefined): ContainerManager {
+export function buildContainerManager(
+  resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock, cri: CriClient, api: ApiConnection | undefined, devices?: DeviceHintProvider,
+): ContainerManager {
   const c = resolved.config;
   const o = resolved.options;
   return createContainerManager({
@@ -65,5 +67,6 @@ export function buildContainerManager(resolved: ResolvedConfiguration, logs: Log
       runningContainers: () => runningContainerRefs(cri),
       updateCpuset: (id, cpus) => updateContainerCpuset(cri, id, cpus),
     },
+    devices,
   });
 }

@@ -11,7 +11,7 @@ import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
-import { createPodCgroups, podCgroupParent, type ContainerManager } from '../agent/cm/index.js';
+import { createPodCgroups, podCgroupParent, type ContainerManager, type DeviceManager } from '../agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, runtimeNetworkState, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
@@ -25,6 +25,7 @@ import type { PodSyncer } from '../agent/podworkers/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
 import type { ApiConnection } from './agent-api.js';
 import { buildContainerManager } from './agent-cm.js';
+import { buildDeviceManager } from './agent-devices.js';
 import type { AgentTracing } from './agent-tracing.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
@@ -42,6 +43,8 @@ export interface NodeModules {
   readonly cgroups: ReturnType<typeof createPodCgroups>;
   /** Node allocatable, the resource managers and the system cgroups; the daemon starts it. */
   readonly containerManager: ContainerManager;
+  /** Device plugins (started by the container manager). */
+  readonly devices: DeviceManager;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
 }
@@ -100,7 +103,8 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   }
 
   // The host's cgroups and topology, and the settings they cannot honour (refused here, in every mode).
-  const containerManager = buildContainerManager(resolved, logs, clock, cri, api);
+  const devices = buildDeviceManager(resolved, logs, clock, cri);
+  const containerManager = buildContainerManager(resolved, logs, clock, cri, api, devices.hints);
   let host;
   try {
     host = await containerManager.prepare();
@@ -166,6 +170,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
     ...(api === undefined ? {} : { envObjects: api.objects }),
     containerCpuset: (pod, container) => containerManager.cpuset(pod, container),
+    devices: devices.containers,
     ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
     tracer: tracing?.tracer('kuberuntime'),
   });
@@ -201,5 +206,5 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     pushSources: api === undefined ? [] : [API_SOURCE],
     ...(tracing === undefined ? {} : { tracing: { tracer: tracing.tracer('podsource'), parents: tracing.parents } }),
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, prober, proberMetrics };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, devices, prober, proberMetrics };
 }

@@ -20,6 +20,7 @@ import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRun
 import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop/index.js';
 import type { ApiConnection, ApiMode } from './agent-api.js';
 import { startNodeCleanup } from './agent-cleanup.js';
+import { startDeviceServices } from './agent-devices.js';
 import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
@@ -102,6 +103,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
       resolved, logs, api, identity, clock, cri, status, pods, health,
       pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
       pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
+      devices: node.devices.node,
     });
   }
 
@@ -142,6 +144,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
   await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
   disposers.push(() => node.containerManager.stop());
+  // The plugin watcher and the pod resources API (src/cmd/agent-devices.ts).
+  const deviceServices = await startDeviceServices({ resolved, logs, clock, devices: node.devices, pods: () => pods.pods(), assignments: () => node.containerManager.assignments() });
+  disposers.push(() => deviceServices.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());
   if (shutdown !== undefined) {

@@ -1,6 +1,7 @@
 /**
  * Part of orch-apiserver's composition root: the control loops (scheduler, node lifecycle, taint
- * eviction, pod GC, service accounts and the root CA of every namespace) over the server's own registries, with the binder that writes pods/binding,
+ * eviction, pod GC, service accounts and the root CA of every namespace, the storage loops of
+ * apiserver-storage.ts) over the server's own registries, with the binder that writes pods/binding,
  * under leader election on a Lease of --leader-elect-resource-namespace, as --controllers says.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,6 +12,7 @@ import type { ResourceRegistry } from '../apiserver/registry/index.js';
 import { bindPod } from '../apiserver/resources/pods/index.js';
 import { CONTROLLERS_USER } from '../apiserver/controllers/client/index.js';
 import type { ApiServerOptions } from '../apiserver/server/index.js';
+import { storageClients } from './apiserver-storage.js';
 
 const ms = (nanoseconds: number): number => Math.round(nanoseconds / 1e6);
 
@@ -36,6 +38,7 @@ export function controllerManager(
       namespaces: client('', 'namespaces'),
       serviceAccounts: client('', 'serviceaccounts'),
       configMaps: client('', 'configmaps'),
+      ...storageClients(client),
     },
     binder,
     controllers: o.controllers,

@@ -15,6 +15,7 @@ import { realClock } from '../api/clock.js';
 import { createAuthenticator, loadTokenFile, reviewToken, type AuthenticatorOptions } from '../apiserver/authn/index.js';
 import { withDefaultTolerationSeconds, withServiceAccountAdmission, type ServiceAccountAdmissionOptions } from '../apiserver/admission/index.js';
 import { alwaysAllow, loadPolicyFile, policyAuthorizer, type Authorizer } from '../apiserver/authz/index.js';
+import { loadConsoleAssets, withConsole } from '../apiserver/console/index.js';
 import { evictionConnector } from '../apiserver/eviction/index.js';
 import { createApiServerMetrics, instrumentStore } from '../apiserver/metrics/index.js';
 import { nodeProxyConnectors } from '../apiserver/nodeproxy/index.js';
@@ -42,6 +43,7 @@ import { loadTracingConfigFile, tracedHandler, tracedStore } from '../apiserver/
 import { startTracing, type TracingProvider } from '../api/tracing/index.js';
 import { VERSION } from '../version.js';
 import { controllerManager } from './apiserver-controllers.js';
+import { storageDefinitions } from './apiserver-storage.js';
 import { Informer, registryClient } from '../apiserver/controllers/client/index.js';
 
 export type Log = (message: string) => void;
@@ -107,6 +109,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     ...(o.nodeagentCertificateAuthority === '' ? {} : { ca: readPem(o.nodeagentCertificateAuthority, '--nodeagent-certificate-authority') }),
   };
   const x509 = await x509Library();
+  const consoleAssets = loadConsoleAssets();
   const version = versionInfo();
   const apiMetrics = createApiServerMetrics({ version });
   const tracing = await startApiServerTracing(o, log);
@@ -128,10 +131,10 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       registryOf: (plural) => registryOf('', plural), clock: realClock,
     });
     const authn: AuthenticatorOptions = { ...(tokens === undefined ? {} : { tokens }), serviceAccounts: saTokens.authenticator };
-    const definitions = resourceDefinitions(o, {
+    const definitions = [...resourceDefinitions(o, {
       x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer,
       serviceAccount: (namespace, name) => saTokens.lookup('serviceaccounts', namespace, name),
-    });
+    }), ...storageDefinitions(registryOf)];
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
@@ -183,7 +186,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       certPem: serving.certPem,
       keyPem: serving.keyPem,
       clientCaPems,
-      handler: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')),
+      handler: withConsole({ assets: consoleAssets, next: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')) }),
       upgrade: router.upgrade,
     });
     if (o.writeAdminOrchconfig !== '') {

@@ -14,7 +14,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
+import { freePort } from './loopback.js';
+import { scriptFailure } from './script-failure.js';
 import { waitFor } from './wait.js';
+
+export { freePort } from './loopback.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -133,14 +137,16 @@ function script(name: string): string {
   return path.join(findRepoRoot(), 'scripts', 'node-env', name);
 }
 
+/** How long a script may run: building the images the first time takes minutes on a slow machine. */
+const SCRIPT_TIMEOUT_MS: Readonly<Record<string, number>> = { 'build-images.sh': 15 * 60_000 };
+const DEFAULT_SCRIPT_TIMEOUT_MS = 120_000;
 async function runScript(name: string, args: readonly string[]): Promise<string> {
+  const timeoutMs = SCRIPT_TIMEOUT_MS[name] ?? DEFAULT_SCRIPT_TIMEOUT_MS;
   try {
-    const { stdout } = await execFileAsync('bash', [script(name), ...args], { timeout: 120_000, maxBuffer: 4 << 20 });
+    const { stdout } = await execFileAsync('bash', [script(name), ...args], { timeout: timeoutMs, maxBuffer: 4 << 20 });
     return stdout.trim();
   } catch (err) {
-    const stderr: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'stderr') : undefined;
-    const detail = typeof stderr === 'string' && stderr !== '' ? stderr.trim() : String(err);
-    throw new Error(`${name} ${args.join(' ')} failed: ${detail}`, { cause: err });
+    throw new Error(scriptFailure(`${name} ${args.join(' ')}`, err, timeoutMs), { cause: err });
   }
 }
 
@@ -254,6 +260,8 @@ export async function startContainerd(options: StartContainerdOptions = {}): Pro
       await mkdir(path.join(dir, 'root'));
       await execFileAsync('mount', ['-t', 'tmpfs', '-o', `size=${options.rootTmpfsMiB}m,mode=0711`, 'nodeagent-test-root', path.join(dir, 'root')]);
     }
+    // The images first, under their own time limit: containerd-up.sh would build them within its own.
+    await localImages();
     const socketPath = await runScript('containerd-up.sh', args);
     const envFile = path.join(dir, 'instance.env');
     const env = await readEnvFile(envFile);
@@ -295,27 +303,14 @@ function canConnect(socketPath: string): Promise<boolean> {
 
 // ---- registry ----
 
-/** A free loopback TCP port (closed again, so another process could take it first: retry). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
-
 /**
  * Starts docker-registry on a free loopback port with the busybox and pause images pushed;
  * with `auth` ('user:password') it asks for basic authentication.
  */
 export async function startRegistry(options: { readonly auth?: string } = {}): Promise<RegistryInstance> {
   await requireBinaries('startRegistry', REGISTRY_BINARIES);
+  // The images first, under their own time limit: registry-up.sh would build them within its own.
+  await localImages();
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'na-registry-'));

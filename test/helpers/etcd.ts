@@ -1,18 +1,21 @@
 /**
  * Real etcd for integration tests and benchmarks: starts Debian's `etcd` (1 or 3 members) on free
- * loopback ports with temporary data directories, waits until every member serves a
- * linearizable read, and kills every process it started on stop() (or when the test process
- * exits). A missing binary is an error, never a skip. Also: etcd's watch counters and the
- * connections this machine holds to a member, for tests that check a client keeps them.
+ * loopback ports (new ones when another process took one first) with temporary data
+ * directories, waits until every member serves a linearizable read, and kills every process it
+ * started on stop() (or when the test process exits). A missing binary is an error, never a
+ * skip. Also: etcd's watch counters and the connections this machine holds to a member, for
+ * tests that check a client keeps them.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { freePort } from './loopback.js';
 import { WaitAbandoned, waitFor } from './wait.js';
+
+export { freePort } from './loopback.js';
 
 export interface EtcdOptions {
   readonly members?: 1 | 3;
@@ -20,6 +23,8 @@ export interface EtcdOptions {
   readonly progressNotifyInterval?: string;
   /** Time allowed for the cluster to become healthy, in ms (default 30 000). */
   readonly startTimeoutMs?: number;
+  /** Picks each port (default freePort); tests of this helper give one that returns a taken port. */
+  readonly pickPort?: () => Promise<number>;
 }
 
 export interface EtcdCluster {
@@ -51,21 +56,6 @@ function checkBinary(): void {
         (probe.error === undefined ? '' : ` (${probe.error.message})`),
     );
   }
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port from the loopback listener'));
-      });
-    });
-  });
 }
 
 function tail(file: string): string {
@@ -123,23 +113,55 @@ async function stopProcess(member: Member): Promise<void> {
   clearTimeout(killer);
 }
 
-export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster> {
-  checkBinary();
-  const count = options.members ?? 1;
-  const root = mkdtempSync(join(tmpdir(), 'orch-etcd-'));
+/** Starts of the cluster tried, each on new ports, when a process running meanwhile took one first. */
+const PORT_ATTEMPTS = 5;
+/** What etcd logs when a port it was given is taken (`bind: address already in use`). */
+const PORT_TAKEN = /address already in use/;
+
+/** Members on new ports, with directories of their own for this attempt. */
+async function newMembers(root: string, count: number, attempt: number, pickPort: () => Promise<number>): Promise<Member[]> {
   const members: Member[] = [];
   for (let i = 0; i < count; i++) {
-    const dir = join(root, `m${i}`);
     members.push({
       name: `m${i}`,
-      clientUrl: `http://127.0.0.1:${await freePort()}`,
-      peerUrl: `http://127.0.0.1:${await freePort()}`,
-      dir,
-      logFile: join(root, `m${i}.log`),
+      clientUrl: `http://127.0.0.1:${await pickPort()}`,
+      peerUrl: `http://127.0.0.1:${await pickPort()}`,
+      dir: join(root, `attempt${attempt}`, `m${i}`),
+      logFile: join(root, `m${i}.attempt${attempt}.log`),
       process: undefined,
       exited: Promise.resolve(),
     });
   }
+  return members;
+}
+
+/** Launches every member and waits until each serves a read; throws when one exits or the time is up. */
+async function launchAll(members: readonly Member[], options: EtcdOptions): Promise<void> {
+  const cluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+  const token = `orch-test-${process.pid}-${Date.now()}`;
+  for (const m of members) launch(m, cluster, token, options.progressNotifyInterval ?? '200ms');
+  for (const m of members) {
+    await waitFor(
+      `etcd member ${m.name} at ${m.clientUrl} to serve reads`,
+      () => {
+        if (m.process?.exitCode !== null) throw new WaitAbandoned(`etcd ${m.name} exited: ${tail(m.logFile)}`);
+        return healthy(m.clientUrl);
+      },
+      { timeoutMs: options.startTimeoutMs ?? 30_000, intervalMs: 100 },
+    );
+  }
+}
+
+/**
+ * The ports are picked free before etcd binds them, so a test running at the same time may take
+ * one first: etcd then exits with `address already in use`, and the cluster is started again on
+ * new ports (up to PORT_ATTEMPTS times).
+ */
+export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster> {
+  checkBinary();
+  const count = options.members ?? 1;
+  const root = mkdtempSync(join(tmpdir(), 'orch-etcd-'));
+  let members: Member[] = [];
   // The test process is exiting without stop(): kill what is left and try to remove the files.
   const killAll = (): void => {
     for (const m of members) if (m.process?.exitCode === null && m.process.signalCode === null) m.process.kill('SIGKILL');
@@ -150,8 +172,6 @@ export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster>
     }
   };
   process.once('exit', killAll);
-  const cluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
-  const token = `orch-test-${process.pid}-${Date.now()}`;
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -160,22 +180,20 @@ export async function startEtcd(options: EtcdOptions = {}): Promise<EtcdCluster>
     process.removeListener('exit', killAll);
     rmSync(root, { recursive: true, force: true });
   };
-  try {
-    for (const m of members) launch(m, cluster, token, options.progressNotifyInterval ?? '200ms');
-    for (const m of members) {
-      await waitFor(
-        `etcd member ${m.name} at ${m.clientUrl} to serve reads`,
-        () => {
-          if (m.process?.exitCode !== null) throw new WaitAbandoned(`etcd ${m.name} exited: ${tail(m.logFile)}`);
-          return healthy(m.clientUrl);
-        },
-        { timeoutMs: options.startTimeoutMs ?? 30_000, intervalMs: 100 },
-      );
+  for (let attempt = 1; ; attempt++) {
+    members = await newMembers(root, count, attempt, options.pickPort ?? freePort);
+    try {
+      await launchAll(members, options);
+      break;
+    } catch (err) {
+      await Promise.all(members.map(stopProcess));
+      const taken = members.some((m) => PORT_TAKEN.test(tail(m.logFile)));
+      if (taken && attempt < PORT_ATTEMPTS) continue;
+      const logs = members.map((m) => `--- ${m.name}\n${tail(m.logFile)}`).join('\n');
+      await stop();
+      const why = taken ? ` (a port was taken before etcd bound it, ${attempt} times)` : '';
+      throw new Error(`etcd did not start${why}: ${err instanceof Error ? err.message : String(err)}\n${logs}`);
     }
-  } catch (err) {
-    const logs = members.map((m) => `--- ${m.name}\n${tail(m.logFile)}`).join('\n');
-    await stop();
-    throw new Error(`etcd did not start: ${err instanceof Error ? err.message : String(err)}\n${logs}`);
   }
   return {
     endpoints: members.map((m) => m.clientUrl),

@@ -7,6 +7,7 @@
  * in place with a message rather than deleted through the mount.
  */
 import { execFile } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,27 @@ import { promisify } from 'node:util';
 import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
 
 const execFileAsync = promisify(execFile);
+
+/** A memory file system every user may write to, where fsync costs nothing. */
+const MEMORY_DIR = '/dev/shm';
+
+function writableDirectory(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return statSync(dir).isDirectory();
+  } catch {
+    return false; // absent or not ours: the caller falls back to the temp dir
+  }
+}
+
+/**
+ * Where unit tests keep files they sync (SQLite databases commit with an fsync each): /dev/shm
+ * when it is a writable directory, so that the tests wait on no disk, else os.tmpdir(). The
+ * durability itself is the integration lane's to check, on a real disk.
+ */
+export function syncedTmpdir(): string {
+  return writableDirectory(MEMORY_DIR) ? MEMORY_DIR : tmpdir();
+}
 
 /** The mount points at or below `dir` (a real path), deepest first. */
 async function mountsBelow(dir: string): Promise<string[]> {

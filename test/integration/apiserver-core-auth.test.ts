@@ -1,7 +1,7 @@
 /**
  * Authentication and authorization resources on a real orch-apiserver in Policy mode with the
- * node and bootstrap policy of docs/apiserver.md (read from the document, so the example is the
- * one tested): TokenReview answers, SubjectAccessReview / LocalSubjectAccessReview /
+ * node and bootstrap policy of docs/apiserver/authentication.md (read from the document, so the
+ * example is the one tested): TokenReview answers, SubjectAccessReview / LocalSubjectAccessReview /
  * SelfSubjectAccessReview answers (also through the authorization.k8s.io view kubectl uses),
  * and what a node agent's and a bootstrap token's requests may actually do.
  */
@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { makeCsr, startApiServer, v1Csr, v1Event, v1Node, v1Pod, type ApiServer, type Response } from '../helpers/apiserver.js';
 
 type Obj = Record<string, unknown>;
-const DOC = fileURLToPath(new URL('../../../docs/apiserver.md', import.meta.url));
+const DOC = fileURLToPath(new URL('../../../docs/apiserver/authentication.md', import.meta.url));
 
-/** The YAML block after `<!-- policy:nodes -->` in docs/apiserver.md. */
+/** The YAML block after `<!-- policy:nodes -->` in docs/apiserver/authentication.md. */
 function documentedNodePolicy(): string {
   const text = readFileSync(DOC, 'utf8');
   const match = /<!-- policy:nodes -->\s*```yaml\n([\s\S]*?)```/.exec(text);

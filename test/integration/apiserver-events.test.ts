@@ -1,7 +1,7 @@
 /**
- * The Event API of spec 002 over HTTPS against a real orch-apiserver, on SQLite and on etcd:
- * create, get, list, update, patch (three types), delete, deletecollection with their
- * parameters (dryRun, pretty, preconditions, selectors) and their error bodies.
+ * The Event API (docs/apiserver/events.md) over HTTPS against a real orch-apiserver, on SQLite
+ * and on etcd: create, get, list, update, patch (three types), delete, deletecollection with
+ * their parameters (dryRun, pretty, preconditions, selectors) and their error bodies.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -37,7 +37,17 @@ void describe('admission of API pods', () => {
       admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 600, used: 1500, capacity: 2000",
     });
     assert.equal(fitsResources(pod('d', {}, { memory: '2Gi' }), [], node).reason, 'OutOfmemory');
-    assert.equal(fitsResources(pod('e', {}, { 'example.com/gpu': '1' }), [], node).reason, 'OutOfexample.com/gpu');
+    const gpus: Node = { ...node, status: { allocatable: { ...node.status?.allocatable, 'example.com/gpu': '1' } } };
+    assert.equal(fitsResources(pod('e', {}, { 'example.com/gpu': '2' }), [], gpus).reason, 'OutOfexample.com/gpu');
+  });
+
+  void it("does not count an extended resource the Node does not list, and counts a device resource at least as the devices pods hold", () => {
+    assert.equal(fitsResources(pod('e', {}, { 'example.com/gpu': '1' }), [], node).admit, true, 'a cluster-level resource');
+    const unhealthy: Node = { ...node, status: { allocatable: { ...node.status?.allocatable, 'example.com/dev': '0' } } };
+    const holder = pod('h', {}, { 'example.com/dev': '2' });
+    assert.equal(fitsResources(holder, [], unhealthy).reason, 'OutOfexample.com/dev');
+    assert.equal(fitsResources(holder, [], unhealthy, new Map([['example.com/dev', 2]])).admit, true, 'its devices turned unhealthy after the device manager gave them');
+    assert.equal(fitsResources(pod('x', {}, { 'example.com/dev': '1' }), [holder], unhealthy, new Map([['example.com/dev', 2]])).reason, 'OutOfexample.com/dev');
   });
 
   void it('refuses host ports another pod holds, by protocol and IP', () => {

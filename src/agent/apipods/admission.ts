@@ -11,6 +11,7 @@ import type { Node, NodeStatus, Pod } from 'kubernetes-types/core/v1.js';
 import {
   hostPortsConflict, hostPortsOf, nodeMatchesPod, podNamespacedName, podRequest, requestedResources, resourceAmount, untoleratedTaint,
 } from '../../api/pod/index.js';
+import { isExtendedResourceName } from '../../api/resource-names.js';
 import type { AdmitHandler, AdmitResult } from '../syncloop/index.js';
 
 export { podRequest } from '../../api/pod/index.js';
@@ -20,13 +21,24 @@ export type AdmissionNode = Pick<Node, 'metadata' | 'spec'> & { readonly status?
 
 const ADMIT: AdmitResult = { admit: true };
 
-/** Resources the pod requests beyond what is left of the node's allocatable (upstream noderesources.Fits). */
-export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode): AdmitResult {
+/** An admit handler that answers at once (all of these do). */
+export type SyncAdmitHandler = (...args: Parameters<AdmitHandler>) => AdmitResult;
+
+/**
+ * Resources the pod requests beyond what is left of the node's allocatable (upstream
+ * noderesources.Fits, with the predicate admit handler's two adjustments): an extended resource
+ * the Node does not list is not counted (a cluster-level resource), and a device plugin
+ * resource counts as at least the devices pods hold (`allocatedDevices`: pods keep running
+ * when their plugin's devices turn unhealthy).
+ */
+export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode, allocatedDevices?: ReadonlyMap<string, number>): AdmitResult {
   const allocatable = node.status?.allocatable ?? {};
   for (const resource of requestedResources(pod)) {
     const wanted = podRequest(pod, resource);
     if (wanted === 0) continue;
-    const capacity = resourceAmount(allocatable[resource], resource);
+    const held = allocatedDevices?.get(resource);
+    if (isExtendedResourceName(resource) && allocatable[resource] === undefined && held === undefined) continue;
+    const capacity = Math.max(resourceAmount(allocatable[resource], resource), held ?? 0);
     let used = 0;
     for (const p of admitted) used += podRequest(p, resource);
     if (wanted + used > capacity) {
@@ -82,10 +94,10 @@ export function toleratesNoExecuteTaints(pod: Pod, node: AdmissionNode): AdmitRe
 /**
  * The admit handlers of pods from the API server, against the node object the agent last
  * registered or wrote (none yet: everything but host ports is admitted, as upstream does before
- * the node is known).
+ * the node is known), with the devices pods hold by resource when the node has a device manager.
  */
-export function apiAdmitHandlers(node: () => AdmissionNode | undefined): AdmitHandler[] {
-  const withNode = (check: (pod: Pod, admitted: readonly Pod[], node: AdmissionNode) => AdmitResult): AdmitHandler => (pod, admitted) => {
+export function apiAdmitHandlers(node: () => AdmissionNode | undefined, allocatedDevices?: () => ReadonlyMap<string, number>): SyncAdmitHandler[] {
+  const withNode = (check: (pod: Pod, admitted: readonly Pod[], node: AdmissionNode) => AdmitResult): SyncAdmitHandler => (pod, admitted) => {
     const n = node();
     return n === undefined ? ADMIT : check(pod, admitted, n);
   };
@@ -94,6 +106,6 @@ export function apiAdmitHandlers(node: () => AdmissionNode | undefined): AdmitHa
     withNode((pod, _admitted, n) => matchesNodeAffinity(pod, n)),
     withNode((pod, _admitted, n) => toleratesNoExecuteTaints(pod, n)),
     (pod, admitted) => fitsHostPorts(pod, admitted),
-    withNode((pod, admitted, n) => fitsResources(pod, admitted, n)),
+    withNode((pod, admitted, n) => fitsResources(pod, admitted, n, allocatedDevices?.())),
   ];
 }

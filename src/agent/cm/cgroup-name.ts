@@ -8,9 +8,10 @@
  * | systemd  | orchpods-burstable-pod<uid, - as _>.slice    | /orchpods.slice/orchpods-burstable.slice/<the slice> |
  *
  * Guaranteed pods sit directly under `orchpods`; Burstable and BestEffort pods under the QoS
- * cgroups `orchpods/burstable` and `orchpods/besteffort` (created by `ensure` now; their limits
- * come with the QoS manager, a later issue). Without cgroupsPerQOS, pods sit directly under the
- * cgroup root (`/<root>/pod<uid>`; upstream puts the containers in the root itself).
+ * cgroups `orchpods/burstable` and `orchpods/besteffort` (created by `ensure`; their cpu.shares
+ * are pod-cgroups.ts's, their memory limits under qosReserved qos-reserve.ts's). Without
+ * cgroupsPerQOS, pods sit directly under the cgroup root (`/<root>/pod<uid>`; upstream puts the
+ * containers in the root itself).
  */
 import type { NodePod } from '../../api/pod/index.js';
 

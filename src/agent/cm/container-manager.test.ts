@@ -98,12 +98,12 @@ void describe('the container manager', () => {
 
     const gu = guaranteedPod('gu', ['1']);
     const bu = podWith('bu', [BURSTABLE]);
-    assert.deepEqual(cm.admit(bu, []), { admit: true });
-    assert.deepEqual(cm.admit(gu, [bu]), { admit: true });
+    assert.deepEqual(await cm.admit(bu, []), { admit: true });
+    assert.deepEqual(await cm.admit(gu, [bu]), { admit: true });
     active.push(bu, gu);
     assert.deepEqual(cm.cpuset(gu, { name: 'c0' }), { cpus: '1' });
     assert.deepEqual(cm.cpuset(bu, { name: 'c0' }), { cpus: '0' });
-    assert.deepEqual(cm.admit(guaranteedPod('gu2', ['1']), [bu, gu]), {
+    assert.deepEqual(await cm.admit(guaranteedPod('gu2', ['1']), [bu, gu]), {
       admit: false, reason: 'UnexpectedAdmissionError',
       message: 'Allocate failed due to not enough cpus available to satisfy request: requested=1, available=0, which is unexpected',
     });
@@ -119,13 +119,13 @@ void describe('the container manager', () => {
     const gu = guaranteedPod('gu', ['1']);
     const first = await manager(ONE_NUMA_SYSFS, settings());
     await first.start({ activePods: () => [gu], sourcesReady: () => true });
-    first.admit(gu, []);
+    await first.admit(gu, []);
     await first.stop();
     const again = await manager(ONE_NUMA_SYSFS, settings());
     let ready = false;
     const active: NodePod[] = [];
     await again.start({ activePods: () => active, sourcesReady: () => ready });
-    assert.deepEqual(again.admit(podWith('bu', [BURSTABLE]), []), { admit: true }, 'not swept before the sources are ready');
+    assert.deepEqual(await again.admit(podWith('bu', [BURSTABLE]), []), { admit: true }, 'not swept before the sources are ready');
     assert.deepEqual(again.cpuset(gu, { name: 'c0' }), { cpus: '1' });
     ready = true;
     await clock.advance(10_000);
@@ -136,9 +136,9 @@ void describe('the container manager', () => {
   void it('refuses a pod that needs two NUMA nodes under single-numa-node (recorded 2-NUMA machine)', async () => {
     const cm = await manager(TWO_NUMA_SYSFS, settings({ topologyManagerPolicy: 'single-numa-node' }));
     await cm.start({ activePods: () => [], sourcesReady: () => false });
-    assert.deepEqual(cm.admit(guaranteedPod('wide', ['10']), []), { admit: false, reason: 'TopologyAffinityError', message: 'Resources cannot be allocated with Topology locality' });
+    assert.deepEqual(await cm.admit(guaranteedPod('wide', ['10']), []), { admit: false, reason: 'TopologyAffinityError', message: 'Resources cannot be allocated with Topology locality' });
     assert.deepEqual(cm.cpuset(guaranteedPod('wide', ['10']), { name: 'c0' }), { cpus: '0-15' }, 'nothing was kept for the refused pod');
-    assert.deepEqual(cm.admit(guaranteedPod('narrow', ['6']), []), { admit: true });
+    assert.deepEqual(await cm.admit(guaranteedPod('narrow', ['6']), []), { admit: true });
     assert.equal(cm.cpuset(guaranteedPod('narrow', ['6']), { name: 'c0' }).cpus, '1-3,9-11', 'on node 0, CPU 0 reserved');
     await cm.stop();
   });
@@ -147,12 +147,12 @@ void describe('the container manager', () => {
     const pod = guaranteedPod('pair', ['6', '6']);
     const byPod = await manager(TWO_NUMA_SYSFS, settings({ topologyManagerPolicy: 'single-numa-node', topologyManagerScope: 'pod' }));
     await byPod.start({ activePods: () => [], sourcesReady: () => false });
-    assert.equal(byPod.admit(pod, []).reason, 'TopologyAffinityError');
+    assert.equal((await byPod.admit(pod, [])).reason, 'TopologyAffinityError');
     await byPod.stop();
     await rm(join(dir, 'root'), { recursive: true });
     const byContainer = await manager(TWO_NUMA_SYSFS, settings({ topologyManagerPolicy: 'single-numa-node' }));
     await byContainer.start({ activePods: () => [], sourcesReady: () => false });
-    assert.deepEqual(byContainer.admit(pod, []), { admit: true });
+    assert.deepEqual(await byContainer.admit(pod, []), { admit: true });
     assert.deepEqual([byContainer.cpuset(pod, { name: 'c0' }).cpus, byContainer.cpuset(pod, { name: 'c1' }).cpus], ['1-3,9-11', '4-6,12-14']);
     await byContainer.stop();
   });
@@ -162,14 +162,14 @@ void describe('the container manager', () => {
     const cm = await manager(FOUR_NUMA_SYSFS, settings({ ...memory, topologyManagerPolicy: 'best-effort' }));
     await cm.start({ activePods: () => [], sourcesReady: () => false });
     const small = podWith('small', [{ requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } }]);
-    assert.deepEqual(cm.admit(small, []), { admit: true });
+    assert.deepEqual(await cm.admit(small, []), { admit: true });
     assert.deepEqual(cm.cpuset(small, { name: 'c0' }), { cpus: '1,9', mems: '0' }, 'both on node 0: the whole core 1 (CPU 0 is reserved) and its memory');
     await cm.stop();
     await rm(join(dir, 'root'), { recursive: true });
     const restricted = await manager(FOUR_NUMA_SYSFS, settings({ ...memory, topologyManagerPolicy: 'restricted' }));
     await restricted.start({ activePods: () => [], sourcesReady: () => false });
     const wide = podWith('wide', [{ requests: { cpu: '10', memory: '1Gi' }, limits: { cpu: '10', memory: '1Gi' } }]);
-    assert.deepEqual(restricted.admit(wide, []), { admit: false, reason: 'TopologyAffinityError', message: 'Resources cannot be allocated with Topology locality' });
+    assert.deepEqual(await restricted.admit(wide, []), { admit: false, reason: 'TopologyAffinityError', message: 'Resources cannot be allocated with Topology locality' });
     await restricted.stop();
   });
 

@@ -7,11 +7,14 @@
  *   the runtime manager need is worked out (qosReserved limits, container swap);
  * - start (the daemon, before the sync loop admits pods): the CPU, memory and topology managers
  *   open their state files, node allocatable is enforced on the pods cgroup and the reserved
- *   cgroups, the agent, runtime and system processes are moved into their cgroups, and the
- *   reconcile loop runs every cpuManagerReconcilePeriod (stale state released once the pod
- *   sources delivered their first snapshots, the CPU sets of running containers kept current);
- * - admit: the topology manager's admission (the sync loop's admit handler);
- * - cpuset: each new container's cpuset.cpus and cpuset.mems.
+ *   cgroups, the agent, runtime and system processes are moved into their cgroups, the device
+ *   manager reads its checkpoint and serves plugin registrations, and the reconcile loop runs
+ *   every cpuManagerReconcilePeriod (stale state released once the pod sources delivered their
+ *   first snapshots, the CPU sets of running containers kept current);
+ * - admit: the topology manager's admission (the sync loop's admit handler), which waits for
+ *   device plugins' answers;
+ * - cpuset: each new container's cpuset.cpus and cpuset.mems;
+ * - assignments: the exclusive CPUs and memory handed out (the pod resources API).
  *
  * Before start (and with --runonce) every pod is admitted and no cpuset is set.
  */
@@ -36,8 +39,9 @@ import type { MemoryReservation } from './memorymanager/index.js';
 import {
   allocatableAbsolute, allocatableReservation, effectiveReserved, podsCgroupConfig, reservedCgroupConfig, type NodeResources, type ReservationSettings,
 } from './node-allocatable.js';
+import type { DeviceHintProvider } from './devicemanager/index.js';
 import { qosReservedPercent, type QosMemoryReserve } from './qos-reserve.js';
-import { createResourceManagers, type ResourceManagers } from './resource-managers.js';
+import { NO_ASSIGNMENTS, createResourceManagers, type ResourceAssignments, type ResourceManagers } from './resource-managers.js';
 import { procProcessTable, startSystemCgroups, type ProcessTable } from './system-cgroups.js';
 import type { PolicyName, ScopeName } from './topologymanager/index.js';
 
@@ -77,6 +81,8 @@ export interface ContainerManagerDeps {
     runningContainers(): Promise<readonly RunningContainer[]>;
     updateCpuset(id: string, cpus: string): Promise<void>;
   };
+  /** The device manager (started with the others, the first hint provider of the topology manager); absent: no devices. */
+  readonly devices?: DeviceHintProvider | undefined;
   /** Default: the hierarchies in /proc/self/mountinfo. */
   readonly hierarchies?: readonly CgroupHierarchy[];
   /** Default /sys (the topology) and /proc (pid limits, processes). */
@@ -103,8 +109,11 @@ export interface ContainerManager {
   prepare(): Promise<Prepared>;
   /** Starts the managers and the enforcement (after prepare). Throws the managers' start errors. */
   start(activity: Activity): Promise<void>;
-  admit(pod: NodePod, admitted: readonly NodePod[]): AdmitResult;
+  /** Admits or refuses the pod (never rejects); the admission may wait for device plugins. */
+  admit(pod: NodePod, admitted: readonly NodePod[]): Promise<AdmitResult>;
   cpuset(pod: NodePod, container: Container): { readonly cpus?: string; readonly mems?: string };
+  /** The exclusive CPUs and memory handed out (empty before start). */
+  assignments(): ResourceAssignments;
   stop(): Promise<void>;
 }
 
@@ -203,6 +212,7 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
         topologyManagerPolicyOptions: s.topologyManagerPolicyOptions,
         gates: s.gates,
         stateDir: s.rootDir,
+        devices: deps.devices,
       }, h.machine, allocatableReservation(s.reservation, h.capacity), log);
 
       const levels = new Set(s.enforceNodeAllocatable);
@@ -212,6 +222,7 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
       if (levels.has('orch-reserved')) reservedCgroups.push({ level: 'orch-reserved', name: s.orchReservedCgroup, config: reservedCgroupConfig(reserved.orchReserved) });
       try {
         await startEnforcement(h, reservedCgroups, levels);
+        await startDevices(h.machine, a);
       } catch (err) {
         for (const stop of stops.splice(0)) stop();
         throw err;
@@ -221,7 +232,7 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
     },
 
     admit(pod, admitted) {
-      return managers === undefined ? ADMIT : managers.admit(pod, admitted, sweepReady);
+      return managers === undefined ? Promise.resolve(ADMIT) : managers.admit(pod, admitted, sweepReady);
     },
 
     cpuset(pod, container) {
@@ -230,14 +241,38 @@ export function createContainerManager(s: ContainerManagerSettings, deps: Contai
       return { ...(cpus === '' ? {} : { cpus }), ...(mems === '' ? {} : { mems }) };
     },
 
+    assignments: () => managers?.assignments ?? NO_ASSIGNMENTS,
+
     async stop() {
       activity = undefined;
       timer?.cancel();
       timer = undefined;
       for (const stop of stops.splice(0)) stop();
       await running;
+      await deps.devices?.stop();
     },
   };
+
+  /** The device manager, over the machine's NUMA nodes and the containers running now. */
+  async function startDevices(machine: MachineTopology, a: Activity): Promise<void> {
+    const devices = deps.devices;
+    const m = managers;
+    if (devices === undefined || m === undefined) return;
+    let running: readonly RunningContainer[] = [];
+    try {
+      running = await deps.runtime.runningContainers();
+    } catch (err) {
+      // As upstream with the runtime down: containers are then not known to run, and their devices are checked again.
+      log.warn('Cannot list the running containers for the device manager', { err: messageOf(err) });
+    }
+    await devices.start({
+      activePods: () => a.activePods(),
+      sourcesReady: () => a.sourcesReady(),
+      numaNodes: machine.numaNodes.map((n) => n.id),
+      running,
+      affinity: (podUID, container) => m.topology.affinity(podUID, container),
+    });
+  }
 
   /** Node allocatable and the system cgroups; each started part's stop goes on `stops`. */
   async function startEnforcement(h: NonNullable<typeof host>, reservedCgroups: readonly ReservedCgroup[], levels: ReadonlySet<string>): Promise<void> {

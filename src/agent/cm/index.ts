@@ -12,6 +12,7 @@
  *   reservation node status subtracts (--experimental-allocatable-ignore-eviction honoured);
  * - the CPU, memory and topology managers (cpumanager/, memorymanager/, topologymanager/),
  *   reading the machine from sysfs (machine/) and keeping their state files (checkpoint/);
+ * - the device manager (devicemanager/): device plugins, their devices and who holds them;
  * - the agent, the runtime and the root cgroup's processes moved into nodeagentCgroups,
  *   --runtime-cgroups and systemCgroups;
  * - the settings this node's cgroups cannot honour, refused at start (host-cgroups.ts).
@@ -19,7 +20,8 @@
  * It owns: mkdir and rmdir of cgroup directories under the configured cgroup root and of the
  * named system cgroups, copying cpuset.cpus/cpuset.mems into the cgroups it makes, writing the
  * limit files of the cgroups it made or was told to enforce, moving the processes named above
- * into their cgroups, and the state files cpu_manager_state and memory_manager_state.
+ * into their cgroups, the state files cpu_manager_state and memory_manager_state, and the
+ * device-plugins directory (devicemanager/ says what it does there).
  *
  * It must not: touch cgroups it was not told about, move any other process, kill processes,
  * remove a cgroup any other way than rmdir, or call the runtime except through the calls it is
@@ -68,6 +70,15 @@ export {
   createContainerManager, nodeResourcesOf,
   type Activity, type ContainerManager, type ContainerManagerDeps, type ContainerManagerSettings, type Prepared,
 } from './container-manager.js';
+export type { ResourceAssignments } from './resource-managers.js';
+export type { MemoryBlock } from './memorymanager/index.js';
+export {
+  API_VERSION as DEVICE_PLUGIN_API_VERSION, CHECKPOINT_FILE as DEVICE_CHECKPOINT_FILE, DEVICE_ALLOCATION_FAILED, DEVICE_CDI_UNSUPPORTED,
+  DEVICE_MANAGER_NOT_STARTED, DEVICE_PLUGIN_CALL_FAILED, DEVICE_PLUGIN_UNREACHABLE, DEVICE_PRE_START_FAILED, DEVICE_REGISTRATION_INVALID,
+  DEVICE_REGISTRATION_SERVER_FAILED, ENDPOINT_STOP_GRACE_MS, REGISTRATION_SOCKET as DEVICE_REGISTRATION_SOCKET, createDeviceManager, runtimeSupportsCDI,
+  type ContainerDeviceSource, type DeviceCapacity, type DeviceHintProvider, type DeviceManager, type DeviceManagerOptions, type DeviceNodeFacts,
+  type DevicePluginHandler, type DevicePodResources, type DeviceRunOptions, type DeviceStartContext, type ListedDevice, type PluginDialer,
+} from './devicemanager/index.js';
 export { CM_CPU_MANAGER_CONFIG, CM_CPU_POLICY_OPTION, CM_CPU_STATE_INVALID, CPU_MANAGER_STATE_FILE } from './cpumanager/index.js';
 export { CM_MEMORY_MANAGER_CONFIG, CM_MEMORY_STATE_INVALID, MEMORY_MANAGER_STATE_FILE } from './memorymanager/index.js';
 export { CM_TOPOLOGY_UNSUPPORTED } from './topologymanager/index.js';

@@ -25,8 +25,8 @@
  * again until the pod's settings change or the pod is removed.
  *
  * With the systemd driver the directories are the expanded slices (`orchpods.slice/...`), made
- * directly on the file system: upstream asks systemd to create the slice units instead (there is
- * no systemd on these hosts; a later issue may add the D-Bus path).
+ * directly on the file system: upstream asks systemd to create the slice units instead, over
+ * D-Bus, which these hosts (no systemd) do not have.
  */
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';

@@ -1,8 +1,9 @@
 /**
- * The CPU, memory and topology managers together (upstream: the container manager's resource
- * managers): the topology manager admits each pod with the CPU and memory managers as its hint
- * providers (in that order, as upstream registers them); a refused pod's allocations are
- * released at once; the state of pods no longer active is released by `sweep`; each new
+ * The device, CPU, memory and topology managers together (upstream: the container manager's
+ * resource managers): the topology manager admits each pod with the device, CPU and memory
+ * managers as its hint providers (in that order, as upstream registers them); a refused pod's
+ * CPU and memory allocations are released at once (its devices at the device manager's next
+ * sweep, as upstream); the state of pods no longer active is released by `sweep`; each new
  * container's cpuset comes from the CPU manager (its CPUs) and the memory manager (its nodes).
  */
 import type { Container } from 'kubernetes-types/core/v1.js';
@@ -13,8 +14,8 @@ import { ADMIT, type AdmitResult } from './admission.js';
 import { CPUSet } from './cpuset.js';
 import { activeContainers, createCPUManager, type CPUManager, type RunningContainer } from './cpumanager/index.js';
 import { CPUTopology, type MachineTopology } from './machine/index.js';
-import { createMemoryManager, type MemoryManager, type MemoryReservation } from './memorymanager/index.js';
-import { createTopologyManager, type PolicyName, type ScopeName, type TopologyManager } from './topologymanager/index.js';
+import { createMemoryManager, type MemoryBlock, type MemoryManager, type MemoryReservation } from './memorymanager/index.js';
+import { createTopologyManager, type HintProvider, type PolicyName, type ScopeName, type TopologyManager } from './topologymanager/index.js';
 
 export interface ResourceManagerSettings {
   readonly cpuManagerPolicy: 'none' | 'static';
@@ -28,11 +29,29 @@ export interface ResourceManagerSettings {
   readonly gates: { enabled(name: string): boolean };
   /** Where the state files live (the agent's root directory). */
   readonly stateDir: string;
+  /** The device manager, the first hint provider; absent: no devices. */
+  readonly devices?: HintProvider | undefined;
 }
 
+/** The CPUs and memory the CPU and memory managers hand out and have handed out (the pod resources API). */
+export interface ResourceAssignments {
+  exclusiveCPUs(podUID: string, container: string): number[];
+  allocatableCPUs(): number[];
+  memory(podUID: string, container: string): readonly MemoryBlock[];
+  allocatableMemory(): readonly MemoryBlock[];
+}
+
+/** Before the managers start: nothing handed out, nothing to hand out. */
+export const NO_ASSIGNMENTS: ResourceAssignments = {
+  exclusiveCPUs: () => [],
+  allocatableCPUs: () => [],
+  memory: () => [],
+  allocatableMemory: () => [],
+};
+
 export interface ResourceManagers {
-  /** The topology manager's admission (allocating through the CPU and memory managers). */
-  admit(pod: NodePod, admitted: readonly NodePod[], sweep: boolean): AdmitResult;
+  /** The topology manager's admission (allocating through the device, CPU and memory managers). Never rejects. */
+  admit(pod: NodePod, admitted: readonly NodePod[], sweep: boolean): Promise<AdmitResult>;
   /** A new container's cpuset.cpus and cpuset.mems ('' when not set). */
   cpuset(pod: NodePod, container: Container): { readonly cpus: string; readonly mems: string };
   /** Releases what pods no longer in `active` hold. */
@@ -40,6 +59,9 @@ export interface ResourceManagers {
   /** The CPU manager's reconcile of running containers (static policy only). */
   reconcile(active: readonly NodePod[], running: readonly RunningContainer[], update: (id: string, cpus: string) => Promise<void>): Promise<void>;
   readonly cpuPolicy: 'none' | 'static';
+  readonly assignments: ResourceAssignments;
+  /** The topology manager's affinity of each admitted container. */
+  readonly topology: TopologyManager;
 }
 
 /**
@@ -76,7 +98,7 @@ export function createResourceManagers(s: ResourceManagerSettings, machine: Mach
       logger: logger.named('memorymanager'),
     }, affinity)
     : undefined;
-  const providers = memory === undefined ? [cpu] : [cpu, memory];
+  const providers: HintProvider[] = [...(s.devices === undefined ? [] : [s.devices]), cpu, ...(memory === undefined ? [] : [memory])];
   const tm = createTopologyManager({
     policy: s.topologyManagerPolicy,
     scope: s.topologyManagerScope,
@@ -94,13 +116,20 @@ export function createResourceManagers(s: ResourceManagerSettings, machine: Mach
 
   return {
     cpuPolicy: cpu.policy,
-    admit(pod, admitted, sweep) {
+    topology: tm,
+    assignments: {
+      exclusiveCPUs: (podUID, container) => cpu.exclusiveCPUs(podUID, container).list(),
+      allocatableCPUs: () => cpu.allocatableCPUs().list(),
+      memory: (podUID, container) => memory?.memoryBlocks(podUID, container) ?? [],
+      allocatableMemory: () => memory?.allocatableMemory() ?? [],
+    },
+    async admit(pod, admitted, sweep) {
       if (sweep) {
         const keep = activeContainers([...admitted, pod]);
         releaseUnless(keep);
         tm.forgetUnless((uid) => uid === pod.metadata.uid || admitted.some((p) => p.metadata.uid === uid));
       }
-      const result = tm.admit(pod);
+      const result = await tm.admit(pod);
       if (result.admit) return ADMIT;
       const uid = pod.metadata.uid;
       releaseUnless((podUID) => podUID !== uid);

@@ -1,5 +1,6 @@
 /**
- * The feature gates of spec 000 (Versioning, item 4) with their stage and default, the
+ * The kubelet's feature gates as of Kubernetes 1.28 (with the naming rule applied; the list a
+ * test checks them against is testdata/feature-gates.txt), with their stage and default, the
  * AllAlpha/AllBeta group switches, and the resolution of a gate map given by the file and
  * the --feature-gates flag (flag entries override file entries one by one).
  */

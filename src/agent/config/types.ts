@@ -1,8 +1,9 @@
 /**
- * The configuration-file types of nodeagent.config.orch.io/v1beta1 (spec 001), declared once
- * as schemas; the TypeScript types are derived from them. Defaults are the file's defaults
- * (upstream's SetDefaults_KubeletConfiguration); the few defaults that differ for a start
- * without --config are in defaults.ts.
+ * The configuration-file types of nodeagent.config.orch.io/v1beta1 (upstream's
+ * KubeletConfiguration of kubelet.config.k8s.io/v1beta1, renamed; docs/configuration.md),
+ * declared once as schemas; the TypeScript types are derived from them. Defaults are the file's
+ * defaults (upstream's SetDefaults_KubeletConfiguration); the few defaults that differ for a
+ * start without --config are in defaults.ts.
  */
 import {
   HOUR,

@@ -1,7 +1,8 @@
 /**
- * Validation of the effective configuration: every rule of spec 000's Errors table and of
- * spec 001's Rules column, plus the upstream agent's checks. It returns every problem at once,
- * each naming the field; the caller adds the flag or file that set it. Pure: reads nothing.
+ * Validation of the effective configuration: the kubelet's flag checks and its configuration
+ * validation (ValidateKubeletConfiguration), with the stricter rules docs/configuration.md
+ * lists. It returns every problem at once, each naming the field; the caller adds the flag or
+ * file that set it. Pure: reads nothing.
  */
 import { formatDuration } from '../../api/duration.js';
 import { messageOf } from '../../api/errors.js';

@@ -10,7 +10,7 @@ import type { NodePod } from '../../api/pod/index.js';
 export const EVENTS_API_VERSION = 'events.orch.io/v1';
 /** Where events about cluster-scoped objects (the Node) are written, as upstream. */
 export const CLUSTER_EVENT_NAMESPACE = 'default';
-/** Server limits (spec 002): reason and action 128 characters, note 1024 bytes. */
+/** The server's limits (upstream's events.k8s.io/v1 validation): reason and action 128 characters, note 1024 bytes. */
 export const MAX_SHORT_FIELD = 128;
 export const MAX_NOTE_BYTES = 1024;
 

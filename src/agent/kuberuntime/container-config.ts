@@ -5,7 +5,9 @@
  * `<name>/<restartCount>.log` relative to the sandbox's log directory, labels identifying
  * the pod and container, annotations the agent reads back (spec hash, restart count,
  * termination message, grace period, spec image), Linux resources and the cheap part of the
- * security context. Also the runAsNonRoot check upstream makes before creating. Pure.
+ * security context, and what the device manager gives the container (its envs and mounts
+ * before the container's own, device nodes, annotations under the agent's, CDI devices). Also
+ * the runAsNonRoot check upstream makes before creating. Pure.
  */
 import type { Container, Pod, SecurityContext } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
@@ -24,7 +26,7 @@ import {
   TERMINATION_MESSAGE_PATH_ANNOTATION,
   TERMINATION_MESSAGE_POLICY_ANNOTATION,
 } from './labels.js';
-import type { ContainerMount } from './options.js';
+import type { ContainerDeviceOptions, ContainerMount } from './options.js';
 import { containerResources, type ResourceSettings } from './resources.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';
 import { namespaceOptions, podGracePeriodSeconds, podLabels, podSupplementalGroups } from './sandbox-config.js';
@@ -62,6 +64,8 @@ export interface ContainerConfigInput {
   readonly ephemeral?: { readonly targetId?: string };
   /** The CPUs and memory nodes the CPU and memory managers give the container (cpuset.cpus, cpuset.mems). */
   readonly cpuset?: ContainerCpuset;
+  /** What the device manager gives the container. */
+  readonly devices?: ContainerDeviceOptions;
 }
 
 /** A container's cpuset as the resource managers decide it ('' or absent: not set). */
@@ -171,7 +175,12 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
   });
   const { command, args } = expandCommand(container, env);
   const messagePath = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
-  const mounts = input.mounts.map(criMount);
+  const devices = input.devices;
+  // As upstream: the devices' mounts and envs first (a runtime keeps the last of two envs of one name: the container's).
+  const mounts = [
+    ...(devices?.mounts ?? []).map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readonly: m.readOnly })),
+    ...input.mounts.map(criMount),
+  ];
   if (input.terminationMessageFile !== undefined && messagePath !== '') {
     mounts.push({ containerPath: messagePath, hostPath: input.terminationMessageFile, readonly: false });
   }
@@ -181,10 +190,13 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     command,
     args,
     ...(container.workingDir === undefined || container.workingDir === '' ? {} : { workingDir: container.workingDir }),
-    envs: env.map((e) => ({ key: e.name, value: e.value })),
+    envs: [...(devices?.envs ?? []), ...env].map((e) => ({ key: e.name, value: e.value })),
     mounts,
+    ...(devices === undefined || devices.devices.length === 0 ? {} : { devices: devices.devices }),
+    ...(devices === undefined || devices.cdiDevices.length === 0 ? {} : { cdiDevices: devices.cdiDevices.map((name) => ({ name })) }),
     labels: { ...podLabels(pod.metadata), [CONTAINER_NAME_LABEL]: container.name, [CONTAINER_TYPE_LABEL]: input.ephemeral !== undefined ? 'ephemeral' : input.init ? 'init' : 'regular' },
     annotations: {
+      ...Object.fromEntries((devices?.annotations ?? []).map((a) => [a.name, a.value])),
       [CONTAINER_HASH_ANNOTATION]: hashContainer(container),
       [CONTAINER_RESTART_COUNT_ANNOTATION]: String(input.restartCount),
       [CONTAINER_IMAGE_ANNOTATION]: container.image ?? '',

@@ -22,7 +22,9 @@
 export { createRuntimeManager, hasSysResourceCapability, runningPodOf } from './manager.js';
 export { runningContainerRefs, updateContainerCpuset, type RunningContainerRef } from './container-refs.js';
 export type { ContainerCpuset } from './container-config.js';
-export type { ContainerMount, ContainerVolumes, ManagerImages, ManagerRuntime, RuntimeManagerOptions } from './options.js';
+export type {
+  ContainerDeviceOptions, ContainerDeviceProvider, ContainerMount, ContainerVolumes, ManagerImages, ManagerRuntime, RuntimeManagerOptions,
+} from './options.js';
 export type * from './types.js';
 export * from './labels.js';
 export { DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF, type BackOffSettings } from './backoff.js';

@@ -128,6 +128,7 @@ class RuntimeManager implements PodRuntimeManager {
         memorySwap: options.memorySwap,
       },
       cpuset: options.containerCpuset,
+      devices: options.devices,
     };
   }
 

@@ -42,6 +42,26 @@ export interface ContainerVolumes {
   containerDir?(pod: NodePod, container: Container): string;
 }
 
+/** What a container starts with to use its devices (upstream DeviceRunContainerOptions). */
+export interface ContainerDeviceOptions {
+  readonly envs: readonly { readonly name: string; readonly value: string }[];
+  readonly mounts: readonly { readonly containerPath: string; readonly hostPath: string; readonly readOnly: boolean }[];
+  /** Host device nodes, with the cgroup permissions (r, w, m) the container gets on them. */
+  readonly devices: readonly { readonly containerPath: string; readonly hostPath: string; readonly permissions: string }[];
+  readonly annotations: readonly { readonly name: string; readonly value: string }[];
+  /** Fully qualified CDI device names. */
+  readonly cdiDevices: readonly string[];
+}
+
+/** The device manager as the runtime manager uses it. */
+export interface ContainerDeviceProvider {
+  /**
+   * The container's device options; undefined when it holds no devices. May wait for a device
+   * plugin (PreStartContainer). Rejects to fail the container with CreateContainerConfigError.
+   */
+  containerDevices(pod: NodePod, container: Container): Promise<ContainerDeviceOptions | undefined>;
+}
+
 /** The runtime calls the manager makes (ExecSync: exec lifecycle hooks). */
 export type ManagerRuntime = SandboxService & ContainerService & Pick<StreamingService, 'execSync'>;
 /** The image calls the manager makes. */
@@ -114,6 +134,8 @@ export interface RuntimeManagerOptions {
   readonly statusCache?: PodStatusCache;
   /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */
   readonly containerCpuset?: (pod: NodePod, container: Container) => ContainerCpuset;
+  /** The device manager: each new container's envs, mounts, device nodes, annotations and CDI devices; absent: none. */
+  readonly devices?: ContainerDeviceProvider | undefined;
   /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
   readonly memorySwap?: 'no-swap' | 'unlimited';
   /**

@@ -35,7 +35,7 @@ import { hashContainer } from './hash.js';
 import type { ImagePuller } from './images.js';
 import { killContainer, type KillDeps } from './kill.js';
 import { emitEvent, runHandler } from './lifecycle.js';
-import type { ContainerVolumes, ManagerRuntime } from './options.js';
+import type { ContainerDeviceProvider, ContainerVolumes, ManagerRuntime } from './options.js';
 import type { ResourceSettings } from './resources.js';
 import type { SeccompSettings } from './seccomp.js';
 import type { RuntimePodStatus, SyncError } from './types.js';
@@ -59,6 +59,8 @@ export interface StartDeps extends KillDeps {
   readonly cpuset?: ((pod: NodePod, container: Container) => ContainerCpuset) | undefined;
   /** Where env reads ConfigMaps and Secrets; absent (standalone): a container that names one fails. */
   readonly envObjects?: EnvObjectSource | undefined;
+  /** The device manager (upstream GetResources, PreStartContainer included); absent: no devices. */
+  readonly devices?: ContainerDeviceProvider | undefined;
 }
 
 export interface StartContext {
@@ -219,6 +221,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, spec: C
       emitEvent(deps, { type: 'Warning', reason: 'InvalidEnvironmentVariableNames', message, pod });
     }
     const mounts = await deps.volumes.mountsFor(pod, container, { id: ctx.sandboxId, podIPs: ctx.podIPs });
+    const devices = await deps.devices?.containerDevices(pod, container);
     config = makeContainerConfig({
       envObjects,
       pod,
@@ -236,6 +239,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, spec: C
       seccomp: deps.seccomp,
       ...(messageFile === undefined ? {} : { terminationMessageFile: messageFile }),
       ...(deps.cpuset === undefined ? {} : { cpuset: deps.cpuset(pod, container) }),
+      ...(devices === undefined ? {} : { devices }),
     });
   } catch (err) {
     return configFailure(deps, pod, name, err);

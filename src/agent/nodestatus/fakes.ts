@@ -7,11 +7,11 @@ import { nodeSchema } from '../../apiserver/resources/nodes/schema.js';
 import { FakeRestClient } from '../orchclient/testing.js';
 import type { MachineInfo } from './machine.js';
 import type { NodeIdentity } from './node-object.js';
-import type { NodeFacts, NodeImage, NodePressure, RuntimeStatus } from './types.js';
+import type { ExtendedResources, NodeFacts, NodeImage, NodePressure, RuntimeStatus } from './types.js';
 
 /** The API server as the node status module sees it: strategic merge patches of Nodes by their schema. */
 export function fakeNodeApi(): FakeRestClient {
-  return new FakeRestClient({ patchSchema: nodeSchema });
+  return new FakeRestClient({ patchSchemas: { nodes: nodeSchema } });
 }
 
 /** NodeFacts whose answers are fields the test changes; `runtimeDown` makes Status reject. */
@@ -23,6 +23,8 @@ export class FakeFacts implements NodeFacts {
   imagesFail = false;
   problem: string | undefined;
   pressures: NodePressure = { memory: false, disk: false, pid: false };
+  devices: ExtendedResources = { capacity: new Map(), allocatable: new Map(), removed: [] };
+  resetDevices = false;
 
   runtimeStatus(): Promise<RuntimeStatus> {
     return this.runtimeDown ? Promise.reject(new Error('connection refused')) : Promise.resolve(this.status);
@@ -42,6 +44,14 @@ export class FakeFacts implements NodeFacts {
 
   pressure(): NodePressure {
     return this.pressures;
+  }
+
+  extendedResources(): ExtendedResources {
+    return this.devices;
+  }
+
+  resetExtendedResources(): boolean {
+    return this.resetDevices;
   }
 }
 

@@ -40,7 +40,7 @@ export {
   type NodeStatusController, type NodeStatusControllerOptions,
 } from './status-controller.js';
 export type {
-  NodeEvent, NodeEventHook, NodeFacts, NodeImage, NodePressure, NodeStatusLogger, RuntimeCondition,
+  ExtendedResources, NodeEvent, NodeEventHook, NodeFacts, NodeImage, NodePressure, NodeStatusLogger, RuntimeCondition,
   RuntimeStatus, WireLease, WireNode, WireNodeStatus, WireNodeSystemInfo,
 } from './types.js';
 export { runtimeNodeFacts, type RuntimeFactsSource } from './runtime-facts.js';

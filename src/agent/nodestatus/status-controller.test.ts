@@ -126,6 +126,19 @@ void describe('the node status controller', () => {
     await controller.stop();
   });
 
+  void it('zeroes the extended resources of an existing Node once when the agent has no device checkpoint', async () => {
+    const { rest, clock, facts, controller } = setup();
+    facts.resetDevices = true;
+    rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: {}, status: { capacity: { 'example.com/dev': '4' }, allocatable: { 'example.com/dev': '4' } } });
+    await controller.start();
+    await settle();
+    assert.deepEqual([stored(rest).status?.capacity?.['example.com/dev'], stored(rest).status?.allocatable?.['example.com/dev']], ['0', '0']);
+    rest.put(nodePath('node-a'), { ...stored(rest), status: { ...stored(rest).status, capacity: { ...stored(rest).status?.capacity, 'example.com/dev': '2' } } });
+    await clock.advance(10_000);
+    assert.equal(stored(rest).status?.capacity?.['example.com/dev'], '2', 'only at registration');
+    await controller.stop();
+  });
+
   void it('without registerNode only reports status, and start() resolves when stopped before registering', async () => {
     const a = setup({ registerNode: false });
     a.rest.put(nodePath('node-a'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });

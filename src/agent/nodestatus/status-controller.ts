@@ -72,6 +72,8 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
   let lastUnschedulable = !identity.registerSchedulable;
   let loop: Promise<void> | undefined;
   let started: Promise<void> | undefined;
+  /** The Node existed at registration and the agent lost its device checkpoint: its extended resources are zeroed by the next report. */
+  let resetExtended = false;
 
   const emit = (events: readonly NodeEvent[]): void => {
     for (const event of events) {
@@ -95,17 +97,19 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
     const base = await client.get<WireNode>(nodePath(name), { exempt: true, signal: stopper.signal });
     options.onNode?.(base);
     const now = clock.now();
-    const { status, events } = await computeStatus(base, sources, config, now);
+    const { status, events } = await computeStatus(base, sources, config, now, { resetExtended });
     const events2 = schedulableEvents(base);
     const due = lastReport === undefined || now >= lastReport + options.reportFrequencyMs;
     if (!due && !statusChanged(base.status, status)) {
       current = base;
+      resetExtended = false;
       emit(events2);
       return;
     }
     const updated = await client.patch<WireNode>(nodeStatusPath(name), 'strategic', statusPatch(base.status, status), { exempt: true, signal: stopper.signal });
     current = updated;
     lastReport = now;
+    resetExtended = false;
     emit([...events, ...events2]);
   };
 
@@ -147,6 +151,10 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
       });
       if (registered === undefined) return;
       current = registered.node;
+      if (!registered.created && options.facts.resetExtendedResources?.() === true) {
+        logger.info('Zeroing the extended resources of the existing Node: the agent has no device checkpoint (the node was recreated)', { node: name });
+        resetExtended = true;
+      }
       // The creation's condition events, unless the server dropped the status (the loop reports then).
       if (registered.created && (registered.node.status?.conditions?.length ?? 0) > 0) {
         lastReport = clock.now();

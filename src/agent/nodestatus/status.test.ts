@@ -79,4 +79,28 @@ void describe('one status report', () => {
     assert.deepEqual((status.addresses as unknown[])[0], { $patch: 'replace' });
     assert.deepEqual((status.conditions as { type: string }[]).map((c) => c.type), ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
   });
+
+  void it('keeps the resources it does not own, reports the device plugin resources, and zeroes extended resources when asked', async () => {
+    const facts = new FakeFacts();
+    facts.devices = { capacity: new Map([['example.com/dev', 3]]), allocatable: new Map([['example.com/dev', 2]]), removed: ['example.com/gone'] };
+    const first = await computeStatus(undefined, sources(facts), config, T0);
+    const base: WireNode = {
+      status: {
+        ...first.status,
+        capacity: { ...first.status.capacity, 'example.com/dongle': '4', 'hugepages-1Gi': '0' },
+        allocatable: { ...first.status.allocatable, 'example.com/stale': '1' },
+      },
+    };
+    const { status } = await computeStatus(base, sources(facts), config, T0 + 10_000);
+    assert.deepEqual(status.capacity, {
+      cpu: '4', 'ephemeral-storage': '100Gi', 'example.com/dev': '3', 'example.com/dongle': '4', 'example.com/gone': '0', memory: '8Gi', pods: '110',
+    }, "an administrator's extended resource stays; hugepages the machine does not have go");
+    assert.equal(status.allocatable?.['example.com/dev'], '2');
+    assert.equal(status.allocatable['example.com/dongle'], '4', 'its allocatable follows its capacity');
+    assert.equal(status.allocatable['example.com/gone'], '0');
+    assert.equal(status.allocatable['example.com/stale'], undefined, 'an extended resource without capacity leaves allocatable');
+    const reset = await computeStatus(base, sources(new FakeFacts()), config, T0 + 10_000, { resetExtended: true });
+    assert.deepEqual([reset.status.capacity?.['example.com/dongle'], reset.status.allocatable?.['example.com/dongle']], ['0', '0']);
+  });
 });
+

@@ -3,6 +3,11 @@
  * machine, the runtime and the last Node the server returned, the status the agent wants, the
  * question whether it differs from the server's beyond heartbeat times, and the strategic merge
  * patch of the status subresource that writes it.
+ *
+ * Capacity and allocatable start from the server's (upstream's setters change the Node they
+ * read): the agent sets the resources it owns (cpu, memory, pods, ephemeral-storage, the
+ * machine's hugepages) and the device plugin resources, and keeps the others, such as an
+ * extended resource an administrator PATCHed in, whose allocatable follows its capacity.
  */
 import type { NodeCondition } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
@@ -10,8 +15,9 @@ import { formatQuantity, parseQuantity } from '../../api/quantity.js';
 import { OWNED_CONDITIONS, computeConditions } from './conditions.js';
 import type { MachineInfo } from './machine.js';
 import { containerRuntimeVersion, nodeAddresses, nodeImages } from './node-object.js';
+import { isExtendedResourceName } from '../../api/resource-names.js';
 import { allocatableOf, capacityOf, formatAmounts, podCapacity, type ReservationConfig } from './resources.js';
-import type { NodeEvent, NodeFacts, NodeStatusLogger, RuntimeStatus, WireNode, WireNodeStatus, WireNodeSystemInfo } from './types.js';
+import type { ExtendedResources, NodeEvent, NodeFacts, NodeStatusLogger, RuntimeStatus, WireNode, WireNodeStatus, WireNodeSystemInfo } from './types.js';
 import { compareCodeUnits, compareKeys } from '../../api/order.js';
 
 export interface StatusConfig {
@@ -57,33 +63,93 @@ function machineInfoFields(m: MachineInfo): Omit<WireNodeSystemInfo, 'containerR
   };
 }
 
+/** The server's quantities as text (a number the server may have sent is printed). */
+function quantities(map: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+/**
+ * Capacity and allocatable over the server's: `owned` (the machine's resources, when read) and
+ * the device plugin resources set, the rest kept; an extended resource gone from capacity
+ * leaves allocatable; one the agent does not own has its capacity as allocatable. With
+ * `resetExtended`, every extended resource starts at zero (a recreated node).
+ */
+function resourceMaps(
+  previous: { readonly capacity?: Readonly<Record<string, unknown>>; readonly allocatable?: Readonly<Record<string, unknown>> },
+  owned: { readonly capacity: Record<string, string>; readonly allocatable: Record<string, string> } | undefined,
+  devices: ExtendedResources | undefined, resetExtended: boolean,
+): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const capacity = quantities(previous.capacity);
+  const allocatable = quantities(previous.allocatable);
+  if (resetExtended) {
+    for (const map of [capacity, allocatable]) for (const key of Object.keys(map)) if (isExtendedResourceName(key)) map[key] = '0';
+  }
+  if (owned !== undefined) {
+    // The machine's resources are the agent's: one the machine no longer has (hugepages of a size) goes.
+    for (const map of [capacity, allocatable]) for (const key of Object.keys(map)) if (isMachineResource(key) && owned.capacity[key] === undefined) Reflect.deleteProperty(map, key);
+    Object.assign(capacity, owned.capacity);
+    Object.assign(allocatable, owned.allocatable);
+  }
+  const set = new Set(Object.keys(owned?.capacity ?? {}));
+  for (const [resource, count] of devices?.capacity ?? []) { capacity[resource] = String(count); set.add(resource); }
+  for (const [resource, count] of devices?.allocatable ?? []) allocatable[resource] = String(count);
+  for (const resource of devices?.removed ?? []) {
+    capacity[resource] = '0';
+    allocatable[resource] = '0';
+    set.add(resource);
+  }
+  for (const key of Object.keys(allocatable)) if (capacity[key] === undefined && isExtendedResourceName(key)) Reflect.deleteProperty(allocatable, key);
+  for (const [key, value] of Object.entries(capacity)) if (!set.has(key) && isExtendedResourceName(key)) allocatable[key] = value;
+  return { capacity: sortedKeys(capacity), allocatable: sortedKeys(allocatable) };
+}
+
+const MACHINE_RESOURCES = ['cpu', 'memory', 'pods', 'ephemeral-storage'];
+
+function isMachineResource(key: string): boolean {
+  return MACHINE_RESOURCES.includes(key) || key.startsWith('hugepages-');
+}
+
+function sortedKeys(map: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(map).sort((a, b) => compareCodeUnits(a[0], b[0])));
+}
+
 /**
  * The status to report. A fact that cannot be read keeps the server's previous value (machine
  * facts, runtime version, images) and is logged; a runtime that does not answer makes the node
  * NotReady. Never throws.
  */
-export async function computeStatus(base: WireNode | undefined, sources: StatusSources, config: StatusConfig, nowMs: number): Promise<ComputedStatus> {
+export async function computeStatus(
+  base: WireNode | undefined, sources: StatusSources, config: StatusConfig, nowMs: number, options: { readonly resetExtended?: boolean } = {},
+): Promise<ComputedStatus> {
   const { facts, logger } = sources;
   const previous = base?.status ?? {};
   const [machine, runtime, version, images] = await Promise.all([
     settle(sources.machine()), settle(facts.runtimeStatus()), settle(facts.runtimeVersion()), settle(facts.images()),
   ]);
-  let capacity = previous.capacity ?? {};
-  let allocatable = previous.allocatable ?? {};
+  let owned: { capacity: Record<string, string>; allocatable: Record<string, string> } | undefined;
   let info: WireNodeSystemInfo = { ...(previous.nodeInfo ?? { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', operatingSystem: '', architecture: '', nodeagentVersion: '' }) };
   if (machine.ok) {
     const cap = capacityOf(machine.value, podCapacity(machine.value.cores, config.maxPods, config.podsPerCore));
-    capacity = formatAmounts(cap);
+    const ownedCapacity = formatAmounts(cap);
+    let ownedAllocatable: Record<string, string>;
     try {
-      allocatable = formatAmounts(allocatableOf(cap, config.reservation));
+      ownedAllocatable = formatAmounts(allocatableOf(cap, config.reservation));
     } catch (err) {
       logger.error('cannot compute allocatable; reporting capacity', { err: messageOf(err) });
-      allocatable = capacity;
+      ownedAllocatable = ownedCapacity;
     }
+    owned = { capacity: ownedCapacity, allocatable: ownedAllocatable };
     info = { ...info, ...machineInfoFields(machine.value) };
   } else {
     logger.error('cannot read machine info', { err: machine.error });
   }
+  let devices: ExtendedResources | undefined;
+  try {
+    devices = facts.extendedResources?.();
+  } catch (err) {
+    logger.error('cannot read the device plugin resources; keeping the server\'s', { err: messageOf(err) });
+  }
+  const { capacity, allocatable } = resourceMaps(previous, owned, devices, options.resetExtended === true);
   if (version.ok) info.containerRuntimeVersion = containerRuntimeVersion(version.value.name, version.value.version);
   else logger.warn('cannot get the container runtime version', { err: version.error });
   info.nodeagentVersion = config.agentVersion;

@@ -73,6 +73,22 @@ export interface NodeFacts {
   health(): string | undefined;
   /** Memory, disk and PID pressure; all false when not given. */
   pressure?(): NodePressure;
+  /** The device plugin resources; none when not given. */
+  extendedResources?(): ExtendedResources;
+  /**
+   * True when the Node's extended resources are to be zeroed once registration finds the Node
+   * existing (upstream reconcileExtendedResource: the agent lost its device checkpoint, the
+   * node was recreated; the plugins register again).
+   */
+  resetExtendedResources?(): boolean;
+}
+
+/** Device plugin resources as the node status reports them (whole numbers of devices). */
+export interface ExtendedResources {
+  readonly capacity: ReadonlyMap<string, number>;
+  readonly allocatable: ReadonlyMap<string, number>;
+  /** Resources gone for good: reported as 0 in both maps. */
+  readonly removed: readonly string[];
 }
 
 /** An event about the node (the composition root records it on the Node object). */

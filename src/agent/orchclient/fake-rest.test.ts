@@ -1,26 +1,40 @@
 /**
- * The shared FakeRestClient answers as the API server does in what the node controllers rely
- * on: resourceVersions, 404 and 409, preconditions, the status subresource, selectors and
- * watches of a collection.
+ * The shared FakeRestClient: the REST behaviour suite (what orch-apiserver does, see
+ * test/integration/orchclient-behaviour.test.ts), and the test controls the suite does not cover.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WatchEvent } from './rest-types.js';
 import { isResourceExpired, statusOf } from './status.js';
-import { apiError, FakeRestClient } from './testing.js';
+import { nodeSchema } from '../../apiserver/resources/nodes/schema.js';
+import { apiError, FakeRestClient, runRestBehaviour } from './testing.js';
 
 type Obj = Record<string, unknown>;
 const PODS = '/api/v1/namespaces/ns/pods';
 const nameOf = (o: Obj): unknown => (o.metadata as Obj).name;
 const rvOf = (o: Obj): number => Number((o.metadata as Obj).resourceVersion);
 
-void describe('FakeRestClient', () => {
+let namespaces = 0;
+runRestBehaviour('FakeRestClient', () => {
+  const rest = new FakeRestClient({ patchSchemas: { nodes: nodeSchema } });
+  return Promise.resolve({
+    rest,
+    namespace: `ns-${++namespaces}`,
+    compact: () => {
+      rest.compact();
+      return Promise.resolve();
+    },
+    cleanup: () => Promise.resolve(),
+  });
+});
+
+void describe('FakeRestClient test controls', () => {
   void it('creates, reads, updates, patches and deletes by path, as the API server answers', async () => {
     const rest = new FakeRestClient();
     const a = await rest.create<Obj>(PODS, { metadata: { name: 'a', labels: { app: 'web' } }, spec: { n: 1 } });
     assert.deepEqual([nameOf(a), (a.metadata as Obj).namespace], ['a', 'ns']);
     const generated = await rest.create<Obj>(PODS, { metadata: { generateName: 'b-' } });
-    assert.equal(nameOf(generated), 'b-1');
+    assert.match(String(nameOf(generated)), /^b-[a-z0-9]{5}$/);
     await assert.rejects(rest.create(PODS, { metadata: { name: 'a' } }), (err) => statusOf(err)?.reason === 'AlreadyExists');
     await assert.rejects(rest.get(`${PODS}/nope`), (err) => statusOf(err)?.code === 404);
     const updated = await rest.update<Obj>(`${PODS}/a`, { ...a, spec: { n: 2 } });

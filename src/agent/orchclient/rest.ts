@@ -3,8 +3,8 @@
  * create (POST), update (PUT), patch (merge, strategic or JSON patch), delete (with an optional
  * DeleteOptions body) and watch (newline-delimited JSON events), with query parameters.
  *
- * Rate limit: calls wait for a token of one bucket of orchAPIQPS/orchAPIBurst (0 means the
- * spec's defaults 50 and 100, mapped here) before every attempt, as upstream's client does; `exempt: true`
+ * Rate limit: calls wait for a token of one bucket of orchAPIQPS/orchAPIBurst (0 means
+ * upstream's defaults 50 and 100, mapped here) before every attempt, as upstream's client does; `exempt: true`
  * (events, node status, leases) bypasses it. Opening a watch takes a token too.
  *
  * Content type: bodies are always encoded as JSON and labelled application/json, and answers

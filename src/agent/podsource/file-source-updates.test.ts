@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { watch } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -10,7 +10,8 @@ import type { NodePod } from '../../api/pod/index.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 import { FileSource } from './file-source.js';
 import { FakeLogger } from '../logging/testing.js';
-import { advanceUntil, perTestDir, podYAML } from './fixtures.js';
+import { RACY_WINDOW_MS } from './file-scan.js';
+import { perTestDir, podYAML } from './fixtures.js';
 
 const HOUR_MS = 3_600_000;
 const DEADLINE = { timeoutMs: 20_000, intervalMs: 10 };
@@ -29,8 +30,17 @@ interface Started {
   readonly clock: FakeClock;
 }
 
-/** A file source over the temp dir whose re-list is an hour away unless told, and whose watch drops the notifications of UNSEEN files. */
-async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
+interface StartOptions {
+  /** Milliseconds between re-lists (default an hour: none during the test). */
+  readonly checkIntervalMs?: number;
+  /** The host's clock file times are compared with (default the real one). */
+  readonly hostClock?: FakeClock;
+  /** Drop every notification, not only those of UNSEEN files: only re-lists see changes. */
+  readonly deaf?: boolean;
+}
+
+/** A file source over the temp dir whose watch drops the notifications of UNSEEN files (of all files when deaf). */
+async function start(options: StartOptions = {}): Promise<Started> {
   const snapshots: (readonly NodePod[])[] = [];
   const scans: boolean[] = [];
   const logger = new FakeLogger();
@@ -38,19 +48,44 @@ async function start(checkIntervalMs = HOUR_MS): Promise<Started> {
   const source = new FileSource({
     path: dir.path,
     nodeName: 'node1',
-    checkIntervalMs,
+    checkIntervalMs: options.checkIntervalMs ?? HOUR_MS,
     onSnapshot: (pods) => snapshots.push(pods),
     onFullScan: (handled) => scans.push(handled),
     logger,
     clock,
+    ...(options.hostClock === undefined ? {} : { hostClock: options.hostClock }),
     watch: (path, onEvent) =>
       watch(path, { persistent: false }, (_event, name) => {
-        if (name === null || !name.startsWith(UNSEEN)) onEvent(name);
+        if (options.deaf !== true && (name === null || !name.startsWith(UNSEEN))) onEvent(name);
       }),
   });
   cleanups.push(() => source.stop());
   await source.start();
   return { snapshots, scans, logger, clock };
+}
+
+/**
+ * Moves the re-list clock to the next re-list and waits for that full scan to end; resolves to
+ * whether it handled a snapshot. The clock moves only once the scan before is done, so each
+ * re-list is one scan whatever the machine's speed.
+ */
+async function relist(started: Started): Promise<boolean> {
+  const next = started.clock.pending()[0];
+  assert.ok(next !== undefined, 'a re-list is pending');
+  const before = started.scans.length;
+  await started.clock.advance(next.dueAt - started.clock.now());
+  await waitFor('the re-list\'s scan', () => started.scans.length > before, DEADLINE);
+  assert.equal(started.scans.length, before + 1, 'one full scan per re-list');
+  return started.scans[before] ?? false;
+}
+
+/** The latest change time (ms, the host's clock) of the directory's files. */
+async function lastChangeMs(): Promise<number> {
+  const times = await Promise.all((await readdir(dir.path)).map(async (name) => {
+    const info = await stat(join(dir.path, name));
+    return Math.max(info.mtimeMs, info.ctimeMs);
+  }));
+  return Math.max(...times);
 }
 
 /** Writes `.<name>.tmp`, then renames it to `<name>`, as manifest writers should. */
@@ -216,27 +251,34 @@ void describe('file source: a notified file is read again alone', () => {
   });
 
   void it('still finds a file whose notification was missed, at the periodic re-list', async () => {
-    const started = await start(100);
+    const started = await start({ checkIntervalMs: 100 });
     const scans = started.scans.length;
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
     await started.clock.advance(99);
     assert.equal(started.scans.length, scans, 'no re-list before its period');
-    const fired = await advanceUntil(started.clock, `${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`));
-    assert.deepEqual(fired, [100]);
+    assert.equal(await relist(started), true);
+    assert.ok(namesOf(latest(started)).includes(`${UNSEEN}-node1`), 'the first re-list finds the file');
   });
 
   void it('delivers nothing at a periodic re-list that finds every file as it was, and the change when one is not', async () => {
-    const started = await start(20);
+    const host = new FakeClock(0);
+    const started = await start({ checkIntervalMs: 20, hostClock: host, deaf: true });
     await putMany(5);
-    await waitFor('5 pods', () => latest(started).length === 5, DEADLINE);
-    // Files read within RACY_WINDOW_MS (on the host's clock) of their change are read again:
-    // after that, scans find them as they were.
-    const quiet = (): boolean => started.scans.length >= 10 && started.scans.slice(-10).every((handled) => !handled);
-    const fired = await advanceUntil(started.clock, '10 scans in a row that found nothing new', quiet);
-    assert.ok(fired.every((ms) => ms === 20), `re-lists every 20 ms: ${fired.join(', ')}`);
+    const written = await lastChangeMs();
+    host.set(written + RACY_WINDOW_MS - 1);
+    assert.equal(await relist(started), true, 'the new files');
+    assert.equal(latest(started).length, 5);
+    // Files changed less than RACY_WINDOW_MS ago (on the host's clock) are read again at each
+    // scan, a write may still be under way; after that, a scan finds them as they were.
+    assert.equal(await relist(started), true, 'files changed within the window are read again');
+    host.set(written + RACY_WINDOW_MS);
+    assert.equal(await relist(started), true, 'read once more, out of the window: remembered now');
     const delivered = started.snapshots.length;
+    for (let i = 0; i < 10; i++) assert.equal(await relist(started), false, `re-list ${i} found every file as it was`);
+    assert.equal(started.snapshots.length, delivered, 'nothing delivered by the quiet re-lists');
     await writeFile(join(dir.path, `${UNSEEN}.yaml`), podYAML(UNSEEN));
-    await advanceUntil(started.clock, `${UNSEEN}-node1 by the re-list`, () => namesOf(latest(started)).includes(`${UNSEEN}-node1`));
-    assert.equal(namesOf(started.snapshots[delivered] ?? []).includes(`${UNSEEN}-node1`), true, 'the first snapshot after the quiet scans holds the new file');
+    host.set((await lastChangeMs()) + RACY_WINDOW_MS);
+    assert.equal(await relist(started), true);
+    assert.ok(namesOf(started.snapshots[delivered] ?? []).includes(`${UNSEEN}-node1`), 'the first snapshot after the quiet scans holds the new file');
   });
 });

@@ -52,6 +52,12 @@ export interface FileSourceOptions {
   readonly logger: SourceLogger;
   /** The re-list timer and the first-seen annotation. */
   readonly clock: Clock;
+  /**
+   * The host's clock, which the kernel stamps files from (default realClock): a file changed less
+   * than RACY_WINDOW_MS before its read, by this clock's now(), is read again after that window,
+   * waited for on this clock's timers. Tests give a FakeClock set against the files' times.
+   */
+  readonly hostClock?: Pick<Clock, 'now' | 'setTimer'>;
   /** How directories are watched (default fs.watch); tests pass one that drops notifications. */
   readonly watch?: WatchDirectory;
   /** Called after each full scan: whether it handled a snapshot (false: the same files as the last one). */
@@ -108,7 +114,8 @@ export class FileSource implements PodSource {
 
   constructor(private readonly options: FileSourceOptions) {
     this.path = resolve(options.path);
-    this.context = { nodeName: options.nodeName, clock: options.clock, cache: this.manifests };
+    const host = options.hostClock ?? realClock;
+    this.context = { nodeName: options.nodeName, clock: options.clock, cache: this.manifests, fileClockMs: () => host.now() };
   }
 
   async start(): Promise<void> {
@@ -240,7 +247,7 @@ export class FileSource implements PodSource {
     // Once the window has passed, a rejection is no longer taken for a write under way. The
     // window is measured against the files' change times, which the kernel takes from the
     // host's clock: the wait is on that clock too, whatever clock the source was given.
-    this.holdTimer ??= realClock.setTimer(RACY_WINDOW_MS, () => {
+    this.holdTimer ??= (this.options.hostClock ?? realClock).setTimer(RACY_WINDOW_MS, () => {
       this.holdTimer = undefined;
       for (const name of this.namesHeld) this.namesWanted.add(name);
       this.namesHeld.clear();

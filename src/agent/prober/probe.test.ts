@@ -9,7 +9,7 @@ import { OrchError } from '../../api/errors.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createCertificate, type IssuedCertificate } from '../server/certs.js';
 import { grpcProbe, healthCodec, HEALTH_CHECK_METHOD, type ServingStatus } from './grpc.js';
-import { resolveContainerPort } from './http.js';
+import { httpGet, httpTarget, resolveContainerPort } from './http.js';
 import { runProbe, probeTimings } from './probe.js';
 import type { ExecRunner } from './socket.js';
 
@@ -84,7 +84,8 @@ void describe('httpGet probe', () => {
     assert.deepEqual(await probe({ httpGet: { path: '/away', port } }), { result: 'warning', output: 'Probe terminated redirects, Response body: bye' });
   });
   void it('fails on a timeout and on a refused connection; unknown without a pod IP', async () => {
-    const slow = await probe({ httpGet: { path: '/slow', port } });
+    // The probe's own timeout (timeoutSeconds, at least 1 s) is the same code path with a shorter wait.
+    const slow = await httpGet(httpTarget({ path: '/slow', port }, container, '127.0.0.1', 'test'), 100);
     assert.equal(slow.result, 'failure');
     assert.match(slow.output, /^Get "http:\/\/127\.0\.0\.1:\d+\/slow": context deadline exceeded/);
     const refused = await probe({ httpGet: { path: '/', port: 1 } });
@@ -201,9 +202,9 @@ void describe('grpc probe', () => {
   });
   void it('fails within the timeout when nothing listens', async () => {
     const started = Date.now();
-    const r = await grpcProbe('127.0.0.1', 1, '', 500);
+    const r = await grpcProbe('127.0.0.1', 1, '', 100);
     assert.equal(r.result, 'failure');
-    assert.match(r.output, /^timeout: failed to connect service "127\.0\.0\.1:1" within 0\.5s/);
+    assert.match(r.output, /^timeout: failed to connect service "127\.0\.0\.1:1" within 0\.1s/);
     assert.ok(Date.now() - started < 3000);
   });
 });

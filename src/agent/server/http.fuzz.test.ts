@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { fc, fuzzAsync, requestArbitrary, type FuzzRequest } from '../../api/testing-fuzz.js';
-import { callAgent, startTestServers, type TestServers } from './testing.js';
+import { startTestServers, type TestServers } from './testing.js';
+import { rawRequest } from '../../../test/helpers/loopback.js';
 
 const VOCABULARY = {
   segments: ['pods', 'runningpods', 'stats', 'summary', 'metrics', 'resource', 'probes', 'cadvisor', 'configz', 'healthz', 'ping', 'logs', 'syslog',
@@ -38,7 +39,7 @@ void describe('fuzz: the agent\'s HTTP servers', () => {
     const arb = fc.tuple(requestArbitrary(VOCABULARY).filter(harmless), ports);
     await fuzzAsync('agent HTTP requests', arb, async ([r, [port, tls]]) => {
       const body = r.method === 'GET' || r.method === 'HEAD' ? undefined : r.body;
-      const answer = await callAgent(s.ports[port], r.path, { method: r.method, tls, headers: r.headers, ...(body === undefined ? {} : { body }), timeoutMs: 3000 });
+      const answer = await rawRequest(s.ports[port], r.path, { method: r.method, tls, headers: r.headers, ...(body === undefined ? {} : { body }), timeoutMs: 3000 });
       assert.ok(answer.status < 500, `${r.method} ${r.path} on ${port}: ${answer.status} ${answer.body.slice(0, 300)}`);
       // Node's HTTP parser itself refuses a method it does not know with a bare 400; HEAD has no body.
       if (answer.status === 400 && r.method !== 'FOO' && r.method !== 'HEAD') assert.ok(answer.body.trim().length > 0, `${r.method} ${r.path}: a 400 without a reason`);

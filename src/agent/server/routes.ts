@@ -99,7 +99,7 @@ export function secureRoutes(d: RouteDeps): Route[] {
     ...podRoutes(d.pods, d.cri).runningPods,
     ...checkpointRoutes(d),
     ...(c.enableSystemLogHandler ? systemLogRoutes({ query, ...(d.logDir === undefined ? {} : { logDir: d.logDir }) }) : disabled('/logs', 'logs', 'logs endpoint is disabled.')),
-    ...(c.enableProfilingHandler ? pprofRoutes({ contention: c.enableContentionProfiling }) : disabled('/debug/pprof', 'debug', 'profiling endpoint is disabled.')),
+    ...(c.enableProfilingHandler ? pprofRoutes({ contention: c.enableContentionProfiling, clock: d.clock }) : disabled('/debug/pprof', 'debug', 'profiling endpoint is disabled.')),
     ...(c.enableDebugFlagsHandler ? debugFlagsRoutes(d.logs) : disabled('/debug/flags/v', 'debug', 'flags endpoint is disabled.')),
   ];
 }

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -12,32 +10,13 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
 import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
-import { POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, CONTAINER_NAME_LABEL } from '../kuberuntime/index.js';
 import { LogRoot } from '../logging/index.js';
-import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
+import { servedPodRuntime } from './testing.js';
+import { freePort, rawRequest } from '../../../test/helpers/loopback.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
-const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
-
-/** The runtime: pod `web` with its container `main` running, logging to `<dir>/c1.log`. */
-async function fakeCri(dir: string): Promise<{ cri: FakeRuntime; sandboxId: string; containerId: string }> {
-  const cri = new FakeRuntime();
-  cri.images.set('busybox', 'sha256:busybox');
-  const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
-  const sandboxId = await cri.runPodSandbox({ config: sandboxConfig });
-  const containerId = await cri.createContainer({
-    podSandboxId: sandboxId, sandboxConfig,
-    config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
-  });
-  await cri.startContainer(containerId);
-  cri.usage.set(containerId, { cpuCoreNanoSeconds: 2e9, cpuNanoCores: 1000, memoryWorkingSetBytes: 4096, memoryUsageBytes: 8192 });
-  cri.imageFs.usedBytes = 123;
-  cri.imageFs.inodesUsed = 4;
-  cri.execResults.set('echo out', { exitCode: 0, stdout: 'out\n' });
-  return { cri, sandboxId, containerId };
-}
-
 const pod: NodePod = {
   metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
   spec: { containers: [{ name: 'main', image: 'busybox' }] },
@@ -45,29 +24,7 @@ const pod: NodePod = {
 let podStatus: Record<string, unknown> = {};
 let sandboxId = '';
 
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => { resolve(); }));
-  return port;
-}
-
-interface Answer { status: number; body: string; headers: Record<string, string | string[] | undefined> }
-
-function call(port: number, path: string, o: { method?: string; body?: string; tls?: boolean } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const done = (res: IncomingMessage): void => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }); });
-    };
-    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const };
-    const req = o.tls === true ? httpsRequest({ ...options, rejectUnauthorized: false }, done) : request(options, done);
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
+const call = rawRequest;
 
 /** Sends a raw upgrade request and returns the status line and body. */
 function rawUpgrade(port: number, path: string, upgrade: string): Promise<string> {
@@ -82,6 +39,9 @@ function rawUpgrade(port: number, path: string, upgrade: string): Promise<string
   });
 }
 
+/** The servers' clock (the profiles' duration). */
+const clock = new FakeClock();
+
 async function start(dir: string, change: (c: NodeagentConfiguration) => void, extra: { setVerbosity?: (n: number) => void } = {}): Promise<Servers> {
   const config = flagDefaults();
   config.address = '127.0.0.1';
@@ -89,7 +49,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
   config.readOnlyPort = await freePort();
   config.healthzPort = await freePort();
   change(config);
-  const runtime = await fakeCri(dir);
+  const runtime = await servedPodRuntime(dir);
   sandboxId = runtime.sandboxId;
   podStatus = { phase: 'Running', containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: `containerd://${runtime.containerId}`, state: { running: {} } }] };
   return startServers({
@@ -101,7 +61,7 @@ async function start(dir: string, change: (c: NodeagentConfiguration) => void, e
     gates: { enabled: () => false },
     metrics: createAgentMetrics({ nodeName: 'node1', runtimeCounts: () => Promise.resolve({ pods: 1, containers: { running: 1 } }) }),
     logger: logs.logger('test'),
-    clock: new FakeClock(),
+    clock,
     logDir: join(dir, 'varlog'),
   });
 }
@@ -186,7 +146,11 @@ void describe('the servers in process (fake runtime)', () => {
     assert.equal((await call(port, '/debug/pprof/cmdline', { tls: true })).body, process.argv.join('\x00'));
     assert.deepEqual([(await call(port, '/debug/pprof/block', { tls: true })).status, (await call(port, '/debug/pprof/goroutine', { tls: true })).status], [404, 404]);
     assert.equal((await call(port, '/debug/pprof/profile?seconds=abc', { tls: true })).status, 400);
-    const profile = JSON.parse((await call(port, '/debug/pprof/profile?seconds=1', { tls: true })).body) as { nodes: unknown[]; startTime: number };
+    // The profile lasts `seconds` on the agent's clock: the test moves it once the profile runs.
+    const answer = call(port, '/debug/pprof/profile?seconds=2', { tls: true });
+    await waitFor('the profile to start', () => clock.pending().some((t) => t.delayMs === 2000));
+    await clock.advance(2000);
+    const profile = JSON.parse((await answer).body) as { nodes: unknown[]; startTime: number };
     assert.ok(profile.nodes.length > 0);
   });
 

@@ -1,12 +1,9 @@
 /**
  * The agent's servers in process for tests (the unit lane's request tests and fuzz suite):
  * every listener on a free loopback port, over a FakeRuntime holding one running pod, with a
- * FakeLogger that keeps every line. Test code only.
+ * FakeLogger that keeps every line. Requests: rawRequest of test/helpers/loopback.ts. Test code only.
  */
-import { request, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +13,7 @@ import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../kuberuntime/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
+import { freePort } from '../../../test/helpers/loopback.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
 
 export interface TestServers {
@@ -25,61 +23,14 @@ export interface TestServers {
   close(): Promise<void>;
 }
 
-export interface Answer {
-  readonly status: number;
-  readonly body: string;
-}
+const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
 
-/** One request with the path exactly as given (no normalization), over TLS to the secure port. */
-export function callAgent(
-  port: number,
-  path: string,
-  o: { method?: string; tls?: boolean; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const done = (res: IncomingMessage): void => {
-      const chunks: Buffer[] = [];
-      const finish = (): void => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
-      };
-      // A stream that stays open (a log followed, a watch) answers with what came within the time.
-      const timer = setTimeout(() => {
-        finish();
-        res.destroy();
-      }, o.timeoutMs ?? 10_000);
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', finish);
-      res.on('error', () => { finish(); });
-    };
-    // A body goes with its length (Node sends a GET's body unframed otherwise).
-    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
-    const options = { host: '127.0.0.1', port, path, method: o.method ?? 'GET', agent: false as const, headers: { ...length, ...(o.headers ?? {}) } };
-    const req = o.tls === true ? httpsRequest({ ...options, rejectUnauthorized: false }, done) : request(options, done);
-    req.on('upgrade', (res: IncomingMessage, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode ?? 101, body: '' });
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => { resolve(); }));
-  return port;
-}
-
-/** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
-export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
-  const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
-  await mkdir(join(dir, 'varlog'), { recursive: true });
-  await writeFile(join(dir, 'varlog', 'syslog'), 'hello\n');
-  await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
-  const labels = { [POD_UID_LABEL]: 'uid-1', [POD_NAME_LABEL]: 'web', [POD_NAMESPACE_LABEL]: 'default' };
+/**
+ * The runtime of the servers' tests: pod `web` (uid-1, namespace default) with its container
+ * `main` running, logging to `<dir>/c1.log`, with CPU and memory usage, an image filesystem and
+ * one exec answer (`echo out`).
+ */
+export async function servedPodRuntime(dir: string): Promise<{ cri: FakeRuntime; sandboxId: string; containerId: string }> {
   const cri = new FakeRuntime();
   cri.images.set('busybox', 'sha256:busybox');
   const sandboxConfig = { metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 }, labels, logDirectory: dir };
@@ -89,6 +40,20 @@ export async function startTestServers(change: (c: NodeagentConfiguration) => vo
     config: { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, labels: { ...labels, [CONTAINER_NAME_LABEL]: 'main' }, logPath: 'c1.log' },
   });
   await cri.startContainer(containerId);
+  cri.usage.set(containerId, { cpuCoreNanoSeconds: 2e9, cpuNanoCores: 1000, memoryWorkingSetBytes: 4096, memoryUsageBytes: 8192 });
+  cri.imageFs.usedBytes = 123;
+  cri.imageFs.inodesUsed = 4;
+  cri.execResults.set('echo out', { exitCode: 0, stdout: 'out\n' });
+  return { cri, sandboxId, containerId };
+}
+
+/** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
+export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
+  const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
+  await mkdir(join(dir, 'varlog'), { recursive: true });
+  await writeFile(join(dir, 'varlog', 'syslog'), 'hello\n');
+  await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
+  const { cri } = await servedPodRuntime(dir);
   const pod: NodePod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
   const config = flagDefaults();
   config.address = '127.0.0.1';

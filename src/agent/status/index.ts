@@ -1,6 +1,6 @@
 /**
  * The status manager: the pod statuses the agent computed, by pod UID, for the other modules
- * (the servers' /pods, runonce, the API-server status writer of a later issue).
+ * (the servers' /pods, runonce, the API-server status writer of apipods).
  *
  * Owns: the latest computed status of each pod the agent runs, and computing it (compute.ts).
  * Must not: read the runtime itself (callers pass what the runtime holds) or keep statuses of

@@ -110,6 +110,40 @@ void describe('sync loop', () => {
     await h.loop.stop();
   });
 
+  void it('admits one pod at a time when a check answers later: the updates behind it wait, the PLEG does not sync it before', async () => {
+    const answers = new Map<string, (r: { admit: boolean; reason?: string }) => void>();
+    const seen: string[][] = [];
+    const h = harness({
+      admit: [
+        (p, admitted) => {
+          seen.push(admitted.map((a) => a.metadata.uid));
+          return new Promise((resolve) => { answers.set(p.metadata.uid, resolve); });
+        },
+        (p) => (p.metadata.uid === 'c' ? { admit: false, reason: 'OutOfexample.com/dev' } : { admit: true }),
+      ],
+    });
+    h.send({ op: 'ADD', pods: [pod('a'), pod('b')] });
+    h.send({ op: 'UPDATE', pods: [pod('a')] });
+    h.loop.podChanged('a');
+    assert.deepEqual(h.updates, [], 'a waits for its answer; b and the update wait behind it');
+    assert.deepEqual(h.loop.activePods().map((p) => p.metadata.uid), ['a', 'b'], 'b, waiting, counts as active');
+    assert.deepEqual([...answers.keys()], ['a']);
+    answers.get('a')?.({ admit: true });
+    await settle();
+    assert.deepEqual([...answers.keys()], ['a', 'b']);
+    assert.deepEqual(h.updates, ['create:a']);
+    answers.get('b')?.({ admit: false, reason: 'UnexpectedAdmissionError' });
+    await settle();
+    assert.deepEqual(h.updates, ['create:a', 'update:a']);
+    assert.deepEqual(h.rejections, ['b:UnexpectedAdmissionError']);
+    h.send({ op: 'ADD', pods: [pod('c')] });
+    answers.get('c')?.({ admit: true });
+    await settle();
+    assert.deepEqual(h.rejections, ['b:UnexpectedAdmissionError', 'c:OutOfexample.com/dev'], 'the checks after the late one still run');
+    assert.deepEqual(seen, [[], ['a'], ['a']], 'each admission sees the pods admitted before it');
+    await h.loop.stop();
+  });
+
   void it('kills API pods being deleted with their grace period, and never runs pods already terminal', async () => {
     const h = harness({ admit: [(p) => (p.metadata.uid === 'r' ? { admit: false, reason: 'NodeAffinity' } : { admit: true })] });
     const deleting = (p: NodePod, grace: number): NodePod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: grace } });

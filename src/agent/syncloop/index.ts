@@ -54,7 +54,9 @@ export interface SyncLoopOptions {
   /**
    * Admission checks run in order after the pod-capacity check, each with the pods already
    * admitted (upstream's admit handlers: sysctls, resources, host ports, node selector,
-   * taints). The first refusal fails the pod with its reason.
+   * taints). The first refusal fails the pod with its reason. A check may answer later (a
+   * device plugin's Allocate): the pod updates behind it wait, so that pods are admitted one
+   * at a time and in order, as upstream's sync loop admits them.
    */
   readonly admit?: readonly AdmitHandler[];
   /** A pod was refused at admission (after it was logged): the agent records a Warning event. */
@@ -67,7 +69,21 @@ export interface AdmitResult {
   readonly message?: string;
 }
 
-export type AdmitHandler = (pod: NodePod, admitted: readonly NodePod[]) => AdmitResult;
+export type AdmitHandler = (pod: NodePod, admitted: readonly NodePod[]) => AdmitResult | Promise<AdmitResult>;
+
+/** Runs the handlers in order until one refuses; synchronous while they all are. */
+function runAdmitHandlers(handlers: readonly AdmitHandler[], pod: NodePod, admitted: readonly NodePod[], from = 0): AdmitResult | Promise<AdmitResult> {
+  for (let i = from; i < handlers.length; i++) {
+    const handler = handlers[i];
+    if (handler === undefined) continue;
+    const result = handler(pod, admitted);
+    if (result instanceof Promise) {
+      return result.then((r) => (r.admit ? runAdmitHandlers(handlers, pod, admitted, i + 1) : r));
+    }
+    if (!result.admit) return result;
+  }
+  return { admit: true };
+}
 
 export interface SyncLoop {
   start(): void;
@@ -83,7 +99,10 @@ export interface SyncLoop {
    * and the API server is deleting it. Returns the unsubscribe function.
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
-  /** The desired pods admitted and not finished (upstream's active pods: what the resource managers keep allocations for). */
+  /**
+   * The desired pods admitted and not finished, and the pods waiting to be admitted (upstream's
+   * active pods: what the resource managers keep allocations for).
+   */
   activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
   lastHousekeeping(): number;
@@ -123,6 +142,10 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   let dirty = true;
   /** Orphans being killed and removed (in the background: a grace period may be long). */
   const cleaning = new Map<string, Promise<void>>();
+  /** Pod updates not applied yet: they wait behind an admission that waits for its answer. */
+  const pending: { readonly op: PodConfigUpdate['op']; readonly pod: NodePod }[] = [];
+  /** The admission being waited for, and its pod (the PLEG does not sync it before it is admitted). */
+  let admitting: { readonly uid: string; readonly done: Promise<void> } | undefined;
 
   function announceFinished(pod: NodePod): void {
     for (const listener of finishedListeners) listener(pod);
@@ -182,13 +205,28 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     }
     if (options.admit !== undefined && options.admit.length > 0) {
       const admitted = desired.pods().filter((p) => { const u = p.metadata.uid; return u !== uid && !rejected.has(u) && !finished.has(u); });
-      for (const handler of options.admit) {
-        const result = handler(pod, admitted);
-        if (!result.admit) {
-          reject(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? 'the pod was rejected at admission');
-          return;
-        }
+      const result = runAdmitHandlers(options.admit, pod, admitted);
+      if (result instanceof Promise) {
+        const done = result.then((r) => { finishAdmission(pod, r); }, (err: unknown) => {
+          finishAdmission(pod, { admit: false, reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${messageOf(err)}, which is unexpected` });
+        }).finally(() => {
+          admitting = undefined;
+          drain();
+        });
+        admitting = { uid, done };
+        return;
       }
+      finishAdmission(pod, result);
+      return;
+    }
+    workers.updatePod({ type: 'create', pod });
+  }
+
+  /** The end of a pod's admission: refused, or handed to its worker. */
+  function finishAdmission(pod: NodePod, result: AdmitResult): void {
+    if (!result.admit) {
+      reject(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? 'the pod was rejected at admission');
+      return;
     }
     workers.updatePod({ type: 'create', pod });
   }
@@ -222,12 +260,20 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     if (workers.stateOf(uid) !== undefined) workers.updatePod({ type: 'kill', pod: known });
   }
 
-  function onUpdate(u: PodConfigUpdate): void {
-    for (const pod of u.pods) {
-      if (u.op === 'ADD') add(pod);
-      else if (u.op === 'UPDATE') update(pod);
-      else if (u.op === 'REMOVE') remove(pod);
+  /** Applies the pending updates in order, until one's admission has to wait. */
+  function drain(): void {
+    while (admitting === undefined) {
+      const next = pending.shift();
+      if (next === undefined) return;
+      if (next.op === 'ADD') add(next.pod);
+      else if (next.op === 'UPDATE') update(next.pod);
+      else if (next.op === 'REMOVE') remove(next.pod);
     }
+  }
+
+  function onUpdate(u: PodConfigUpdate): void {
+    for (const pod of u.pods) pending.push({ op: u.op, pod });
+    drain();
   }
 
   async function housekeeping(): Promise<void> {
@@ -307,18 +353,25 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       timer?.cancel();
       timer = undefined;
       await running;
+      pending.length = 0;
+      await admitting?.done;
     },
     podChanged(uid, stillNeeded) {
       const pod = desired.pod(uid);
       if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
-      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata.deletionTimestamp !== undefined) return;
+      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata.deletionTimestamp !== undefined || admitting?.uid === uid) return;
       workers.updatePod({ type: 'sync', pod, ...(stillNeeded === undefined ? {} : { stillNeeded }) });
     },
     onPodFinished(listener) {
       finishedListeners.add(listener);
       return () => finishedListeners.delete(listener);
     },
-    activePods: () => desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid)),
+    activePods() {
+      const active = desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid));
+      // Pods waiting behind an admission count too: the resource managers must not free what they hold (an agent restart re-admits them one by one).
+      const waiting = pending.filter((u) => u.op === 'ADD' && !desired.isDesired(u.pod.metadata.uid)).map((u) => u.pod);
+      return waiting.length === 0 ? active : [...active, ...waiting];
+    },
     lastHousekeeping: () => last,
     health() {
       const reference = last === 0 ? startedAt : last;

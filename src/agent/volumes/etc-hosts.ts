@@ -3,8 +3,8 @@
  * known and rewritten when they change. The file is rewritten in place (same inode), never
  * replaced by a rename: containers bind-mount the inode, and a rename would leave them the old one.
  *
- * Host-network pods get no managed file here (upstream copies the node's /etc/hosts and appends
- * the hostAliases; a later issue).
+ * Host-network pods get no managed file: they see the node's /etc/hosts as the runtime gives it,
+ * without their hostAliases (upstream copies the node's file and appends them).
  */
 import { writeFileSync } from 'node:fs';
 import type { NodePod } from '../../api/pod/index.js';

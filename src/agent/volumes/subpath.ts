@@ -9,8 +9,8 @@
  * resolved real path, which the runtime bind-mounts.
  *
  * Divergence: upstream closes the remaining time-of-check/time-of-use window by bind-mounting
- * the checked directory under `<podDir>/volume-subpaths/` first; we hand the resolved path to the
- * runtime directly (a later issue may add that bind mount).
+ * the checked directory under `<podDir>/volume-subpaths/` first; here the resolved path goes to
+ * the runtime directly.
  */
 import { chmod, lstat, mkdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';

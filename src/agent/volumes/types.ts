@@ -71,7 +71,7 @@ export interface PodVolume {
   readonly medium?: 'Memory';
   /**
    * emptyDir only: sizeLimit in bytes. A tmpfs gets it as its `size=`; for a disk-backed
-   * emptyDir it is only recorded here, and the eviction manager enforces it (a later issue).
+   * emptyDir it is only recorded here, and the eviction manager enforces it (local storage limits).
    */
   readonly sizeLimitBytes?: number;
 }

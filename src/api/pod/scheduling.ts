@@ -6,7 +6,8 @@
  * tolerations against taints. Pure functions of kubernetes-types shapes; the messages each
  * caller gives a failure are its own.
  */
-import type { Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
+import type { Container, Node, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
+import { nodeSelectorMatches } from '../node-selector.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../quantity.js';
 
 /** A resource amount: millicores for cpu, whole units (bytes, counts) for the rest. */
@@ -75,40 +76,13 @@ export function hostPortsConflict(a: HostPort, b: HostPort): boolean {
   return a.ip === b.ip || a.ip === '0.0.0.0' || b.ip === '0.0.0.0';
 }
 
-function matchesRequirement(labels: Readonly<Record<string, string>>, r: NodeSelectorRequirement): boolean {
-  const value = labels[r.key];
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case 'In': return value !== undefined && values.includes(value);
-    case 'NotIn': return value === undefined || !values.includes(value);
-    case 'Exists': return value !== undefined;
-    case 'DoesNotExist': return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      if (value === undefined || values.length !== 1 || !/^-?\d+$/.test(value) || !/^-?\d+$/.test(values[0] ?? '')) return false;
-      const diff = BigInt(value) - BigInt(values[0] ?? '0');
-      return r.operator === 'Gt' ? diff > 0n : diff < 0n;
-    }
-    default: return false;
-  }
-}
-
-function matchesTerm(node: Pick<Node, 'metadata'>, term: NodeSelectorTerm): boolean {
-  const labels = node.metadata?.labels ?? {};
-  const expressions = term.matchExpressions ?? [];
-  const fields = term.matchFields ?? [];
-  if (expressions.length === 0 && fields.length === 0) return false;
-  const nodeFields = { 'metadata.name': node.metadata?.name ?? '' };
-  return expressions.every((r) => matchesRequirement(labels, r)) && fields.every((r) => matchesRequirement(nodeFields, r));
-}
-
 /** The pod's nodeSelector and requiredDuringSchedulingIgnoredDuringExecution both match the node (upstream NodeAffinity). */
 export function nodeMatchesPod(pod: Pod, node: Pick<Node, 'metadata'>): boolean {
   const labels = node.metadata?.labels ?? {};
   const selector = pod.spec?.nodeSelector ?? {};
   if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) return false;
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  return required === undefined || required.nodeSelectorTerms.some((t) => matchesTerm(node, t));
+  return required === undefined || nodeSelectorMatches(required, node);
 }
 
 /** The toleration tolerates the taint (upstream Toleration.ToleratesTaint). */

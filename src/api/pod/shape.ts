@@ -62,6 +62,12 @@ const container: Shape = {
     securityContext: 'object', stdin: 'bool', stdinOnce: 'bool', tty: 'bool', targetContainerName: 'string',
   },
 };
+const claimSpec: Shape = {
+  fields: {
+    accessModes: strings, selector: 'object', resources: { fields: { limits: quantities, requests: quantities } }, volumeName: 'string',
+    storageClassName: 'string', volumeMode: 'string', dataSource: 'object', dataSourceRef: 'object', volumeAttributesClassName: 'string',
+  },
+};
 const keyToPaths: Shape = { list: { fields: { key: 'string', path: 'string', mode: 'int' } } };
 const downwardItems: Shape = { list: { fields: { path: 'string', fieldRef, resourceFieldRef, mode: 'int' } } };
 const volume: Shape = {
@@ -74,6 +80,9 @@ const volume: Shape = {
     downwardAPI: { fields: { defaultMode: 'int', items: downwardItems } },
     projected: { fields: { defaultMode: 'int', sources: objects } },
     persistentVolumeClaim: { fields: { claimName: 'string', readOnly: 'bool' } },
+    csi: { fields: { driver: 'string', readOnly: 'bool', fsType: 'string', volumeAttributes: stringMap, nodePublishSecretRef: { fields: { name: 'string' } } } },
+    flexVolume: { fields: { driver: 'string', fsType: 'string', secretRef: { fields: { name: 'string' } }, readOnly: 'bool', options: stringMap } },
+    ephemeral: { fields: { volumeClaimTemplate: { fields: { metadata: 'object', spec: claimSpec } } } },
   },
 };
 const podShape: Shape = {

@@ -1,10 +1,13 @@
 /**
  * Validation of spec.volumes: unique DNS-label names, exactly one source each, and the
  * rules of the sources a node agent serves itself (hostPath, emptyDir, configMap, secret,
- * downwardAPI, projected, persistentVolumeClaim). Other sources are only counted.
+ * downwardAPI, projected) or through storage drivers and claims (persistentVolumeClaim, csi,
+ * flexVolume, ephemeral with its claim template). Other sources are only counted.
  */
 import type { KeyToPath, Volume } from 'kubernetes-types/core/v1.js';
 
+import { problemLines } from '../field-problems.js';
+import { validateClaimTemplate, validateCsiDriverName } from '../storage/index.js';
 import { VOLUME_SOURCES } from './defaults.js';
 import {
   Problems, VOLUME_FIELD_PATHS, checkAbsolutePath, checkDNSLabel, checkDNSSubdomain, checkFieldRef, checkFileMode,
@@ -69,6 +72,35 @@ function validateSource(p: Problems, path: string, v: Volume): void {
   if (v.persistentVolumeClaim !== undefined) {
     const claim = v.persistentVolumeClaim.claimName as string | undefined;
     if (claim === undefined || claim === '') p.add(`${path}.persistentVolumeClaim.claimName`, 'is required');
+  }
+  validateStorageSources(p, path, v);
+}
+
+/** The sources of storage drivers and claims: csi, flexVolume and ephemeral (upstream's rules). */
+function validateStorageSources(p: Problems, path: string, v: Volume): void {
+  const sink = problemLines(p.lines);
+  if (v.csi !== undefined) {
+    validateCsiDriverName(sink, `${path}.csi.driver`, v.csi.driver);
+    const secret = v.csi.nodePublishSecretRef;
+    if (secret !== undefined) {
+      const name = secret.name ?? '';
+      if (name === '') p.add(`${path}.csi.nodePublishSecretRef.name`, 'is required');
+      else checkDNSSubdomain(p, `${path}.csi.nodePublishSecretRef.name`, name);
+    }
+  }
+  if (v.flexVolume !== undefined) {
+    if ((v.flexVolume.driver as string | undefined ?? '') === '') p.add(`${path}.flexVolume.driver`, 'is required');
+    for (const key of Object.keys(v.flexVolume.options ?? {})) {
+      const slash = key.indexOf('/');
+      const prefix = `.${(slash < 0 ? key : key.slice(0, slash)).toLowerCase()}`;
+      // The node agent passes its own options under orch.io/ (fsType, readwrite, secrets, pod information).
+      if (prefix.endsWith('.orch.io')) p.add(`${path}.flexVolume.options[${key}]`, `${quote(key)} is in the orch.io namespace, which is reserved`);
+    }
+  }
+  if (v.ephemeral !== undefined) {
+    const template = v.ephemeral.volumeClaimTemplate;
+    if (template === undefined) p.add(`${path}.ephemeral.volumeClaimTemplate`, 'is required');
+    else validateClaimTemplate(sink, `${path}.ephemeral.volumeClaimTemplate`, template);
   }
 }
 

@@ -140,6 +140,16 @@ void describe('validatePod', () => {
     ['a bad emptyDir sizeLimit', (p) => { spec(p).volumes![1]!.emptyDir!.sizeLimit = '64 MB'; }, 'spec.volumes[1].emptyDir.sizeLimit', /invalid quantity/],
     ['a secret volume without a name', (p) => { spec(p).volumes!.push({ name: 's', secret: {} }); }, 'spec.volumes[2].secret.secretName', /is required/],
     ['a file mode over 0777', (p) => { spec(p).volumes!.push({ name: 's', configMap: { name: 'c', defaultMode: 0o1777 } }); }, 'spec.volumes[2].configMap.defaultMode', /0777/],
+    ['a csi volume without a driver', (p) => { spec(p).volumes!.push({ name: 'c', csi: { driver: '' } }); }, 'spec.volumes[2].csi.driver', /is required/],
+    ['a csi volume with a bad driver name', (p) => { spec(p).volumes!.push({ name: 'c', csi: { driver: 'Bad Driver' } }); }, 'spec.volumes[2].csi.driver', /DNS-1123 subdomain/],
+    ['a csi secret without a name', (p) => { spec(p).volumes!.push({ name: 'c', csi: { driver: 'd.example.com', nodePublishSecretRef: {} } }); }, 'spec.volumes[2].csi.nodePublishSecretRef.name', /is required/],
+    ['a flexVolume without a driver', (p) => { spec(p).volumes!.push({ name: 'f', flexVolume: { driver: '' } }); }, 'spec.volumes[2].flexVolume.driver', /is required/],
+    ['a flexVolume option in orch.io', (p) => { spec(p).volumes!.push({ name: 'f', flexVolume: { driver: 'v~d', options: { 'orch.io/fsType': 'ext4' } } }); }, 'spec.volumes[2].flexVolume.options[orch.io/fsType]', /reserved/],
+    ['an ephemeral volume without a template', (p) => { spec(p).volumes!.push({ name: 'e', ephemeral: {} }); }, 'spec.volumes[2].ephemeral.volumeClaimTemplate', /is required/],
+    ['an ephemeral template without access modes', (p) => { spec(p).volumes!.push({ name: 'e', ephemeral: { volumeClaimTemplate: { spec: { resources: { requests: { storage: '1Gi' } } } } } }); }, 'spec.volumes[2].ephemeral.volumeClaimTemplate.spec.accessModes', /is required: at least 1 access mode/],
+    ['an ephemeral template without storage', (p) => { spec(p).volumes!.push({ name: 'e', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } }); }, 'spec.volumes[2].ephemeral.volumeClaimTemplate.spec.resources[storage]', /is required/],
+    ['an ephemeral template with a name', (p) => { spec(p).volumes!.push({ name: 'e', ephemeral: { volumeClaimTemplate: { metadata: { name: 'x' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } }); }, 'spec.volumes[2].ephemeral.volumeClaimTemplate.metadata.name', /cannot be set/],
+    ['a claim volume without a claim name', (p) => { spec(p).volumes!.push({ name: 'c', persistentVolumeClaim: { claimName: '' } }); }, 'spec.volumes[2].persistentVolumeClaim.claimName', /is required/],
     ['a bad restart policy', (p) => { spec(p).restartPolicy = 'Sometimes'; }, 'spec.restartPolicy', /Always, OnFailure, Never/],
     ['a bad DNS policy', (p) => { spec(p).dnsPolicy = 'Cluster'; }, 'spec.dnsPolicy', /ClusterFirst, ClusterFirstWithHostNet, Default, None/],
     ['DNS policy None without nameservers', (p) => { spec(p).dnsPolicy = 'None'; delete spec(p).dnsConfig; }, 'spec.dnsConfig.nameservers', /at least one nameserver/],
@@ -185,6 +195,18 @@ void describe('validatePod', () => {
       assert.ok(hit !== undefined, `expected a problem at ${path} matching ${String(pattern)}, got:\n${problems.join('\n')}`);
     });
   }
+
+  void it('accepts the sources of storage drivers and claims', () => {
+    const problems = problemsOf((p) => {
+      spec(p).volumes!.push(
+        { name: 'claim', persistentVolumeClaim: { claimName: 'data', readOnly: true } },
+        { name: 'inline', csi: { driver: 'hostpath.csi.orch.io', volumeAttributes: { size: '1Gi' }, nodePublishSecretRef: { name: 'creds' } } },
+        { name: 'flex', flexVolume: { driver: 'example~lvm', fsType: 'ext4', options: { size: '1G' } } },
+        { name: 'scratch2', ephemeral: { volumeClaimTemplate: { metadata: { labels: { app: 'web' } }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'local', resources: { requests: { storage: '1Gi' } } } } } },
+      );
+    });
+    assert.deepEqual(problems, []);
+  });
 
   void it('accepts a sidecar init container with a probe', () => {
     const problems = problemsOf((p) => {

@@ -10,6 +10,9 @@
  * - ServiceAccount: pods get their service account (`default` when they name none, which must
  *   exist), its image pull secrets, and the projected API access volume (token, cluster CA,
  *   namespace) mounted in every container unless automountServiceAccountToken says no.
+ * - StorageObjectInUseProtection: new PersistentVolumeClaims and PersistentVolumes get the
+ *   `orch.io/pvc-protection` / `orch.io/pv-protection` finalizers.
+ * - DefaultStorageClass: a new claim naming no class gets the default StorageClass.
  *
  * Must not: validate (the strategies do), know HTTP or the store (objects are read through the
  * functions given).
@@ -19,3 +22,4 @@ export {
   admitServiceAccount, apiAccessVolumeSource, withServiceAccountAdmission, API_ACCESS_TOKEN_SECONDS, API_ACCESS_VOLUME_PREFIX, API_TOKEN_MOUNT_PATH,
   DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIG_MAP, type ServiceAccountAdmissionOptions,
 } from './service-account.js';
+export { admitDefaultStorageClass, withDefaultStorageClass, withInUseProtection, type DefaultStorageClassOptions } from './storage.js';

@@ -41,6 +41,13 @@ void describe('Policy authorizer', () => {
     assert.equal(authz.authorize(path(user('eve'), '/openapi/v3')).allowed, true);
     assert.equal(authz.authorize(path({ name: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] }, '/api')).allowed, false);
   });
+  void it('lets every authenticated user ask about itself, as upstream system:basic-user', () => {
+    for (const [group, res] of [['authentication.k8s.io', 'selfsubjectreviews'], ['authentication.orch.io', 'selfsubjectreviews'], ['authorization.k8s.io', 'selfsubjectaccessreviews']] as const) {
+      assert.equal(authz.authorize(resource(user('eve'), 'create', res, '', group)).allowed, true, `${group}/${res}`);
+      assert.equal(authz.authorize(resource({ name: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] }, 'create', res, '', group)).allowed, false);
+    }
+    assert.equal(authz.authorize(resource(user('eve'), 'create', 'tokenreviews', '', 'authentication.k8s.io')).allowed, false);
+  });
   void it('describes a denial as upstream does', () => {
     assert.equal(describeDenial(resource(user('bob'), 'list', 'events', 'default', 'events.orch.io')), 'User "bob" cannot list resource "events" in API group "events.orch.io" in the namespace "default"');
     assert.equal(describeDenial(resource(user('bob'), 'get', 'namespaces', '', '', 'status')), 'User "bob" cannot get resource "namespaces/status" in API group "" at the cluster scope');

@@ -55,6 +55,7 @@ const DISCOVERY_PATHS = ['/api', '/api/*', '/apis', '/apis/*', '/openapi/*', '/v
 const SELF_REVIEWS = new Set([
   'authorization.orch.io/selfsubjectaccessreviews', 'authorization.orch.io/selfsubjectrulesreviews',
   'authorization.k8s.io/selfsubjectaccessreviews', 'authorization.k8s.io/selfsubjectrulesreviews',
+  'authentication.orch.io/selfsubjectreviews', 'authentication.k8s.io/selfsubjectreviews',
 ]);
 
 function pathMatches(patterns: readonly string[], path: string): boolean {
@@ -86,7 +87,7 @@ function ruleSet(rules: readonly PolicyRule[], user: UserInfo, namespace: string
   const resourceRules: { verbs: string[]; apiGroups: string[]; resources: string[] }[] = [];
   const nonResourceRules: { verbs: string[]; nonResourceURLs: string[] }[] = [];
   if (user.groups.includes('system:authenticated')) {
-    resourceRules.push({ verbs: ['create'], apiGroups: [...new Set([...SELF_REVIEWS].map((r) => r.split('/')[0] ?? ''))], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] });
+    resourceRules.push({ verbs: ['create'], apiGroups: [...new Set([...SELF_REVIEWS].map((r) => r.split('/')[0] ?? ''))], resources: [...new Set([...SELF_REVIEWS].map((r) => r.split('/')[1] ?? ''))] });
     nonResourceRules.push({ verbs: ['get'], nonResourceURLs: [...DISCOVERY_PATHS] });
   }
   for (const rule of rules) {

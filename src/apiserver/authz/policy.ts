@@ -15,8 +15,8 @@
  * ```
  * A request is allowed when any rule matches it. Built in: the group `system:masters` may do
  * everything, every authenticated user may `get` the discovery, OpenAPI, version and health
- * paths (as upstream's system:discovery role) and create selfsubjectaccessreviews and
- * selfsubjectrulesreviews (upstream's system:basic-user).
+ * paths (as upstream's system:discovery role) and create selfsubjectaccessreviews,
+ * selfsubjectrulesreviews and selfsubjectreviews (upstream's system:basic-user).
  */
 import { readFileSync } from 'node:fs';
 import { OrchError } from '../../api/errors.js';

@@ -6,6 +6,11 @@
  * - nodelifecycle/: node-lifecycle-controller (Unknown conditions and taints for nodes whose
  *   agents stopped) and taint-eviction-controller (NoExecute taints delete pods);
  * - podgc/: pod-garbage-collector-controller (orphaned, stuck and surplus terminated pods);
+ * - persistentvolume/: persistentvolume-binder-controller (claims bound to volumes, phases,
+ *   reclaim); volumeprotection/: the claim and volume protection finalizers; attachdetach/:
+ *   VolumeAttachments of CSI volumes and nodes' volumesAttached; ephemeral/: the claims of generic
+ *   ephemeral volumes;
+ * - loops.ts: which informers each loop reads, and how each is built;
  * - leaderelection/: the Lease the replicas elect a leader with;
  * - client/: what the loops read and write through (registry clients, informers, events).
  *

@@ -15,6 +15,12 @@ function clients(clock: FakeClock): ControllerClients & { podsFake: FakeResource
     namespaces: new FakeResourceClient({ resource: 'namespaces', kind: 'Namespace', clock }),
     serviceAccounts: new FakeResourceClient({ resource: 'serviceaccounts', kind: 'ServiceAccount', clock }),
     configMaps: new FakeResourceClient({ resource: 'configmaps', kind: 'ConfigMap', clock }),
+    persistentVolumes: new FakeResourceClient({ resource: 'persistentvolumes', kind: 'PersistentVolume', clock }),
+    persistentVolumeClaims: new FakeResourceClient({ resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', clock }),
+    storageClasses: new FakeResourceClient({ resource: 'storageclasses', kind: 'StorageClass', clock }),
+    csiDrivers: new FakeResourceClient({ resource: 'csidrivers', kind: 'CSIDriver', clock }),
+    csiNodes: new FakeResourceClient({ resource: 'csinodes', kind: 'CSINode', clock }),
+    volumeAttachments: new FakeResourceClient({ resource: 'volumeattachments', kind: 'VolumeAttachment', clock }),
   };
 }
 
@@ -44,7 +50,9 @@ void describe('the controller manager', () => {
     await clock.advance(10_000);
     assert.equal(a.m.running, true);
     assert.equal(b.m.running, false);
-    assert.ok(a.log.includes('controllers: running scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller'));
+    assert.ok(a.log.includes('controllers: running scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, '
+      + 'root-ca-certificate-publisher-controller, persistentvolume-binder-controller, persistentvolume-attach-detach-controller, '
+      + 'persistentvolumeclaim-protection-controller, persistentvolume-protection-controller, ephemeral-volume-controller'), a.log.join('\n'));
     assert.ok(b.log.includes('leader election: a leads; the control loops run there'));
     await a.m.close();
     assert.equal(a.m.running, false);
@@ -56,7 +64,7 @@ void describe('the controller manager', () => {
   void it('runs only what --controllers enables, at once without leader election, and nothing for an empty list', async () => {
     const clock = new FakeClock();
     const c = clients(clock);
-    const some = manager('a', c, clock, ['*', '-scheduler', '-podgc', '-serviceaccount', '-root-ca-cert-publisher'], false);
+    const some = manager('a', c, clock, ['*', '-scheduler', '-podgc', '-serviceaccount', '-root-ca-cert-publisher', '-persistentvolume-binder', '-attachdetach', '-pvc-protection', '-pv-protection', '-ephemeral-volume'], false);
     some.m.start();
     await clock.advance(0);
     assert.ok(some.log.includes('controllers: running node-lifecycle-controller, taint-eviction-controller'));

@@ -1,45 +1,19 @@
 /**
  * The controller manager inside orch-apiserver: the enabled loops run while this replica leads
  * (leader election on a Lease; without it, at once). Each leader term builds its informers
- * (pods, nodes, node leases, as the loops need them), lets the loops register, lists, then starts
+ * (those the enabled loops read, loops.ts), lets the loops register, lists, then starts
  * the loops; a lost term closes them all. Terms never overlap: a new one starts after the last
  * one closed.
  */
 import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import { ClientEventRecorder, Informer, type Log, type ResourceClient } from './client/index.js';
+import { ClientEventRecorder, Informer, type Log } from './client/index.js';
 import { LeaderElector } from './leaderelection/index.js';
-import { NodeLifecycleController, TaintEvictionController } from './nodelifecycle/index.js';
-import { PodGarbageCollector } from './podgc/index.js';
-import { Scheduler, type Binder } from './scheduler/index.js';
-import { RootCaPublisher, ServiceAccountsController } from './serviceaccounts/index.js';
+import { buildLoop, INFORMED, INFORMERS_OF, type ControllerClients, type Informers, type Loop } from './loops.js';
+import type { Binder } from './scheduler/index.js';
 import { CONTROLLER_NAMES, controllerEnabled, type ControllerName } from './selection.js';
 
-/** The informers the enabled loops read (each listed and watched once per term). */
-function informersOf(names: readonly ControllerName[], all: Record<'nodes' | 'pods' | 'nodeLeases' | 'namespaces' | 'serviceAccounts' | 'configMaps', Informer>): Informer[] {
-  const wanted = new Set<Informer>();
-  for (const name of names) {
-    if (name === 'scheduler' || name === 'taint-eviction-controller' || name === 'pod-garbage-collector-controller') wanted.add(all.nodes).add(all.pods);
-    if (name === 'node-lifecycle-controller') wanted.add(all.nodes).add(all.pods).add(all.nodeLeases);
-    if (name === 'serviceaccount-controller') wanted.add(all.namespaces).add(all.serviceAccounts);
-    if (name === 'root-ca-certificate-publisher-controller') wanted.add(all.namespaces).add(all.configMaps);
-  }
-  return [...wanted];
-}
-
-export interface ControllerClients {
-  readonly pods: ResourceClient;
-  readonly nodes: ResourceClient;
-  /** Leases of orch-node-lease (the node agents' heartbeats). */
-  readonly nodeLeases: ResourceClient;
-  /** Leases of the leader election's namespace. */
-  readonly leases: ResourceClient;
-  /** events.orch.io/v1 events. */
-  readonly events: ResourceClient;
-  readonly namespaces: ResourceClient;
-  readonly serviceAccounts: ResourceClient;
-  readonly configMaps: ResourceClient;
-}
+export type { ControllerClients } from './loops.js';
 
 export interface LeaderElectionOptions {
   /** --leader-elect: false runs the loops at once. */
@@ -68,11 +42,6 @@ export interface ControllerManagerOptions {
   readonly log: Log;
   /** The reportingInstance of events is `<controller>-<hostname>`. */
   readonly hostname: string;
-}
-
-interface Loop {
-  start(): void;
-  close(): Promise<void>;
 }
 
 export class ControllerManager {
@@ -152,43 +121,23 @@ export class ControllerManager {
     const o = this.options;
     const names = CONTROLLER_NAMES.filter((n) => this.enabled(n));
     if (names.length === 0) return;
-    const informer = (client: ResourceClient, what: string): Informer => new Informer({ client, clock: o.clock, log: o.log, what });
-    const pods = informer(o.clients.pods, 'pods');
-    const nodes = informer(o.clients.nodes, 'nodes');
-    const nodeLeases = informer(o.clients.nodeLeases, 'node leases');
-    const namespaces = informer(o.clients.namespaces, 'namespaces');
-    const serviceAccounts = informer(o.clients.serviceAccounts, 'service accounts');
-    const configMaps = informer(o.clients.configMaps, 'configmaps');
+    const informers = Object.fromEntries(INFORMED.map((r) => [r, new Informer({ client: o.clients[r], clock: o.clock, log: o.log, what: r })])) as Informers;
     const recorder = (controller: string): ClientEventRecorder =>
       new ClientEventRecorder({ events: o.clients.events, clock: o.clock, log: o.log, controller, instance: `${controller}-${o.hostname}` });
-    const common = { clock: o.clock, log: o.log };
-    const loops: Loop[] = names.map((name): Loop => {
-      switch (name) {
-        case 'scheduler':
-          return new Scheduler({ ...common, pods, nodes, podsClient: o.clients.pods, binder: o.binder, recorder: recorder('default-scheduler') });
-        case 'node-lifecycle-controller':
-          return new NodeLifecycleController({
-            ...common, nodes, leases: nodeLeases, pods, nodesClient: o.clients.nodes, podsClient: o.clients.pods, recorder: recorder('node-controller'),
-            monitorPeriodMs: o.nodeMonitorPeriodMs, gracePeriodMs: o.nodeMonitorGracePeriodMs, startupGracePeriodMs: o.nodeStartupGracePeriodMs,
-          });
-        case 'taint-eviction-controller':
-          return new TaintEvictionController({ ...common, nodes, pods, podsClient: o.clients.pods, recorder: recorder('taint-eviction-controller') });
-        case 'pod-garbage-collector-controller':
-          return new PodGarbageCollector({ ...common, pods, nodes, podsClient: o.clients.pods, nodesClient: o.clients.nodes, terminatedThreshold: o.terminatedPodGcThreshold });
-        case 'serviceaccount-controller':
-          return new ServiceAccountsController({ ...common, namespaces, serviceAccounts, serviceAccountsClient: o.clients.serviceAccounts });
-        case 'root-ca-certificate-publisher-controller':
-          return new RootCaPublisher({ ...common, namespaces, configMaps, configMapsClient: o.clients.configMaps, caPem: o.rootCaPem });
-      }
-    });
-    const informers = informersOf(names, { nodes, pods, nodeLeases, namespaces, serviceAccounts, configMaps });
+    const loops: Loop[] = names.map((name) => buildLoop(name, {
+      informers, clients: o.clients, binder: o.binder, recorder, clock: o.clock, log: o.log,
+      nodeMonitorPeriodMs: o.nodeMonitorPeriodMs, nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs, nodeStartupGracePeriodMs: o.nodeStartupGracePeriodMs,
+      terminatedPodGcThreshold: o.terminatedPodGcThreshold, rootCaPem: o.rootCaPem,
+    }));
+    // Each informer the enabled loops read, listed and watched once.
+    const used = [...new Set(names.flatMap((n) => INFORMERS_OF[n]))].map((r) => informers[r]);
     const close = async (): Promise<void> => {
       for (const loop of loops) await loop.close();
-      for (const i of informers) await i.close();
+      for (const i of used) await i.close();
     };
     this.term = close;
     try {
-      for (const i of informers) await i.start();
+      for (const i of used) await i.start();
     } catch (err) {
       this.term = undefined;
       await close();

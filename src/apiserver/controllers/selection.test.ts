@@ -11,12 +11,16 @@ void describe('--controllers', () => {
     assert.equal(controllerEnabled(['scheduler'], 'pod-garbage-collector-controller'), false);
     assert.equal(controllerEnabled(['-podgc', '*'], 'pod-garbage-collector-controller'), false);
     assert.equal(controllerEnabled(['nodelifecycle'], 'node-lifecycle-controller'), true);
+    assert.equal(controllerEnabled(['*', '-attachdetach'], 'persistentvolume-attach-detach-controller'), false);
+    assert.equal(controllerEnabled(['pvc-protection'], 'persistentvolumeclaim-protection-controller'), true);
   });
 
   void it('names each unknown controller', () => {
     assert.deepEqual(controllerListProblems(['*', '-scheduler', 'podgc']), []);
     assert.deepEqual(controllerListProblems(['*', '-sheduler']), [
-      '--controllers: "sheduler" is not in the list of known controllers: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller',
+      '--controllers: "sheduler" is not in the list of known controllers: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller, '
+        + 'persistentvolume-binder-controller, persistentvolume-attach-detach-controller, persistentvolumeclaim-protection-controller, persistentvolume-protection-controller, '
+        + 'ephemeral-volume-controller',
     ]);
   });
 });

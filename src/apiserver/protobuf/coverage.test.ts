@@ -16,10 +16,12 @@ import { eventDefinitions } from '../resources/events/index.js';
 import { leaseDefinition } from '../resources/leases/index.js';
 import { namespaceDefinition } from '../resources/namespaces/index.js';
 import { nodeDefinition } from '../resources/nodes/index.js';
+import { persistentVolumeClaimDefinition, persistentVolumeDefinition } from '../resources/persistentvolumes/index.js';
 import { podDefinition } from '../resources/pods/index.js';
 import { reviewDefinitions } from '../resources/reviews/index.js';
 import { secretDefinition } from '../resources/secrets/index.js';
 import { serviceAccountDefinition } from '../resources/serviceaccounts/index.js';
+import { STORAGE_DEFINITIONS } from '../resources/storage/index.js';
 import type { Schema } from '../schema/index.js';
 import { TOKEN_REQUEST_VERSIONS, tokenRequestSchema } from '../serviceaccount/index.js';
 import { x509Library } from '../server/index.js';
@@ -67,6 +69,7 @@ void describe('the protobuf wire types', () => {
       namespaceDefinition, ...eventDefinitions({ ttlSeconds: 3600 }), nodeDefinition, podDefinition, configMapDefinition, secretDefinition,
       serviceAccountDefinition, leaseDefinition, ...reviewDefinitions({ reviewToken: () => Promise.resolve({}), authorizer: alwaysAllow }),
       csrDefinition(await x509Library()), nodeMetricsDefinition, podMetricsDefinition,
+      persistentVolumeDefinition, persistentVolumeClaimDefinition, ...STORAGE_DEFINITIONS,
     ];
     const problems: string[] = [];
     for (const def of defs) {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseFieldSelector, parseLabelSelector } from '../selectors/index.js';
@@ -8,6 +7,7 @@ import { openSqliteStore, type ManagedStore } from '../storage/index.js';
 import { StatusError } from '../status/index.js';
 import { object, objectMeta, str } from '../schema/index.js';
 import { listObjects, metaOf, ResourceRegistry, type ResourceDefinition, type StrategyContext } from './index.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 const def: ResourceDefinition = {
   group: 'test.orch.io', version: 'v1', kind: 'Widget', listKind: 'WidgetList', plural: 'widgets', singular: 'widget', shortNames: [], categories: [],
@@ -32,7 +32,7 @@ void describe('generic registry over SQLite', () => {
   let store: ManagedStore;
   let registry: ResourceRegistry;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-registry-'));
+    dir = mkdtempSync(join(syncedTmpdir(), 'orch-registry-'));
     store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
     registry = new ResourceRegistry({ def, store });
   });

@@ -81,12 +81,12 @@ export interface SubresourceDefinition {
 
 export interface TableColumn {
   readonly name: string;
-  readonly type: 'string' | 'integer' | 'date';
+  readonly type: 'string' | 'integer' | 'date' | 'boolean';
   readonly format?: 'name' | '';
   readonly description: string;
   /** 0: shown by default; 1: with `-o wide`. */
   readonly priority: 0 | 1;
-  cell(object: WireObject, now: Date): string | number;
+  cell(object: WireObject, now: Date): string | number | boolean;
 }
 
 /** Converts between the stored form and this view's wire form. */

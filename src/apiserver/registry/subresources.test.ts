@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openSqliteStore, type ManagedStore } from '../storage/index.js';
 import { int64, object, objectMeta, str } from '../schema/index.js';
 import { metaOf, ResourceRegistry, type ResourceDefinition, type StrategyContext, type WireObject } from './index.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 const base: ResourceDefinition = {
   group: 'test.orch.io', version: 'v1', kind: 'Gadget', listKind: 'GadgetList', plural: 'gadgets', singular: 'gadget', shortNames: [], categories: [],
@@ -30,7 +30,7 @@ void describe('registry: graceful deletion, merge subresources, reviews', () => 
   let store: ManagedStore;
   let registry: ResourceRegistry;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-registry-sub-'));
+    dir = mkdtempSync(join(syncedTmpdir(), 'orch-registry-sub-'));
     store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
     registry = new ResourceRegistry({ def: base, store });
   });

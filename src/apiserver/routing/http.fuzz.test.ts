@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { fc, fuzzAsync, mutatedObject, requestArbitrary } from '../../api/testing-fuzz.js';
-import { callApi, startTestApiServer, TEST_TOKEN, type TestApiServer } from './testing.js';
+import { startTestApiServer, TEST_TOKEN, type TestApiServer } from './testing.js';
+import { rawRequest } from '../../../test/helpers/loopback.js';
 
 const POD = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
 
@@ -36,14 +37,14 @@ void describe('fuzz: orch-apiserver requests', () => {
   let api: TestApiServer;
   before(async () => {
     api = await startTestApiServer();
-    const created = await callApi(api.port, '/api/v1/namespaces/default/pods', { method: 'POST', token: TEST_TOKEN, body: JSON.stringify(POD), headers: { 'content-type': 'application/json' } });
+    const created = await rawRequest(api.port, '/api/v1/namespaces/default/pods', { method: 'POST', token: TEST_TOKEN, body: JSON.stringify(POD), headers: { 'content-type': 'application/json' } });
     assert.equal(created.status, 201, created.body);
   });
   after(() => api.close());
 
   void it('answer every generated request below 500, and every 400 with a message', async () => {
     await fuzzAsync('orch-apiserver HTTP requests', requestArbitrary(VOCABULARY), async (r) => {
-      const answer = await callApi(api.port, r.path, { method: r.method, headers: r.headers, ...(r.method === 'GET' || r.method === 'HEAD' ? {} : { body: r.body }), timeoutMs: SHORT });
+      const answer = await rawRequest(api.port, r.path, { method: r.method, headers: r.headers, ...(r.method === 'GET' || r.method === 'HEAD' ? {} : { body: r.body }), timeoutMs: SHORT });
       assert.ok(answer.status < 500, `${r.method} ${r.path}: ${answer.status} ${answer.body.slice(0, 300)}`);
       // Node's parser refuses an unknown method with a bare 400; a HEAD answer has no body.
       if (answer.status === 400 && r.method !== 'FOO' && r.method !== 'HEAD') {
@@ -63,7 +64,7 @@ void describe('fuzz: orch-apiserver requests', () => {
     const target = fc.constantFrom('/api/v1/pods', '/api/v1/namespaces/default/pods', '/api/v1/namespaces/default/events', '/apis/events.k8s.io/v1/events', '/api/v1/nodes', '/api/v1/namespaces');
     await fuzzAsync('list and watch parameters', fc.tuple(target, query), async ([path, params]) => {
       const search = new URLSearchParams(params).toString();
-      const answer = await callApi(api.port, `${path}?${search}`, { token: TEST_TOKEN, timeoutMs: SHORT });
+      const answer = await rawRequest(api.port, `${path}?${search}`, { token: TEST_TOKEN, timeoutMs: SHORT });
       assert.ok(answer.status < 500, `${path}?${search}: ${answer.status} ${answer.body.slice(0, 300)}`);
       if (answer.status === 400 || answer.status === 422) {
         const message = (JSON.parse(answer.body) as { message?: string }).message ?? '';
@@ -93,7 +94,7 @@ void describe('fuzz: orch-apiserver requests', () => {
     await fuzzAsync('event validation', bodies, async ([path, body]) => {
       const named = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...body, metadata: { ...((body as { metadata?: object }).metadata ?? {}), name: `e${++n}` } } : body;
       const text: unknown = JSON.stringify(named);
-      const answer = await callApi(api.port, path, { method: 'POST', token: TEST_TOKEN, body: typeof text === 'string' ? text : 'null', headers: { 'content-type': 'application/json' } });
+      const answer = await rawRequest(api.port, path, { method: 'POST', token: TEST_TOKEN, body: typeof text === 'string' ? text : 'null', headers: { 'content-type': 'application/json' } });
       assert.ok(answer.status < 500, `${answer.status} ${answer.body.slice(0, 300)}`);
       if (answer.status === 422) {
         const status = JSON.parse(answer.body) as { details?: { causes?: { field?: string }[] } };

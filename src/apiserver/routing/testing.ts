@@ -2,12 +2,12 @@
  * orch-apiserver's router in process for tests (the unit lane's request tests and fuzz suite):
  * plain HTTP on a free loopback port, SQLite in a temporary directory, the namespaces, events,
  * pods, configmaps and nodes resources, a static token `admin-token` of a system:masters user,
- * and every line the router logs kept in `logs`. Test code only.
+ * and every line the router logs kept in `logs`. Requests: rawRequest of test/helpers/loopback.ts
+ * (with `token: TEST_TOKEN`). Test code only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { createAuthenticator, parseTokenFile } from '../authn/index.js';
@@ -20,6 +20,7 @@ import { nodeDefinition } from '../resources/nodes/index.js';
 import { podDefinition } from '../resources/pods/index.js';
 import { openSqliteStore } from '../storage/index.js';
 import { createRouter } from './router.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 export const TEST_TOKEN = 'admin-token';
 
@@ -30,47 +31,8 @@ export interface TestApiServer {
   close(): Promise<void>;
 }
 
-export interface ApiAnswer {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** One request with the path exactly as given; `token` adds the bearer token. */
-export function callApi(
-  port: number,
-  path: string,
-  o: { method?: string; token?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
-): Promise<ApiAnswer> {
-  return new Promise((resolve, reject) => {
-    // A body goes with its length (Node sends a GET's body unframed otherwise).
-    const length = o.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(o.body)) };
-    const headers = { ...length, ...(o.token === undefined ? {} : { authorization: `Bearer ${o.token}` }), ...(o.headers ?? {}) };
-    const req = request({ host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers, agent: false }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      const finish = (): void => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
-      };
-      // A watch stays open: it answers with what came within the time.
-      const timer = setTimeout(() => {
-        finish();
-        res.destroy();
-      }, o.timeoutMs ?? 10_000);
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', finish);
-      res.on('error', () => { finish(); });
-    });
-    req.on('upgrade', (res: IncomingMessage, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode ?? 101, body: '' });
-    });
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
-
 export async function startTestApiServer(): Promise<TestApiServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'apiserver-router-'));
+  const dir = await mkdtemp(join(syncedTmpdir(), 'apiserver-router-'));
   const store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
   const logs: string[] = [];
   const definitions = [namespaceDefinition, ...eventDefinitions({ ttlSeconds: 3600 }), podDefinition, configMapDefinition, nodeDefinition];

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isOrchError } from '../../api/errors.js';
@@ -16,9 +15,10 @@ import { openSqliteStore, type ManagedStore } from '../storage/index.js';
 import {
   answerTokenRequest, createServiceAccountAuthenticator, GENERATED_KEY_FILE, loadServiceAccountKeys, TokenIssuer, type ObjectLookup, type ServiceAccountKeys,
 } from './index.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 const ISSUER = 'https://orch.test';
-const dir = mkdtempSync(join(tmpdir(), 'sa-test-'));
+const dir = mkdtempSync(join(syncedTmpdir(), 'sa-test-'));
 after(() => { rmSync(dir, { recursive: true, force: true }); });
 
 function keysIn(sub: string): ServiceAccountKeys {

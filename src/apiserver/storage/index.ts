@@ -38,4 +38,5 @@ export type {
 } from './types.js';
 export { StoreErrorCode, type StoreErrorCodeValue } from './errors.js';
 export { openSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
-export { openEtcdStore, type EtcdStoreOptions, type EtcdLeaseMode } from './etcd-store.js';
+export type { EtcdStoreOptions, EtcdLeaseMode } from './etcd-store.js';
+export { openEtcdStore } from './etcd-open.js';

@@ -5,17 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isGone, isUnavailable } from '../../api/errors.js';
 import { openSqliteStore, type ManagedStore, type SqliteStoreOptions, type WatchEvent } from './index.js';
 import { runStoreConformance } from './conformance.js';
 import { waitFor } from '../../../test/helpers/wait.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'orch-sqlite-store-'));
+  const dir = mkdtempSync(join(syncedTmpdir(), 'orch-sqlite-store-'));
   dirs.push(dir);
   return dir;
 }

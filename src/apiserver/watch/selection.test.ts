@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { object, objectMeta, str } from '../schema/index.js';
@@ -8,6 +7,7 @@ import { parseFieldSelector, parseLabelSelector } from '../selectors/index.js';
 import { openSqliteStore, type ManagedStore, type StoredObject, type WatchEvent } from '../storage/index.js';
 import { ResourceRegistry, type ListRequest, type ResourceDefinition } from '../registry/index.js';
 import { presentShared, SelectionFilter, sharedMatcher, watchIndexFor } from './selection.js';
+import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 
 const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -62,7 +62,7 @@ void describe('selector watches through a store index', () => {
   let store: ManagedStore;
   let registry: ResourceRegistry;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-watch-index-'));
+    dir = mkdtempSync(join(syncedTmpdir(), 'orch-watch-index-'));
     store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
     registry = new ResourceRegistry({ def, store });
   });

@@ -48,9 +48,15 @@ export interface RunningContainer {
 }
 
 export interface CPUManager extends HintProvider {
+  /** Allocates the container's CPUs (synchronously), reading its affinity from the topology manager. Throws to refuse the pod. */
+  allocate(pod: NodePod, container: Container): void;
   readonly policy: 'none' | 'static';
   /** The CPU set a container runs on: its exclusive CPUs, else the shared pool (empty with the none policy). */
   cpuAffinity(podUID: string, container: string): CPUSet;
+  /** The container's exclusive CPUs (empty on the shared pool). */
+  exclusiveCPUs(podUID: string, container: string): CPUSet;
+  /** The CPUs the static policy may hand out exclusively (empty with the none policy). */
+  allocatableCPUs(): CPUSet;
   /** Releases the CPUs of every container `keep` does not keep (stale state, a refused pod). */
   releaseUnless(keep: (podUID: string, container: string) => boolean): void;
   /** Releases stale state, then updates running containers of `active` pods whose CPU set differs from the one last applied. */
@@ -118,6 +124,12 @@ export function createCPUManager(options: CPUManagerOptions, affinity: () => Aff
     },
     cpuAffinity(podUID, container) {
       return state.cpuSet(podUID, container) ?? state.defaultCPUSet();
+    },
+    exclusiveCPUs(podUID, container) {
+      return state.cpuSet(podUID, container) ?? CPUSet.EMPTY;
+    },
+    allocatableCPUs() {
+      return policy?.allocatableCPUs() ?? CPUSet.EMPTY;
     },
     releaseUnless(keep) {
       if (policy === undefined) return;

@@ -7,7 +7,9 @@
  * It owns: `<rootDir>/memory_manager_state` and the per-node accounting. It must not: write
  * cgroup files (the runtime applies cpuset.mems), or keep allocations of pods that are gone.
  */
-export { CM_MEMORY_MANAGER_CONFIG, createMemoryManager, reservedMemoryByNode, type MemoryManager, type MemoryManagerOptions, type MemoryReservation } from './manager.js';
+export {
+  CM_MEMORY_MANAGER_CONFIG, createMemoryManager, reservedMemoryByNode, type MemoryBlock, type MemoryManager, type MemoryManagerOptions, type MemoryReservation,
+} from './manager.js';
 export {
   CM_MEMORY_STATE_INVALID, MEMORY_MANAGER_STATE_FILE, decodeMemoryCheckpoint, encodeMemoryCheckpoint, openMemoryState,
   type Block, type MachineState, type MemoryAssignments, type MemoryState, type MemoryTable, type NUMANodeState,

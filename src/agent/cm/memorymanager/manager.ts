@@ -22,6 +22,13 @@ import { StaticMemoryPolicy, type ReservedMemory } from './static-policy.js';
 /** reservedMemory does not match node allocatable or the machine, or the Static policy has none. */
 export const CM_MEMORY_MANAGER_CONFIG = 'CM_MEMORY_MANAGER_CONFIG';
 
+/** Memory of one type on some NUMA nodes (upstream state.Block). */
+export interface MemoryBlock {
+  readonly type: string;
+  readonly bytes: number;
+  readonly numaNodes: readonly number[];
+}
+
 export interface MemoryReservation {
   readonly numaNode: number;
   readonly limits: Readonly<Record<string, string>>;
@@ -38,9 +45,15 @@ export interface MemoryManagerOptions {
 }
 
 export interface MemoryManager extends HintProvider {
+  /** Allocates the container's memory (synchronously), reading its affinity from the topology manager. Throws to refuse the pod. */
+  allocate(pod: NodePod, container: Container): void;
   readonly policy: 'None' | 'Static';
   /** The NUMA nodes of a container's memory (its cpuset.mems); empty when it has no exclusive memory. */
   numaNodes(podUID: string, container: string): CPUSet;
+  /** The container's memory blocks (type, bytes, NUMA nodes); empty when it has none. */
+  memoryBlocks(podUID: string, container: string): readonly MemoryBlock[];
+  /** What the Static policy may hand out, by NUMA node and memory type (empty with None). */
+  allocatableMemory(): MemoryBlock[];
   /** Releases the memory of every container `keep` does not keep (stale state, a refused pod). */
   releaseUnless(keep: (podUID: string, container: string) => boolean): void;
 }
@@ -111,6 +124,17 @@ export function createMemoryManager(options: MemoryManagerOptions, affinity: () 
     },
     numaNodes(podUID, container) {
       return CPUSet.of(...(state.entries.get(podUID)?.get(container) ?? []).flatMap((b) => b.numaAffinity ?? []));
+    },
+    memoryBlocks(podUID, container) {
+      return (state.entries.get(podUID)?.get(container) ?? []).map((b) => ({ type: b.type, bytes: b.size, numaNodes: b.numaAffinity ?? [] }));
+    },
+    allocatableMemory() {
+      if (policy === undefined) return [];
+      const out: MemoryBlock[] = [];
+      for (const [node, nodeState] of [...state.machine].sort((a, b) => a[0] - b[0])) {
+        for (const [type, table] of nodeState.memoryMap) if (table.allocatable > 0) out.push({ type, bytes: table.allocatable, numaNodes: [node] });
+      }
+      return out;
     },
     releaseUnless(keep) {
       if (policy === undefined) return;

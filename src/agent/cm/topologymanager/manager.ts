@@ -1,8 +1,9 @@
 /**
  * The topology manager (upstream: topology_manager.go and scope*.go): at admission it asks the
- * hint providers (the CPU and memory managers) for NUMA hints, merges them with its policy,
- * keeps the merged hint per container as that container's affinity, and has the providers
- * allocate in that order. Scopes:
+ * hint providers (the device, CPU and memory managers) for NUMA hints, merges them with its
+ * policy, keeps the merged hint per container as that container's affinity, and has the
+ * providers allocate in that order (a device plugin's Allocate is a call the admission waits
+ * for). Scopes:
  *
  *   | policy none      | each container is allocated without hints                         |
  *   | scope container  | hints, merge and allocation container by container (init first)   |
@@ -29,12 +30,15 @@ export const MAX_NUMA_NODES = 8;
 
 export type ScopeName = 'container' | 'pod';
 
-/** What the CPU and memory managers offer the topology manager. */
+/** What the device, CPU and memory managers offer the topology manager. */
 export interface HintProvider {
   topologyHints(pod: NodePod, container: Container): ProviderHints;
   podTopologyHints(pod: NodePod): ProviderHints;
-  /** Allocates the container's resources, reading its affinity from the store. Throws to refuse the pod. */
-  allocate(pod: NodePod, container: Container): void;
+  /**
+   * Allocates the container's resources with its merged hint (`affinity`, also in the store).
+   * Throws or rejects to refuse the pod.
+   */
+  allocate(pod: NodePod, container: Container, affinity: TopologyHint): void | Promise<void>;
 }
 
 /** The merged hint of each admitted container (upstream topologymanager.Store). */
@@ -44,8 +48,8 @@ export interface AffinityStore {
 
 export interface TopologyManager extends AffinityStore {
   readonly policy: PolicyName;
-  /** Admits the pod or refuses it with upstream's reason; the providers have allocated once it is admitted. */
-  admit(pod: NodePod): AdmitResult;
+  /** Admits the pod or refuses it with upstream's reason; the providers have allocated once it is admitted. Never rejects. */
+  admit(pod: NodePod): Promise<AdmitResult>;
   /** Forgets the affinities of every pod `keep` does not keep (gone or refused). */
   forgetUnless(keep: (podUID: string) => boolean): void;
 }
@@ -79,8 +83,12 @@ export function createTopologyManager(options: TopologyManagerOptions, providers
     affinities.set(podUID, pod);
   };
 
-  const allocate = (pod: NodePod, container: Container): void => {
-    for (const p of providers()) p.allocate(pod, container);
+  const none: TopologyHint = { numaAffinity: undefined, preferred: false };
+  const affinityOf = (podUID: string, container: string): TopologyHint => affinities.get(podUID)?.get(container) ?? none;
+
+  const allocate = async (pod: NodePod, container: Container): Promise<void> => {
+    const hint = affinityOf(pod.metadata.uid, container.name);
+    for (const p of providers()) await p.allocate(pod, container, hint);
   };
 
   const refuseAffinity = (pod: NodePod, hint: TopologyHint, container?: string): AdmitResult => {
@@ -88,38 +96,38 @@ export function createTopologyManager(options: TopologyManagerOptions, providers
     return refusal(topologyAffinityError());
   };
 
-  function admitNone(pod: NodePod): AdmitResult {
-    for (const c of allContainers(pod)) allocate(pod, c);
+  async function admitNone(pod: NodePod): Promise<AdmitResult> {
+    for (const c of allContainers(pod)) await allocate(pod, c);
     return ADMIT;
   }
 
-  function admitContainers(pod: NodePod): AdmitResult {
+  async function admitContainers(pod: NodePod): Promise<AdmitResult> {
     for (const c of allContainers(pod)) {
       const { hint, admit } = policy.merge(providers().map((p) => p.topologyHints(pod, c)));
       if (!admit) return refuseAffinity(pod, hint, c.name);
       log.v(2, 'Topology affinity', { pod: pod.metadata.name, container: c.name, numaAffinity: formatMask(hint.numaAffinity), preferred: hint.preferred });
       setAffinity(pod.metadata.uid, c.name, hint);
-      allocate(pod, c);
+      await allocate(pod, c);
     }
     return ADMIT;
   }
 
-  function admitPod(pod: NodePod): AdmitResult {
+  async function admitPod(pod: NodePod): Promise<AdmitResult> {
     const { hint, admit } = policy.merge(providers().map((p) => p.podTopologyHints(pod)));
     if (!admit) return refuseAffinity(pod, hint);
     for (const c of allContainers(pod)) {
       setAffinity(pod.metadata.uid, c.name, hint);
-      allocate(pod, c);
+      await allocate(pod, c);
     }
     return ADMIT;
   }
 
   return {
     policy: policy.name,
-    admit(pod) {
+    async admit(pod) {
       try {
-        if (policy.name === 'none') return admitNone(pod);
-        return options.scope === 'pod' ? admitPod(pod) : admitContainers(pod);
+        if (policy.name === 'none') return await admitNone(pod);
+        return await (options.scope === 'pod' ? admitPod(pod) : admitContainers(pod));
       } catch (err) {
         return refusal(err);
       }
@@ -127,8 +135,6 @@ export function createTopologyManager(options: TopologyManagerOptions, providers
     forgetUnless(keep) {
       for (const uid of [...affinities.keys()]) if (!keep(uid)) affinities.delete(uid);
     },
-    affinity(podUID, containerName) {
-      return affinities.get(podUID)?.get(containerName) ?? { numaAffinity: undefined, preferred: false };
-    },
+    affinity: affinityOf,
   };
 }

@@ -1,8 +1,9 @@
 /**
- * Every command-line flag of spec 000 ("Command-line options"), with its type, the
- * configuration field or command-line-only option it sets, its deprecation, and the default
- * the spec states (`specDefault`, checked against our defaults by a test). The defaults shown
- * in --help are computed from the effective defaults, so they cannot drift from what runs.
+ * Every command-line flag of the kubelet of Kubernetes 1.28 (with the naming rule applied; the
+ * table a test checks them against is testdata/flags.txt), with its type, the configuration
+ * field or command-line-only option it sets, its deprecation, and the default that table states
+ * (`specDefault`, checked against our defaults by a test). The defaults shown in --help are
+ * computed from the effective defaults, so they cannot drift from what runs.
  */
 
 /** How a flag's text is parsed (pflag/cliflag value types of upstream). */

@@ -12,6 +12,7 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { getHeapSnapshot } from 'node:v8';
+import type { Clock } from '../../../api/clock.js';
 import { HttpError, intParam, sendJson, sendText } from '../http.js';
 import type { RequestContext, Route } from '../router.js';
 
@@ -28,7 +29,8 @@ function index(): string {
   return `<html><head><title>/debug/pprof/</title></head><body>\n/debug/pprof/<br>\n<p>Profiles of the nodeagent process:</p>\n<table>\n${rows}\n</table>\n</body></html>\n`;
 }
 
-export function pprofRoutes(o: { contention: boolean }): Route[] {
+/** `clock` times the CPU profiles (the agent's clock; tests move a fake one). */
+export function pprofRoutes(o: { contention: boolean; clock: Pick<Clock, 'setTimer'> }): Route[] {
   let profiling = false;
   const delay = o.contention ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
   delay?.enable();
@@ -45,8 +47,8 @@ export function pprofRoutes(o: { contention: boolean }): Route[] {
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, seconds * 1000);
-        res.once('close', () => { clearTimeout(t); resolve(); });
+        const t = o.clock.setTimer(seconds * 1000, resolve);
+        res.once('close', () => { t.cancel(); resolve(); });
       });
       const { profile } = await session.post('Profiler.stop');
       const body = Buffer.from(JSON.stringify(profile));

@@ -2,7 +2,7 @@
  * The scheduler's cache of the cluster: a NodeInfo per node (made for a node's pods even before
  * the Node is seen), which pod is counted on which node, and the pods assumed on a node while
  * their binding is written (upstream's AssumePod/ForgetPod), so that the next decision counts
- * them without waiting for the watch.
+ * them without waiting for the watch; and how many of the counted pods name each claim.
  */
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { NodeInfo } from './node-info.js';
@@ -13,6 +13,8 @@ export class SchedulerCache {
   /** Pod key -> the node it is counted on. */
   private readonly placement = new Map<string, string>();
   private readonly assumed = new Set<string>();
+  /** Claim (`namespace/name`) -> how many counted pods name it (upstream's PVCRefCounts). */
+  private readonly claimUsers = new Map<string, number>();
 
   private info(name: string): NodeInfo {
     let info = this.nodes.get(name);
@@ -44,8 +46,14 @@ export class SchedulerCache {
     const was = this.placement.get(pod.key);
     if (was !== undefined && was !== nodeName) this.removePod(pod.key);
     this.assumed.delete(pod.key);
+    if (was !== nodeName) for (const c of pod.claims) this.claimUsers.set(c, (this.claimUsers.get(c) ?? 0) + 1);
     this.info(nodeName).addPod(pod);
     this.placement.set(pod.key, nodeName);
+  }
+
+  /** How many pods bound (or assumed) to a node name the claim. */
+  usersOfClaim(claim: string): number {
+    return this.claimUsers.get(claim) ?? 0;
   }
 
   /** Stops counting a pod; true when it was counted. */
@@ -55,7 +63,12 @@ export class SchedulerCache {
     this.placement.delete(key);
     this.assumed.delete(key);
     const info = this.nodes.get(nodeName);
-    info?.removePod(key);
+    const removed = info?.removePod(key);
+    for (const c of removed?.claims ?? []) {
+      const n = (this.claimUsers.get(c) ?? 0) - 1;
+      if (n > 0) this.claimUsers.set(c, n);
+      else this.claimUsers.delete(c);
+    }
     if (info !== undefined && info.node === undefined && info.pods.size === 0) this.nodes.delete(nodeName);
     return true;
   }

@@ -68,6 +68,15 @@ void describe('the scheduler filters', () => {
     assert.equal(reasons(pod('four'), n), undefined);
   });
 
+  void it('extended resources (device plugins) against allocatable minus what bound pods hold', () => {
+    const n = nodeInfo('d', { allocatable: { cpu: '2', memory: '4Gi', pods: '10', 'example.com/dev': '2' } });
+    n.addPod(pod('holder', {}, { 'example.com/dev': '1' }));
+    assert.equal(reasons(pod('one', {}, { 'example.com/dev': '1' }), n), undefined);
+    assert.deepEqual(reasons(pod('two', {}, { 'example.com/dev': '2' }), n), ['Insufficient example.com/dev']);
+    n.removePod('default/holder');
+    assert.equal(reasons(pod('two', {}, { 'example.com/dev': '2' }), n), undefined);
+  });
+
   void it('falls back to the capacity when a node gives no allocatable', () => {
     const info = new NodeInfo('cap');
     info.setNode({ metadata: { name: 'cap' }, status: { capacity: { cpu: '2', memory: '1Gi', pods: '10' } } });

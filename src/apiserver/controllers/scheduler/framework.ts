@@ -125,5 +125,15 @@ export function fitErrorMessage(pod: PodInfo, total: number, failures: readonly 
   return `${head} preemption: 0/${total} nodes are available: ${preemption}..`;
 }
 
+/**
+ * The FitError text when a PreFilter plugin refused the pod for every node (upstream: the plugin's
+ * message instead of the histogram; preemption cannot help anywhere).
+ */
+export function preFilterFitErrorMessage(pod: PodInfo, total: number, message: string): string {
+  const head = `0/${total} nodes are available: ${message}.`;
+  if (pod.pod.spec?.preemptionPolicy === 'Never') return `${head} preemption: not eligible due to preemptionPolicy=Never..`;
+  return `${head} preemption: 0/${total} nodes are available: ${total} Preemption is not helpful for scheduling..`;
+}
+
 /** Upstream's ErrNoNodesAvailable. */
 export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';

@@ -2,7 +2,8 @@
  * What the scheduler reads of a pod and of a node, computed once per version of the object:
  * a pod's priority, creation time, effective requests (and the non-zero requests scoring uses:
  * 100m cpu and 200Mi memory for containers that request none, as upstream), host ports; a node's
- * allocatable (its capacity when the node gives no allocatable, as upstream's defaulting does).
+ * allocatable (its capacity when the node gives no allocatable, as upstream's defaulting does);
+ * the claims its volumes name.
  */
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { hostPortsOf, podRequest, requestedResources, resourceAmount, type HostPort } from '../../../api/pod/index.js';
@@ -27,6 +28,10 @@ export interface PodInfo {
   readonly nonZeroCpu: number;
   readonly nonZeroMemory: number;
   readonly ports: readonly HostPort[];
+  /** `namespace/name` of the claims its persistentVolumeClaim volumes name (ReadWriteOncePod counts them). */
+  readonly claims: readonly string[];
+  /** It has volumes through claims (persistentVolumeClaim or generic ephemeral): the volume filters look at it. */
+  readonly hasClaimVolumes: boolean;
 }
 
 function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number): number {
@@ -63,6 +68,8 @@ export function podInfo(object: WireObject): PodInfo {
     nonZeroCpu: nonZero(pod, 'cpu', DEFAULT_MILLI_CPU_REQUEST),
     nonZeroMemory: nonZero(pod, 'memory', DEFAULT_MEMORY_REQUEST),
     ports: hostPortsOf(pod),
+    claims: [...new Set((pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim === undefined ? [] : [`${str(metaOf(object).namespace)}/${v.persistentVolumeClaim.claimName}`])))],
+    hasClaimVolumes: (pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim !== undefined || v.ephemeral !== undefined),
   };
 }
 

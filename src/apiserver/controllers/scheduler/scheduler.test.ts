@@ -5,7 +5,7 @@ import type { WireObject } from '../../registry/index.js';
 import { conflict } from '../../status/index.js';
 import { Informer } from '../client/index.js';
 import { FakeEventRecorder, FakeResourceClient } from '../client/testing.js';
-import { Scheduler, type Binder } from './index.js';
+import { Scheduler, SchedulerVolumes, type Binder } from './index.js';
 
 interface NodeSpec {
   readonly cpu?: string;
@@ -53,7 +53,12 @@ async function harness(options: { failBinds?: number } = {}): Promise<{
       await pods.update(namespace, name, p);
     },
   };
-  const scheduler = new Scheduler({ pods: podInformer, nodes: nodeInformer, podsClient: pods, binder, recorder, clock, log, random: () => 0 });
+  const fake = (resource: string, kind: string): FakeResourceClient => new FakeResourceClient({ resource, kind, clock, statusSubresource: true });
+  const storage = { volumes: fake('persistentvolumes', 'PersistentVolume'), claims: fake('persistentvolumeclaims', 'PersistentVolumeClaim'), classes: fake('storageclasses', 'StorageClass'), csiNodes: fake('csinodes', 'CSINode') };
+  const storageInformers = Object.fromEntries(Object.entries(storage).map(([k, c]) => [k, new Informer({ client: c, clock, log, what: k })])) as Record<keyof typeof storage, Informer>;
+  const volumes = new SchedulerVolumes({ ...storageInformers, volumesClient: storage.volumes, claimsClient: storage.claims, clock });
+  const scheduler = new Scheduler({ pods: podInformer, nodes: nodeInformer, podsClient: pods, binder, volumes, recorder, clock, log, random: () => 0 });
+  for (const i of Object.values(storageInformers)) await i.start();
   await nodeInformer.start();
   await podInformer.start();
   scheduler.start();

@@ -19,10 +19,11 @@ import { rec, recs } from '../../resources/common/index.js';
 import { podCondition, setPodCondition } from '../../resources/pods/index.js';
 import { updateObject, type EventRecorder, type Informer, type Log, type ResourceClient } from '../client/index.js';
 import { SchedulerCache } from './cache.js';
-import { filterNode, fitErrorMessage, NO_NODES_AVAILABLE, scoreNode, type FilterFailure } from './framework.js';
+import { filterNode, fitErrorMessage, NO_NODES_AVAILABLE, preFilterFitErrorMessage, scoreNode, type FilterFailure } from './framework.js';
 import { podInfo, type PodInfo } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
 import { feasibleNodesToFind } from './sampling.js';
+import type { SchedulerVolumes, VolumeReservation } from './volumes.js';
 
 export interface Binder {
   /** Binds the pod (pods/binding); throws the registry's StatusError. */
@@ -35,6 +36,8 @@ export interface SchedulerOptions {
   /** Writes PodScheduled False on pods that fit nowhere. */
   readonly podsClient: ResourceClient;
   readonly binder: Binder;
+  /** The volume plugins (claims, volumes, attach limits). */
+  readonly volumes: SchedulerVolumes;
   readonly recorder: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
@@ -71,6 +74,7 @@ export class Scheduler {
   private started = false;
   private closed = false;
   private draining = false;
+  private kickAgain = false;
   private inFlight = 0;
   /** Where the next cycle starts filtering (sampling.ts). */
   private nextStartNode = 0;
@@ -96,6 +100,7 @@ export class Scheduler {
       },
       deleted: (node) => { this.cache.removeNode(nameOf(node)); },
     });
+    options.volumes.onChange(() => { this.queue.moveAll(); });
     options.pods.addHandler({
       added: (pod) => { this.observe(pod, undefined); },
       updated: (old, pod) => { this.observe(pod, old); },
@@ -152,12 +157,21 @@ export class Scheduler {
   }
 
   private kick(): void {
-    if (!this.started || this.closed || this.draining) return;
+    if (!this.started || this.closed) return;
+    if (this.draining) {
+      // A pod may become ready after the loop found the queue empty but before it ended.
+      this.kickAgain = true;
+      return;
+    }
     this.draining = true;
     this.drain().catch((err: unknown) => {
       this.options.log(`scheduler: the scheduling loop failed: ${messageOf(err)}`);
     }).finally(() => {
       this.draining = false;
+      if (this.kickAgain) {
+        this.kickAgain = false;
+        this.kick();
+      }
     });
   }
 
@@ -186,6 +200,15 @@ export class Scheduler {
       this.unschedulable(pod, NO_NODES_AVAILABLE);
       return;
     }
+    const volumes = this.options.volumes.cycle(pod, (claim) => this.cache.usersOfClaim(claim));
+    if (volumes.kind === 'unresolvable') {
+      this.unschedulable(pod, preFilterFitErrorMessage(pod, nodes.length, volumes.message));
+      return;
+    }
+    if (volumes.kind === 'error') {
+      this.schedulingError(pod, volumes.message);
+      return;
+    }
     const failures: FilterFailure[] = [];
     let best: string[] = [];
     let bestScore = -1;
@@ -195,7 +218,7 @@ export class Scheduler {
     for (; processed < nodes.length && feasible < toFind; processed++) {
       const node = nodes[(this.nextStartNode + processed) % nodes.length];
       if (node === undefined) continue;
-      const failure = filterNode(pod, node);
+      const failure = filterNode(pod, node) ?? (volumes.kind === 'check' ? volumes.filter(node) : undefined);
       if (failure !== undefined) {
         failures.push(failure);
         continue;
@@ -215,9 +238,10 @@ export class Scheduler {
       return;
     }
     const chosen = best[Math.min(best.length - 1, Math.floor((this.options.random ?? Math.random)() * best.length))] ?? '';
+    const reservation = volumes.kind === 'check' ? volumes.reserve(chosen) : undefined;
     this.cache.assume(pod, chosen);
     this.inFlight++;
-    const bind = this.bind(pod, chosen).finally(() => {
+    const bind = this.bind(pod, chosen, reservation).finally(() => {
       this.inFlight--;
       this.binds.delete(bind);
       this.kick();
@@ -225,34 +249,49 @@ export class Scheduler {
     this.binds.add(bind);
   }
 
-  private async bind(pod: PodInfo, node: string): Promise<void> {
+  private async bind(pod: PodInfo, node: string, volumes: VolumeReservation | undefined): Promise<void> {
     const [namespace, name] = [namespaceOf(pod.object), nameOf(pod.object)];
+    let stage = 'running PreBind plugin "VolumeBinding"';
     try {
+      await volumes?.preBind();
+      stage = 'binding rejected';
       await this.options.binder.bind(namespace, name, pod.uid, node);
       this.queue.done(pod.key);
       this.options.recorder.record(pod.object, 'Normal', 'Scheduled', 'Binding', `Successfully assigned ${namespace}/${name} to ${node}`);
     } catch (err) {
+      volumes?.unreserve();
       this.cache.forget(pod.key);
       if (isNotFound(err)) {
         this.queue.delete(pod.key);
         return;
       }
       this.options.log(`scheduler: binding ${namespace}/${name} to ${node} failed (will retry): ${messageOf(err)}`);
-      this.options.recorder.record(pod.object, 'Warning', 'FailedScheduling', 'Scheduling', `binding rejected: ${messageOf(err)}`);
+      this.options.recorder.record(pod.object, 'Warning', 'FailedScheduling', 'Scheduling', `${stage}: ${messageOf(err)}`);
       this.queue.retry(pod.key);
     }
+  }
+
+  /** A scheduling error (not a fit error): FailedScheduling, PodScheduled False with reason SchedulerError, tried again after its back-off. */
+  private schedulingError(pod: PodInfo, message: string): void {
+    this.queue.retry(pod.key);
+    this.options.recorder.record(pod.object, 'Warning', 'FailedScheduling', 'Scheduling', message);
+    this.writeCondition(pod, 'SchedulerError', message);
+  }
+
+  private writeCondition(pod: PodInfo, reason: string, message: string): void {
+    const condition = podCondition(pod.object, 'PodScheduled');
+    if (condition?.status === 'False' && condition.reason === reason && condition.message === message) return;
+    const [namespace, name] = [namespaceOf(pod.object), nameOf(pod.object)];
+    updateObject(this.options.podsClient, namespace, name, (p) => this.responsible(p)
+      && setPodCondition(p, { type: 'PodScheduled', status: 'False', reason, message }, this.options.clock.now()), { subresource: 'status', current: pod.object })
+      .catch((err: unknown) => {
+        this.options.log(`scheduler: writing PodScheduled False on ${namespace}/${name} failed: ${messageOf(err)}`);
+      });
   }
 
   private unschedulable(pod: PodInfo, message: string): void {
     this.queue.unschedulable(pod.key);
     this.options.recorder.record(pod.object, 'Warning', 'FailedScheduling', 'Scheduling', message);
-    const condition = podCondition(pod.object, 'PodScheduled');
-    if (condition?.status === 'False' && condition.reason === 'Unschedulable' && condition.message === message) return;
-    const [namespace, name] = [namespaceOf(pod.object), nameOf(pod.object)];
-    updateObject(this.options.podsClient, namespace, name, (p) => this.responsible(p)
-      && setPodCondition(p, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }, this.options.clock.now()), { subresource: 'status', current: pod.object })
-      .catch((err: unknown) => {
-        this.options.log(`scheduler: writing PodScheduled False on ${namespace}/${name} failed: ${messageOf(err)}`);
-      });
+    this.writeCondition(pod, 'Unschedulable', message);
   }
 }

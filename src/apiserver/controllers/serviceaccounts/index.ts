@@ -86,7 +86,12 @@ class NamespaceQueue {
           this.timers.add(timer);
         }
       }
-    })().finally(() => { this.running = undefined; });
+    })().finally(() => {
+      this.running = undefined;
+      // A namespace added after the pass found the queue empty, but before it returned (events
+      // of one commit arrive together), found it still running: start the next pass for it.
+      if (this.queued.size > 0) this.drain();
+    });
   }
 }
 

@@ -10,9 +10,29 @@ function setup(): { clock: FakeClock; namespaces: FakeResourceClient; accounts: 
   return {
     clock,
     log: [],
-    namespaces: new FakeResourceClient({ resource: 'namespaces', kind: 'Namespace', clock }),
+    // Deleting a namespace marks it terminating first (a MODIFIED event), as the server does.
+    namespaces: new FakeResourceClient({ resource: 'namespaces', kind: 'Namespace', clock, gracePeriod: () => 30 }),
     accounts: new FakeResourceClient({ resource: 'serviceaccounts', kind: 'ServiceAccount', clock }),
     configMaps: new FakeResourceClient({ resource: 'configmaps', kind: 'ConfigMap', clock }),
+  };
+}
+
+/** The serviceaccount-controller over the setup's clients, started; close() stops it and its informers. */
+async function startAccountsLoop(s: ReturnType<typeof setup>): Promise<{ close(): Promise<void> }> {
+  const common = { clock: s.clock, log: (l: string) => s.log.push(l) };
+  const namespaces = new Informer({ client: s.namespaces, what: 'namespaces', ...common });
+  const accounts = new Informer({ client: s.accounts, what: 'accounts', ...common });
+  const loop = new ServiceAccountsController({ ...common, namespaces, serviceAccounts: accounts, serviceAccountsClient: s.accounts });
+  await namespaces.start();
+  await accounts.start();
+  loop.start();
+  await s.clock.advance(0);
+  return {
+    close: async () => {
+      await loop.close();
+      await namespaces.close();
+      await accounts.close();
+    },
   };
 }
 
@@ -21,14 +41,7 @@ void describe('the service account loops', () => {
     const s = setup();
     await s.namespaces.create('', { metadata: { name: 'a' } });
     await s.namespaces.create('', { metadata: { name: 'gone', deletionTimestamp: '2024-01-01T00:00:00Z' } });
-    const common = { clock: s.clock, log: (l: string) => s.log.push(l) };
-    const namespaces = new Informer({ client: s.namespaces, what: 'namespaces', ...common });
-    const accounts = new Informer({ client: s.accounts, what: 'accounts', ...common });
-    const loop = new ServiceAccountsController({ ...common, namespaces, serviceAccounts: accounts, serviceAccountsClient: s.accounts });
-    await namespaces.start();
-    await accounts.start();
-    loop.start();
-    await s.clock.advance(0);
+    const loop = await startAccountsLoop(s);
     assert.deepEqual(s.accounts.all().map((sa) => (sa.metadata as { namespace: string }).namespace), ['a']);
     await s.namespaces.create('', { metadata: { name: 'b' } });
     await s.clock.advance(0);
@@ -44,8 +57,19 @@ void describe('the service account loops', () => {
     await s.clock.advance(1_000);
     assert.ok(s.accounts.peek('c', 'default') !== undefined);
     await loop.close();
-    await namespaces.close();
-    await accounts.close();
+  });
+
+  void it('serviceaccount-controller: a namespace added as a pass ends on a terminating one is not left waiting', async () => {
+    const s = setup();
+    await s.namespaces.create('', { metadata: { name: 'a' } });
+    const loop = await startAccountsLoop(s);
+    // The two events come together, as when one namespace is deleted and the next made at once
+    // (the store commits both in one transaction): the first ends the queue's pass with nothing
+    // to do, the second comes before that pass has returned.
+    await Promise.all([s.namespaces.delete('', 'a'), s.namespaces.create('', { metadata: { name: 'next' } })]);
+    await s.clock.advance(0);
+    assert.ok(s.accounts.peek('next', 'default') !== undefined, 'the default account of the namespace made last');
+    await loop.close();
   });
 
   void it('root-ca-certificate-publisher-controller: kube-root-ca.crt in every namespace, written back when changed or deleted', async () => {

@@ -1,7 +1,7 @@
 /**
- * resources/events: the Event resource of spec 002 (events.orch.io/v1, the stored form) and its
- * core v1 view (`/api/v1/.../events`, what `kubectl get events` reads), both over the same
- * stored objects at `/events/<namespace>/<name>` and both writable. Every write of an event
+ * resources/events: the Event resource (upstream's events.k8s.io/v1 as events.orch.io/v1, the
+ * stored form) and its core v1 view (`/api/v1/.../events`, what `kubectl get events` reads),
+ * both over the same stored objects at `/events/<namespace>/<name>` and both writable. Every write of an event
  * (re)sets its time to live to --event-ttl.
  *
  * Must not: know HTTP or the store beyond the definition it hands to the registry.

@@ -1,6 +1,6 @@
 /**
- * The two wire schemas of events: events.orch.io/v1 Event (the stored form, spec 002) and the
- * older core v1 Event, with the field names each view uses.
+ * The two wire schemas of events: events.orch.io/v1 Event (the stored form, upstream's
+ * events.k8s.io/v1 renamed) and the older core v1 Event, with the field names each view uses.
  */
 import { int32, microTime, object, objectMeta, objectReference, str, time, type ObjectSchema } from '../../schema/index.js';
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ResourceRegistry, type StrategyContext, type WireObject } from '../../registry/index.js';
 import { StatusError } from '../../status/index.js';
 import { openSqliteStore, type ManagedStore } from '../../storage/index.js';
 import { bindFromBody, bindPod, podDefinition } from './index.js';
+import { syncedTmpdir } from '../../../../test/helpers/tempdir.js';
 
 const ctx: StrategyContext = { user: { name: 'test', uid: '', groups: [] }, now: new Date('2024-05-01T10:00:00Z') };
 
@@ -29,7 +29,7 @@ void describe('pods/binding', () => {
   let store: ManagedStore;
   let pods: ResourceRegistry;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'orch-binding-'));
+    dir = mkdtempSync(join(syncedTmpdir(), 'orch-binding-'));
     store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
     pods = new ResourceRegistry({ def: podDefinition, store });
   });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ResourceRegistry, type StrategyContext, type WireObject } from '../../registry/index.js';
 import { StatusError } from '../../status/index.js';
 import { openSqliteStore, type ManagedStore } from '../../storage/index.js';
 import { podDefinition } from './index.js';
+import { syncedTmpdir } from '../../../../test/helpers/tempdir.js';
 
 const ctx: StrategyContext = { user: { name: 'admin', uid: '', groups: ['system:masters'] }, now: new Date('2030-01-01T00:00:00Z') };
 const debug = { name: 'debugger', image: 'busybox:1.35', targetContainerName: 'app', stdin: true, tty: true };
@@ -19,7 +19,7 @@ void describe('pods/ephemeralcontainers', () => {
   const ephemeralOf = (pod: WireObject): WireObject[] => ((pod.spec as WireObject).ephemeralContainers ?? []) as WireObject[];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ephemeral-'));
+    dir = mkdtempSync(join(syncedTmpdir(), 'ephemeral-'));
     store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
     pods = new ResourceRegistry({ def: podDefinition, store });
     await pods.create(ctx, 'ns', { metadata: { name: 'web' }, spec: { containers: [{ name: 'app', image: 'busybox:1.35' }] } }, { dryRun: false });

@@ -2,17 +2,19 @@
  * The wire schema of core v1 Pod: spec (containers, volumes, scheduling and DNS fields,
  * tolerations...) and status (phase, conditions, container statuses, IPs), upstream's shape.
  * Strategic merge keys as upstream (containers, volumes, imagePullSecrets... by name,
- * conditions by type, podIPs by ip). Volume sources other than the common ones, affinity and
- * security contexts are kept as given (`any`); the pod validation of src/api/pod checks them.
+ * conditions by type, podIPs by ip). The sources of storage drivers and claims (csi, flexVolume,
+ * ephemeral) have their schemas; the other in-tree sources, affinity and security contexts are
+ * kept as given (`any`); the pod validation of src/api/pod checks them.
  */
 import { any, array, bool, int32, int64, object, objectMeta, str, stringMap, time, type ObjectSchema } from '../../schema/index.js';
 import { quantities } from '../nodes/index.js';
+import { csiVolumeSourceSchema, ephemeralVolumeSourceSchema, flexVolumeSourceSchema } from '../persistentvolumes/index.js';
 import { containerSchema, downwardItems, ephemeralContainerSchema, keyToPaths } from './schema-container.js';
 
 const LEGACY_SOURCES = [
-  'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'nfs', 'iscsi', 'glusterfs', 'rbd', 'flexVolume', 'cinder', 'cephfs',
+  'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'nfs', 'iscsi', 'glusterfs', 'rbd', 'cinder', 'cephfs',
   'flocker', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO',
-  'storageos', 'csi', 'ephemeral', 'image',
+  'storageos', 'image',
 ];
 
 const volume = object(
@@ -25,6 +27,9 @@ const volume = object(
     downwardAPI: object({ items: downwardItems, defaultMode: int32() }, { name: 'io.orch.api.core.v1.DownwardAPIVolumeSource' }),
     projected: object({ sources: array(any()), defaultMode: int32() }, { name: 'io.orch.api.core.v1.ProjectedVolumeSource' }),
     persistentVolumeClaim: object({ claimName: str(), readOnly: bool() }, { name: 'io.orch.api.core.v1.PersistentVolumeClaimVolumeSource', required: ['claimName'] }),
+    csi: csiVolumeSourceSchema,
+    flexVolume: flexVolumeSourceSchema,
+    ephemeral: ephemeralVolumeSourceSchema,
     ...Object.fromEntries(LEGACY_SOURCES.map((s) => [s, any()])),
   },
   { name: 'io.orch.api.core.v1.Volume', required: ['name'] },

@@ -1,0 +1,71 @@
+/**
+ * The sign-in page: a bearer token (from `kubectl create token`, or the server's token file),
+ * checked against the API (SelfSubjectReview, as `kubectl auth whoami`) before anything else is
+ * read. A refused token shows the API's answer, never data.
+ */
+import { ApiError, createApi, type FetchFn } from '../api.js';
+import { h, replace } from '../dom.js';
+
+interface SelfSubjectReview {
+  readonly status?: { readonly userInfo?: { readonly username?: string } };
+}
+
+/** Who holds `token`: the user's name, or throws ApiError. A 403 (the user may not ask) still proves the token valid. */
+export async function whoAmI(token: string, fetchFn: FetchFn): Promise<string> {
+  const api = createApi({ token, fetch: fetchFn });
+  try {
+    const review = await api.post<SelfSubjectReview>('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview',
+    });
+    return review.status?.userInfo?.username ?? 'unknown user';
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403) return 'signed in';
+    throw err;
+  }
+}
+
+export function signInPage(options: { message: string; fetch: FetchFn; onSignedIn: (token: string, user: string) => void }): HTMLElement {
+  const token = h('textarea', {
+    id: 'token', name: 'token', rows: 4, autocomplete: 'off', spellcheck: 'false', required: true,
+    placeholder: 'eyJhbGciOi…', 'aria-describedby': 'token-help',
+  });
+  const error = h('p', { class: 'error', id: 'sign-in-error', role: 'alert' });
+  const submit = h('button', { type: 'submit', class: 'btn primary' }, 'Sign in');
+  const show = (text: string): void => {
+    replace(error, text);
+    error.hidden = text === '';
+  };
+  show(options.message);
+  const form = h('form', { class: 'sign-in-form', novalidate: true },
+    h('label', { for: 'token' }, 'Bearer token'),
+    token,
+    h('p', { class: 'help', id: 'token-help' },
+      'Kept in this tab only (session storage). Get one with ', h('code', {}, 'kubectl create token default'),
+      ' or use a token of the server\'s --token-auth-file.'),
+    error,
+    submit);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = token.value.trim();
+    if (value === '') {
+      show('Paste a bearer token first.');
+      return;
+    }
+    submit.disabled = true;
+    show('');
+    whoAmI(value, options.fetch).then((user) => {
+      options.onSignedIn(value, user);
+    }, (err: unknown) => {
+      submit.disabled = false;
+      const text = err instanceof ApiError && err.status === 401
+        ? 'The API server refused this token (401 Unauthorized): it is unknown, expired or revoked.'
+        : `Cannot sign in: ${err instanceof Error ? err.message : String(err)}`;
+      show(text);
+    });
+  });
+  return h('div', { class: 'sign-in' },
+    h('div', { class: 'sign-in-card' },
+      h('div', { class: 'brand big' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'orch console'),
+      h('p', { class: 'lead' }, 'A live, read-only view of this cluster. Every read goes through the API with your identity, as kubectl\'s do.'),
+      form));
+}
