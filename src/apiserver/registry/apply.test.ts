@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { callApi, startTestApiServer, TEST_TOKEN, type TestApiServer } from '../routing/testing.js';
+import { rawRequest } from '../../../test/helpers/loopback.js';
+import { startTestApiServer, TEST_TOKEN, type TestApiServer } from '../routing/testing.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 let server: TestApiServer;
 
 function call(path: string, o: { method?: string; body?: string; type?: string; agent?: string } = {}): Promise<{ status: number; body: string; json: Record<string, unknown> }> {
   const headers: Record<string, string> = { 'content-type': o.type ?? 'application/json', ...(o.agent === undefined ? {} : { 'user-agent': o.agent }) };
-  return callApi(server.port, path, { method: o.method ?? 'GET', token: TEST_TOKEN, headers, ...(o.body === undefined ? {} : { body: o.body }) }).then((r) => {
+  return rawRequest(server.port, path, { method: o.method ?? 'GET', token: TEST_TOKEN, headers, ...(o.body === undefined ? {} : { body: o.body }) }).then((r) => {
     let json: Record<string, unknown> = {};
     try {
       json = JSON.parse(r.body) as Record<string, unknown>;
@@ -93,7 +94,7 @@ void describe('server-side apply over HTTP', () => {
     const strict = await apply('dup', dup);
     assert.equal(strict.status, 400);
     assert.match(String(strict.json.message), /error strict decoding YAML: .*line 3: key "a" already set in map/s);
-    const warned = await callApi(server.port, `${CM}/dup?fieldManager=t&fieldValidation=Warn`, { method: 'PATCH', token: TEST_TOKEN, headers: { 'content-type': 'application/apply-patch+yaml' }, body: dup });
+    const warned = await rawRequest(server.port, `${CM}/dup?fieldManager=t&fieldValidation=Warn`, { method: 'PATCH', token: TEST_TOKEN, headers: { 'content-type': 'application/apply-patch+yaml' }, body: dup });
     assert.equal(warned.status, 201, warned.body);
     assert.deepEqual((JSON.parse(warned.body) as { data: unknown }).data, { a: '2' });
     const post = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup2"},"data":{"a":"1","a":"2"},"nope":1}';

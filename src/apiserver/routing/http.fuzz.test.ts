@@ -118,8 +118,8 @@ void describe('fuzz: orch-apiserver requests', () => {
     await fuzzAsync('apply patches and managedFields', fc.tuple(fc.oneof(applied, written), query), async ([[kind, body], q]) => {
       const text = JSON.stringify(body) as string | undefined;
       const answer = kind === 'apply'
-        ? await callApi(api.port, `/api/v1/namespaces/default/pods/applied?${q}`, { method: 'PATCH', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/apply-patch+yaml' } })
-        : await callApi(api.port, `/api/v1/namespaces/default/pods/web?${q}`, { method: 'PUT', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/json' } });
+        ? await rawRequest(api.port, `/api/v1/namespaces/default/pods/applied?${q}`, { method: 'PATCH', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/apply-patch+yaml' } })
+        : await rawRequest(api.port, `/api/v1/namespaces/default/pods/web?${q}`, { method: 'PUT', token: TEST_TOKEN, body: text ?? 'null', headers: { 'content-type': 'application/json' } });
       assert.ok(answer.status < 500, `${kind}: ${answer.status} ${answer.body.slice(0, 300)}`);
       if (answer.status === 400 || answer.status === 422) assert.match(answer.body, /"message":"[^"]+"/);
     }, 600);
