@@ -113,9 +113,22 @@ export class FieldManager {
 
   /** What a new object is compared with: upstream's zero object (metadata, and spec and status structs). */
   zeroObject(): JsonMap {
-    const zero: JsonMap = { metadata: {} };
-    for (const field of ['spec', 'status']) if (this.schema.properties[field]?.type === 'object') zero[field] = {};
-    return zero;
+    return this.withZeroStructs({ metadata: {} });
+  }
+
+  /**
+   * `o` (a shallow copy when it changes) with the spec and status structs it lacks as `{}`:
+   * upstream's Go types always hold them, so a status written to an object that had none
+   * is not a struct the writer added.
+   */
+  private withZeroStructs(o: JsonMap): JsonMap {
+    let out = o;
+    for (const field of ['spec', 'status']) {
+      if (o[field] !== undefined || this.schema.properties[field]?.type !== 'object') continue;
+      if (out === o) out = { ...o };
+      out[field] = {};
+    }
+    return out;
   }
 
   /**
@@ -130,7 +143,7 @@ export class FieldManager {
     const given = nextMeta.managedFields;
     delete nextMeta.managedFields;
     const filter = this.filterFor(subresource);
-    const c = this.updater.compare(withoutManaged(live ?? this.zeroObject()), next, filter);
+    const c = this.updater.compare(this.withZeroStructs(withoutManaged(live ?? this.zeroObject())), this.withZeroStructs(next), filter);
     // Subresources never rewrite managedFields; a write that sends none keeps the live ones.
     let managed = emptyManaged();
     let fromLive = true;

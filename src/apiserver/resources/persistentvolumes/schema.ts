@@ -14,7 +14,7 @@ export const labelSelectorSchema: ObjectSchema = object(
       object({ key: str(), operator: str('In, NotIn, Exists or DoesNotExist.'), values: array(str()) }, { name: 'io.orch.apimachinery.meta.v1.LabelSelectorRequirement', required: ['key', 'operator'] }),
     ),
   },
-  { name: 'io.orch.apimachinery.meta.v1.LabelSelector', description: 'A label query over a set of resources (matchLabels and matchExpressions are ANDed).' },
+  { name: 'io.orch.apimachinery.meta.v1.LabelSelector', mapType: 'atomic', description: 'A label query over a set of resources (matchLabels and matchExpressions are ANDed).' },
 );
 
 const requirement = object(
@@ -25,15 +25,15 @@ const requirement = object(
 export const nodeSelectorSchema: ObjectSchema = object(
   {
     nodeSelectorTerms: array(
-      object({ matchExpressions: array(requirement), matchFields: array(requirement) }, { name: 'io.orch.api.core.v1.NodeSelectorTerm' }),
+      object({ matchExpressions: array(requirement), matchFields: array(requirement) }, { name: 'io.orch.api.core.v1.NodeSelectorTerm', mapType: 'atomic' }),
       { description: 'The terms are ORed.' },
     ),
   },
-  { name: 'io.orch.api.core.v1.NodeSelector', required: ['nodeSelectorTerms'] },
+  { name: 'io.orch.api.core.v1.NodeSelector', required: ['nodeSelectorTerms'], mapType: 'atomic' },
 );
 
-const secretReference = object({ name: str(), namespace: str() }, { name: 'io.orch.api.core.v1.SecretReference' });
-const localObjectReference = object({ name: str() }, { name: 'io.orch.api.core.v1.LocalObjectReference' });
+const secretReference = object({ name: str(), namespace: str() }, { name: 'io.orch.api.core.v1.SecretReference', mapType: 'atomic' });
+const localObjectReference = object({ name: str() }, { name: 'io.orch.api.core.v1.LocalObjectReference', mapType: 'atomic' });
 
 export const csiVolumeSourceSchema = object(
   {
@@ -51,7 +51,7 @@ export const flexVolumeSourceSchema = object(
   { name: 'io.orch.api.core.v1.FlexVolumeSource', required: ['driver'] },
 );
 
-const typedLocalRef = object({ apiGroup: str(), kind: str(), name: str() }, { name: 'io.orch.api.core.v1.TypedLocalObjectReference', required: ['kind', 'name'] });
+const typedLocalRef = object({ apiGroup: str(), kind: str(), name: str() }, { name: 'io.orch.api.core.v1.TypedLocalObjectReference', required: ['kind', 'name'], mapType: 'atomic' });
 const typedRef = object({ apiGroup: str(), kind: str(), name: str(), namespace: str() }, { name: 'io.orch.api.core.v1.TypedObjectReference', required: ['kind', 'name'] });
 
 export const claimSpecSchema: ObjectSchema = object(
@@ -119,7 +119,9 @@ const pvSpec = object(
     capacity: quantities,
     ...pvSources,
     accessModes: array(str(), { description: 'ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod.' }),
-    claimRef: objectReference,
+    // An ObjectReference is atomic elsewhere; the claim reference is granular (upstream's
+    // +structType=granular): the PV controller and an administrator each set parts of it.
+    claimRef: object({ ...objectReference.properties }, { description: 'The claim the volume is bound to (set by the PV controller when it binds).' }),
     persistentVolumeReclaimPolicy: str('Retain (default), Delete or Recycle.'),
     storageClassName: str(),
     mountOptions: array(str()),

@@ -14,7 +14,7 @@ const topologyTerm = object(
       object({ key: str('The label key that the selector applies to.'), values: array(str()) }, { name: 'io.orch.api.core.v1.TopologySelectorLabelRequirement', required: ['key', 'values'] }),
     ),
   },
-  { name: 'io.orch.api.core.v1.TopologySelectorTerm' },
+  { name: 'io.orch.api.core.v1.TopologySelectorTerm', mapType: 'atomic' },
 );
 
 export const storageClassSchema: ObjectSchema = object(
@@ -42,7 +42,7 @@ export const csiDriverSchema: ObjectSchema = object(
       {
         attachRequired: bool('The driver needs an attach (ControllerPublishVolume): the attach/detach controller makes VolumeAttachments. Default true.'),
         podInfoOnMount: bool('The node agent passes the pod\'s name, namespace and uid on NodePublishVolume. Default false.'),
-        volumeLifecycleModes: array(str(), { description: 'Persistent (default) and/or Ephemeral (inline csi volumes).' }),
+        volumeLifecycleModes: array(str(), { listType: 'set', description: 'Persistent (default) and/or Ephemeral (inline csi volumes).' }),
         storageCapacity: bool(),
         fsGroupPolicy: str('ReadWriteOnceWithFSType (default), File or None.'),
         tokenRequests: array(object({ audience: str(), expirationSeconds: int64() }, { name: 'io.orch.api.storage.v1.TokenRequest', required: ['audience'] })),
