@@ -6,7 +6,9 @@
  * apply followed by a server-side apply of the same object (kubectl's managed-fields
  * migration); `get --show-managed-fields`. The versions run side by side, each on objects of
  * its own (suffixed with the version). Bad apply patches are refused with 400/422 naming the
- * field, and nothing is written.
+ * field, and nothing is written. `--validate=strict|warn` with create, replace and both applies.
+ * A StorageClass and a PersistentVolumeClaim applied by their list types, the claim's status
+ * writer recorded apart.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -144,6 +146,20 @@ async function serverSideApply(version: string): Promise<void> {
   await writeFile(csaFile, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${csa}\ndata:\n  c: "3"\n`);
   await k('apply', '-f', csaFile);
   assert.deepEqual((await get(`/api/v1/namespaces/default/configmaps/${csa}`)).data, { c: '3' });
+
+  // --validate=strict|warn: kubectl finds fieldValidation in the server's OpenAPI and sends it;
+  // an unknown field refuses a create, replace or client-side apply (a patch), or is a warning.
+  const strict = `strict-${tag}`;
+  const unknownFile = await file('unknown', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${strict}\ndata: {a: "1"}\ndatum: {x: y}\n`);
+  await fails(['create', '--validate=strict', '-f', unknownFile], /strict decoding error: unknown field "datum"/);
+  const warned = await kubectl(env, ['create', '--validate=warn', '-f', unknownFile]);
+  assert.match(warned.stderr, /Warning: unknown field "datum"/);
+  await fails(['replace', '--validate=strict', '-f', unknownFile], /strict decoding error: unknown field "datum"/);
+  assert.match((await kubectl(env, ['replace', '--validate=warn', '-f', unknownFile])).stderr, /Warning: unknown field "datum"/);
+  const patchFile = await file('unknown-csa', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${csa}\ndata: {c: "4"}\ndatum: {x: y}\n`);
+  await fails(['apply', '--validate=strict', '-f', patchFile], /strict decoding error: unknown field "datum"/);
+  assert.deepEqual((await get(`/api/v1/namespaces/default/configmaps/${csa}`)).data, { c: '3' }, 'a refused patch writes nothing');
+  await fails(['apply', '--server-side', '--validate=strict', '-f', patchFile], /\.datum: field not declared in schema/);
 }
 
 void describe('kubectl apply --server-side with every kubectl', () => {
@@ -162,6 +178,42 @@ void describe('kubectl apply --server-side with every kubectl', () => {
     };
     await Promise.all([worker(), worker(), worker()]);
     assert.deepEqual(failures, [], failures.join('\n\n'));
+  });
+
+  void it('applies storage objects by their list types and keeps a status writer apart', async () => {
+    const binary = binaries.get(VERSIONS[VERSIONS.length - 1] ?? '');
+    assert.ok(binary !== undefined, 'the newest kubectl is missing');
+    const env: KubectlEnv = { binary, kubeconfig: server.adminKubeconfig, home: join(dir, 'home-storage') };
+    await mkdir(env.home, { recursive: true });
+    const path = join(dir, 'storage.yaml');
+    const manifests = (labels: string): string => [
+      'apiVersion: storage.orch.io/v1\nkind: StorageClass\nmetadata: {name: local}\nprovisioner: orch.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n',
+      `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default, labels: {${labels}}}\nspec:\n  storageClassName: local\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n  selector: {matchLabels: {tier: fast}}\n`,
+    ].join('---\n');
+    await writeFile(path, manifests('app: db, tier: fast'));
+    await kubectl(env, ['apply', '--server-side', '-f', path]);
+    const pvcPath = '/api/v1/namespaces/default/persistentvolumeclaims/data';
+    let pvc = await get(pvcPath);
+    assert.deepEqual(entriesOf(pvc).find((e) => e.manager === 'kubectl')?.fieldsV1, {
+      'f:metadata': { 'f:labels': { 'f:app': {}, 'f:tier': {} } },
+      'f:spec': { 'f:accessModes': {}, 'f:resources': { 'f:requests': { 'f:storage': {} } }, 'f:selector': {}, 'f:storageClassName': {} },
+    }, 'access modes and the selector are atomic');
+    assert.deepEqual(entriesOf(await get('/apis/storage.orch.io/v1/storageclasses/local')).map((e) => Object.keys(e.fieldsV1).sort()), [['f:provisioner', 'f:volumeBindingMode']]);
+    // A status writer is recorded apart (subresource status) and never conflicts with the applier.
+    const bound = { ...pvc, status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } };
+    const put = await server.client.request('PUT', `${pvcPath}/status?fieldManager=binder`, { body: bound });
+    assert.equal(put.status, 200, put.text);
+    pvc = await get(pvcPath);
+    const status = entriesOf(pvc).find((e) => e.manager === 'binder');
+    assert.equal(status?.subresource, 'status');
+    assert.deepEqual(status.fieldsV1, { 'f:status': { 'f:accessModes': {}, 'f:capacity': { '.': {}, 'f:storage': {} }, 'f:phase': {} } }, 'the capacity map is new: "." marks it');
+    assert.match((await kubectl(env, ['get', 'pvc', 'data', '-o', 'yaml', '--show-managed-fields'])).stdout, /manager: binder\n\s+operation: Update\n\s+subresource: status\n/);
+    // A label dropped from the file goes (the spec is immutable once created); the status stays the binder's.
+    await writeFile(path, manifests('app: db'));
+    await kubectl(env, ['apply', '--server-side', '-f', path]);
+    pvc = await get(pvcPath);
+    assert.deepEqual(meta(pvc).labels, { app: 'db' });
+    assert.equal((pvc.status as Record<string, unknown>).phase, 'Bound');
   });
 
   void it('refuses bad apply patches with 400/422 naming what is wrong, writing nothing', async () => {

@@ -4,7 +4,7 @@
  * served by ../watch (the router calls it for verb watch).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { decodeBody, decodeBodyFields, jsonDuplicates, parseYamlFields, readBody, send, type Output, type Query } from '../http/index.js';
+import { decodeBody, decodeBodyFields, jsonDuplicates, parseYamlFields, readBody, send, warningHeaders, type Output, type Query } from '../http/index.js';
 import { resolveManager } from '../fieldmanager/index.js';
 import { PATCH_CONTENT_TYPES } from '../patch/index.js';
 import { decodeStrict, deleteOptions } from '../schema/index.js';
@@ -43,10 +43,6 @@ function fieldValidation(query: Query): FieldValidation {
 
 function includeObject(query: Query): IncludeObject {
   return query.oneOf('includeObject', ['None', 'Metadata', 'Object'], 'Metadata');
-}
-
-function warningHeaders(warnings: readonly string[]): Record<string, string> {
-  return warnings.length === 0 ? {} : { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
 }
 
 /** Writes one object as JSON/YAML, a one-row Table or a PartialObjectMetadata. */

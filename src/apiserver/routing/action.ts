@@ -5,7 +5,7 @@
  * `fieldValidation` says, default Strict), and answers in the negotiated JSON or YAML; dryRun=All
  * is passed on. Failures are StatusErrors answered by the router.
  */
-import { decodeBody, negotiate, readBody, send } from '../http/index.js';
+import { decodeBody, negotiate, readBody, send, warningHeaders } from '../http/index.js';
 import { decodeObject, type RequestUser, type ResourceDefinition, type ResourceRegistry, type WireObject } from '../registry/index.js';
 import type { ConnectRequest, Connector } from './connect.js';
 
@@ -52,8 +52,7 @@ export function actionConnector(action: Action, options: ActionConnectorOptions)
       const result = await action.act({
         registry: r.registry, namespace: r.namespace, name: r.name, body: decoded.object, user: r.user, now: now(), dryRun: r.query.dryRun(),
       });
-      const warnings = decoded.warnings.length === 0 ? {} : { Warning: decoded.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
-      send(r.res, result.code, result.body, output, warnings);
+      send(r.res, result.code, result.body, output, warningHeaders(decoded.warnings));
     },
   };
 }

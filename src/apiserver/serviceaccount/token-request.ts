@@ -9,7 +9,7 @@
  * (a uid in the reference must match: 409), nothing else (400); a name or namespace in the body
  * must match the URL's (422).
  */
-import { decodeBody, negotiate, readBody, send } from '../http/index.js';
+import { decodeBody, negotiate, readBody, send, warningHeaders } from '../http/index.js';
 import { decodeObject, metaOf, str, type ResourceRegistry, type WireObject } from '../registry/index.js';
 import type { Connector } from '../routing/index.js';
 import { array, int64, object, objectMeta, str as strSchema, time, type ObjectSchema } from '../schema/index.js';
@@ -153,8 +153,7 @@ export function tokenRequestConnector(o: TokenRequestOptions): Connector {
       const { request, apiVersion } = requestOf(decodeBody(await readBody(r.req, o.maxRequestBytes), r.req.headers['content-type']));
       const output = negotiate(r.req.headers.accept, ['yaml', 'protobuf'], r.query.bool('pretty'));
       const { answer, warnings } = await answerTokenRequest(o, r.registry, r.namespace, r.name, request, now());
-      const headers = warnings.length === 0 ? {} : { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
-      send(r.res, 201, { ...answer, kind: 'TokenRequest', apiVersion }, output, headers);
+      send(r.res, 201, { ...answer, kind: 'TokenRequest', apiVersion }, output, warningHeaders(warnings));
     },
   };
 }
