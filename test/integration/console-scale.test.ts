@@ -38,6 +38,7 @@ interface Perf {
 
 let server: ApiServer;
 let simulator: ChildProcess | undefined;
+let simulatorLog = '';
 let browser: TestBrowser;
 
 async function readPerf(page: Page): Promise<{ count: number; longest: number; total: number; maxGap: number }> {
@@ -60,6 +61,10 @@ async function openPods(): Promise<{ page: Page; errors: string[] }> {
 before(async () => {
   server = await startApiServer({ storage: 'sqlite' });
   simulator = spawn(process.execPath, [NODEAGENT, 'simulate', '--nodes', String(NODES), '--orchconfig', server.adminKubeconfig, '--max-pods', '400', '--start-delay', '200ms'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Drained, or the simulator blocks in a write once the pipe is full (a pipe write is synchronous
+  // in Node) and neither runs its pods nor answers SIGTERM; the tail is kept for a failure message.
+  simulator.stderr?.setEncoding('utf8');
+  simulator.stderr?.on('data', (chunk: string) => { simulatorLog = (simulatorLog + chunk).slice(-8192); });
   await waitFor(`${NODES} simulated nodes`, async () => ((await server.client.request('GET', '/api/v1/nodes')).body.items as unknown[] | undefined)?.length === NODES, { timeoutMs: 60_000, intervalMs: 200 });
   browser = await launchBrowser('console-scale');
 });
@@ -69,7 +74,10 @@ after(async () => {
   if (simulator !== undefined && simulator.exitCode === null) {
     const exited = new Promise((resolve) => simulator?.once('exit', resolve));
     simulator.kill('SIGTERM');
+    // A simulator that does not stop within its nodes' shutdown is killed, so that the file ends.
+    const timer = setTimeout(() => { simulator?.kill('SIGKILL'); }, 30_000);
     await exited;
+    clearTimeout(timer);
   }
   await server.stop();
 });
@@ -94,7 +102,9 @@ void describe('the web console with thousands of pods', () => {
     await Promise.all(Array.from({ length: 16 }, create));
     await page.locator('.view-pods .count', { hasText: /^3000$/ }).waitFor({ timeout: 120_000 });
     await page.check('#filter-problems');
-    await page.locator('.view-pods .count', { hasText: /^0 of 3000$/ }).waitFor({ timeout: 300_000 });
+    await page.locator('.view-pods .count', { hasText: /^0 of 3000$/ }).waitFor({ timeout: 300_000 }).catch((err: unknown) => {
+      throw new Error(`not every pod turned Running; the simulator's log ends with:\n${simulatorLog}`, { cause: err });
+    });
     const seconds = (Date.now() - started) / 1000;
     const perf = await readPerf(page);
     process.stdout.write(`# ${PODS} pods created and Running in ${seconds.toFixed(1)} s with the pods view open: long tasks ${perf.count}, longest ${perf.longest} ms, total ${perf.total} ms; longest gap between frames ${perf.maxGap} ms\n`);
