@@ -17,7 +17,9 @@ void describe('the etcd helper', () => {
   }));
 
   void it('starts on new ports when one it picked was taken first', async () => {
-    const server = createServer();
+    // The squatter only holds the port: a health probe that reaches it is cut off at once, so no
+    // accepted connection keeps server.close() (and this file's process) waiting.
+    const server = createServer((socket) => { socket.destroy(); });
     squatter = server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const taken = (server.address() as { port: number }).port;
