@@ -47,7 +47,9 @@ if [ -f "$out/images.env" ] && grep -qx "BUSYBOX_SHA256=$bb_sha" "$out/images.en
   exit 0
 fi
 
-bb_version=$("$busybox_bin" 2>&1 | head -n1 | sed -n 's/^BusyBox v\([0-9]*\.[0-9]*\).*/\1/p')
+# sed reads the whole help text: with `head -n1` busybox could die of SIGPIPE and, under pipefail,
+# fail the script with exit code 141 and no message.
+bb_version=$("$busybox_bin" 2>&1 | sed -n '1s/^BusyBox v\([0-9]*\.[0-9]*\).*/\1/p')
 if [ -z "$bb_version" ]; then
   echo "build-images: cannot read the version of $busybox_bin" >&2
   exit 1
