@@ -103,7 +103,9 @@ void describe('the web console in Chromium against a real cluster', () => {
     assert.equal(await page.evaluate('sessionStorage.getItem("orch-console-token") !== null'), true);
     await page.waitForSelector('.conn-live');
     // The node agent's usage reaches the chart through the resource metrics API (scraped every 10 s).
-    await page.waitForSelector(`[data-node="${cluster.node}"] [data-resource="memory"] .spark-line`, { timeout: 60_000 });
+    // Attached, not visible: a flat line (the same usage at each scrape) has a box of height 0,
+    // which playwright counts as hidden.
+    await page.waitForSelector(`[data-node="${cluster.node}"] [data-resource="memory"] .spark-line`, { state: 'attached', timeout: 60_000 });
     await browser.screenshot(page, 'nodes');
     await page.click(`[data-node="${cluster.node}"] .card-title`);
     await page.waitForSelector('.view-node [data-condition="Ready"]');
