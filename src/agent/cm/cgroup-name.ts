@@ -48,6 +48,15 @@ export function isCgroupDriver(value: string): value is CgroupDriver {
   return value === 'cgroupfs' || value === 'systemd';
 }
 
+/**
+ * The cgroup settings of the configuration (cgroupRoot, cgroupsPerQOS, cgroupDriver): the
+ * configuration's validation allows cgroupfs and systemd only; anything else reads as cgroupfs,
+ * the default.
+ */
+export function cgroupConfigOf(c: { readonly cgroupRoot: string; readonly cgroupsPerQOS: boolean; readonly cgroupDriver: string }): CgroupConfig {
+  return { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' : 'cgroupfs' };
+}
+
 export function checkPodUID(uid: string): void {
   if (!UID_PATTERN.test(uid)) {
     throw new OrchError(CM_INVALID, 'invalid', `pod UID ${JSON.stringify(uid)} cannot name a cgroup (expected letters, digits and dashes)`, {
