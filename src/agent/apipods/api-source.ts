@@ -11,7 +11,7 @@ import type { Clock } from '../../api/clock.js';
 import { isMirrorPod, isStaticPod, podNamespacedName, toNodePod, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { createReflector, type Reflector } from '../orchclient/index.js';
-import type { RestClient, WatchEvent } from '../orchclient/rest-types.js';
+import type { RestClient, WatchEvent } from '../orchclient/index.js';
 
 export interface ApiPodSourceOptions {
   readonly rest: RestClient;

@@ -14,7 +14,7 @@ import { messageOf } from '../../api/errors.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 
 export interface MirrorPodsOptions {
   readonly rest: RestClient;

@@ -16,7 +16,7 @@
 import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError } from '../../api/errors.js';
-import { qosClass, type QOSClass } from '../../api/pod/qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/index.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 

@@ -11,7 +11,7 @@
 import type { Clock, Timer } from '../../api/clock.js';
 import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
-import type { PodRuntimeManager } from '../kuberuntime/types.js';
+import type { PodRuntimeManager } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
 import { rejectedPodStatus, type StatusManager } from '../status/index.js';
