@@ -12,7 +12,8 @@
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { Tracer } from '../api/tracing/index.js';
-import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../api/pod/index.js';
+import type { Signal } from '../api/signal.js';
+import type { NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
 } from '../agent/apipods/index.js';
@@ -35,29 +36,22 @@ import type { ServingCertificateSource } from '../agent/server/index.js';
 import { podCidrFollower } from '../agent/kuberuntime/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
-import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
+import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import {
-  createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+  createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
 import { deviceNodeFacts } from './agent-devices.js';
 import type { DeviceNodeFacts } from '../agent/cm/index.js';
 
-/** What of the node's own Node object the connection reads. */
-type NodeAnnotations = Parameters<typeof nodeObjectTtlMs>[0];
-
 export interface ApiConnection {
   readonly rest: RestClient;
   readonly recorder: EventRecorder;
-  /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy). */
+  /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy); the pod manager registers the desired pods with it. */
   readonly objects: ObjectManager;
   /** The service account tokens of projected volumes. */
   readonly tokens: ServiceAccountTokenSource;
-  /** The desired pods, registered with `objects` as they come and go. */
-  trackPods(pods: PodManager): PodManager;
-  /** Where the node's own Node object is read (its annotations tune `objects`). */
-  useNode(source: () => NodeAnnotations | undefined): void;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
   /** Records a pod event the node's modules decided. */
   podEvent(event: PodEvent): void;
@@ -107,11 +101,9 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     // The modules log their events already; the recorder's own line is verbose.
     logVerbosity: 3,
   });
-  // The Cache strategy's TTL is the Node's ttl annotation once the node status controller has the Node.
-  let node: () => NodeAnnotations | undefined = () => undefined;
+  // The Cache strategy's TTL is the Node's ttl annotation once the node status controller reads the Node (createApiMode).
   const objects = createObjectManager({
     rest, clock, logger: logs.logger('volumes'), strategy: c.configMapAndSecretChangeDetectionStrategy as ChangeDetectionStrategy,
-    cacheTtlMs: () => nodeObjectTtlMs(node()),
   });
   const reviews = createOrchClient({ connection, clock });
   return {
@@ -120,10 +112,6 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     reviews,
-    trackPods: (pods) => registeringPods(pods, objects),
-    useNode(source) {
-      node = source;
-    },
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
     podEvent(e) {
@@ -139,26 +127,6 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       await recorder.stop();
       reviews.close();
       rest.close();
-    },
-  };
-}
-
-/** `pods`, registering each desired pod (added or changed) with the object manager and unregistering it when it goes. */
-function registeringPods(pods: PodManager, objects: ObjectManager): PodManager {
-  return {
-    pod: (uid) => pods.pod(uid),
-    isDesired: (uid) => pods.isDesired(uid),
-    pods: () => pods.pods(),
-    set(uid, pod) {
-      objects.registerPod(pod);
-      pods.set(uid, pod);
-    },
-    remove(uid) {
-      pods.remove(uid);
-      objects.unregisterPod(uid);
-    },
-    get size() {
-      return pods.size;
     },
   };
 }
@@ -207,6 +175,8 @@ export interface ApiModeDeps {
   readonly health: HealthChecks;
   /** The eviction manager's pressure conditions. */
   readonly pressure: () => NodePressure;
+  /** Something the node status reports changed (readiness, pressure): it is reported at once rather than at the next period. */
+  readonly nodeStatusChanges?: Pick<Signal, 'subscribe'>;
   /** A problem that makes the node not ready besides the health checks (graceful node shutdown under way). */
   readonly nodeProblem?: () => string | undefined;
   /** The machine facts of the node status (default: read from this machine under rootDir). */
@@ -222,8 +192,6 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
-  /** Something the node status reports changed (readiness, pressure): report it now rather than at the next period. */
-  nodeStatusChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -266,7 +234,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     clock: d.clock,
     logger: nodeLog,
     onEvent: (e) => { api.recorder.event(nodeReference(nodeName), e.type, e.reason, e.reason, e.message); },
-    onNode: (node) => { void followPodCidr(node.spec?.podCIDR); },
+    onNode: (node) => {
+      void followPodCidr(node.spec?.podCIDR);
+      api.objects.nodeChanged(node);
+    },
   });
   const lease: LeaseController = createLeaseController({
     client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
@@ -277,7 +248,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const writer: StatusWriter = createStatusWriter({
     rest: api.rest, status: d.status, logger: podLog, clock: d.clock,
     podOf: (uid) => d.pods.pod(uid),
-    apiObjectOf: (pod) => (isStaticPod(pod) ? source.mirrorOf(pod.metadata.namespace, pod.metadata.name) : source.byUID(pod.metadata.uid)),
+    apiObjectOf: (pod) => source.apiObjectOf(pod),
   });
   const mirrors: MirrorPods = createMirrorPods({
     rest: api.rest, nodeName, logger: podLog, clock: d.clock,
@@ -286,9 +257,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     onCreated: (uid) => { writer.requestWrite(uid); },
   });
   source.onMirrorsChanged(() => { mirrors.requestSync(); });
-  api.useNode(() => nodeStatus.node());
   const devices = d.devices;
   const unsubscribeDevices = devices?.onChange(() => { nodeStatus.requestUpdate(); });
+  const unsubscribeChanges = d.nodeStatusChanges?.subscribe(() => { nodeStatus.requestUpdate(); });
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
     start() {
@@ -302,16 +273,13 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
         mirrors.start();
       }, (err: unknown) => { nodeLog.error('Node registration stopped', { err: String(err) }); });
     },
-    nodeStatusChanged() {
-      nodeStatus.requestUpdate();
-    },
     podFinished(pod) {
       writer.podFinished(pod);
-      // A static pod that finished or went away changes what mirrors there should be.
-      if (podSource(pod) !== API_SOURCE) mirrors.requestSync();
+      mirrors.podFinished(pod);
     },
     async stop() {
       unsubscribeDevices?.();
+      unsubscribeChanges?.();
       await source.stop();
       await mirrors.stop();
       await writer.stop();

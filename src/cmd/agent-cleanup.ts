@@ -5,29 +5,19 @@
  * configuration and started, and the garbage collectors' reclaim the eviction manager runs
  * under disk pressure. Not part of --runonce (upstream's runonce starts neither).
  *
- * The GC periods are upstream's constants (1 minute for containers, 5 for images); the
- * environment variables NODEAGENT_CONTAINER_GC_PERIOD and NODEAGENT_IMAGE_GC_PERIOD (Go
- * durations) shorten them for tests and experiments.
+ * The GC periods come from src/agent/gc (upstream's, or shorter from the environment).
  */
 import type { Clock } from '../api/clock.js';
-import { durationToMs, parseDurationField } from '../api/duration.js';
-import { OrchError } from '../api/errors.js';
+import { durationToMs } from '../api/duration.js';
 import { parseByteSize } from '../api/quantity.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createContainerLogManager } from '../agent/containerlogs/index.js';
 import {
-  CONTAINER_GC_PERIOD_MS, IMAGE_GC_PERIOD_MS, createContainerGC, createGarbageCollector, createGcMetrics, createImageGC, imageFsSource,
-  readRuntimeConfig, type GcEvent,
+  createContainerGC, createGarbageCollector, createGcMetrics, createImageGC, gcPeriods, imageFsSource, readRuntimeConfig, type GcEvent,
 } from '../agent/gc/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { Registry } from 'prom-client';
-
-/** A GC period from the environment is not a positive Go duration. */
-export const GC_INVALID_PERIOD = 'GC_INVALID_PERIOD';
-
-export const CONTAINER_GC_PERIOD_ENV = 'NODEAGENT_CONTAINER_GC_PERIOD';
-export const IMAGE_GC_PERIOD_ENV = 'NODEAGENT_IMAGE_GC_PERIOD';
 
 export interface NodeCleanupDeps {
   readonly resolved: ResolvedConfiguration;
@@ -49,29 +39,20 @@ export interface NodeCleanupDeps {
   readonly onEvent?: ((event: GcEvent) => void) | undefined;
 }
 
-/** A period from `env[name]` in ms, or `fallback` when unset. Throws GC_INVALID_PERIOD. */
-export function periodFromEnv(env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const ms = durationToMs(parseDurationField(text, name));
-  if (!(ms > 0)) throw new OrchError(GC_INVALID_PERIOD, 'invalid', `${name}=${text}: the period must be a positive duration such as 30s`, { subject: name });
-  return ms;
-}
-
-/** What runs: the teardown, and the garbage collectors' reclaim for the eviction manager. */
+/** What runs: the start and teardown, and the garbage collectors' reclaim for the eviction manager. */
 export interface NodeCleanup {
+  start(): void;
   stop(): Promise<void>;
   deleteAllUnusedContainers(): Promise<void>;
   deleteUnusedImages(): Promise<void>;
 }
 
-/** Builds and starts the garbage collectors and the log manager. */
-export function startNodeCleanup(d: NodeCleanupDeps): NodeCleanup {
+/** Builds the garbage collectors and the log manager; `start` starts them. */
+export function createNodeCleanup(d: NodeCleanupDeps): NodeCleanup {
   const c = d.resolved.config;
   const o = d.resolved.options;
   const { cri, clock } = d;
-  const containerPeriodMs = periodFromEnv(d.env, CONTAINER_GC_PERIOD_ENV, CONTAINER_GC_PERIOD_MS);
-  const imagePeriodMs = periodFromEnv(d.env, IMAGE_GC_PERIOD_ENV, IMAGE_GC_PERIOD_MS);
+  const { containerPeriodMs, imagePeriodMs } = gcPeriods(d.env);
   const log = d.logs.logger('gc');
   const metrics = createGcMetrics(d.registry);
   const containerGC = createContainerGC({
@@ -114,9 +95,11 @@ export function startNodeCleanup(d: NodeCleanupDeps): NodeCleanup {
     maxWorkers: c.containerLogMaxWorkers,
     monitorPeriodMs: durationToMs(c.containerLogMonitorInterval),
   });
-  collector.start();
-  rotation.start();
   return {
+    start() {
+      collector.start();
+      rotation.start();
+    },
     async stop() {
       await rotation.stop();
       await collector.stop();

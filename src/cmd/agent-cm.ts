@@ -6,7 +6,7 @@
 import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createContainerManager, statusReservation, type ContainerManager, type DeviceHintProvider, type ReservationSettings } from '../agent/cm/index.js';
+import { cgroupConfigOf, createContainerManager, statusReservation, type ContainerManager, type DeviceHintProvider, type ReservationSettings } from '../agent/cm/index.js';
 import { runningContainerRefs, updateContainerCpuset } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import type { CriClient } from '../agent/runtime/cri/index.js';
@@ -35,9 +35,7 @@ export function buildContainerManager(
   const c = resolved.config;
   const o = resolved.options;
   return createContainerManager({
-    cgroupRoot: c.cgroupRoot,
-    cgroupsPerQOS: c.cgroupsPerQOS,
-    cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' : 'cgroupfs',
+    ...cgroupConfigOf(c),
     enforceNodeAllocatable: c.enforceNodeAllocatable,
     systemReservedCgroup: c.systemReservedCgroup,
     orchReservedCgroup: c.orchReservedCgroup,

@@ -11,6 +11,7 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from '../api/clock.js';
 import type { NodePod } from '../api/pod/index.js';
+import { cgroupConfigOf } from '../agent/cm/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import {
   createEvictionManager, createEvictionMetrics, createPodTerminator, createSignalReader, evictionSettings, memoryCgroupDirs,
@@ -37,6 +38,8 @@ export interface EvictionDeps {
   readonly onPodEvent?: ((pod: NodePod, e: EvictionEvent) => void) | undefined;
   /** The pressure conditions changed: the node status reports them now. */
   readonly onPressureChange: () => void;
+  /** The garbage collectors' reclaim under disk pressure. */
+  readonly reclaim: NodeReclaim;
 }
 
 export interface Eviction {
@@ -44,17 +47,15 @@ export interface Eviction {
   readonly admit: AdmitHandler;
   /** MemoryPressure, DiskPressure and PIDPressure for the node status. */
   pressure(): NodePressure;
-  /** Starts the monitoring loop, reclaiming with `reclaim` (the garbage collectors). */
-  start(reclaim: NodeReclaim): void;
+  /** Starts the monitoring loop. */
+  start(): void;
   stop(): Promise<void>;
 }
 
 export async function createEviction(d: EvictionDeps): Promise<Eviction> {
   const c = d.resolved.config;
   const settings = evictionSettings(c);
-  const cgroups = await memoryCgroupDirs({
-    cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' : 'cgroupfs',
-  });
+  const cgroups = await memoryCgroupDirs(cgroupConfigOf(c));
   const log = d.logs.logger('eviction');
   const imageFs = imageFsMountpoint({ images: d.cri, runtime: d.cri });
   const signals = createSignalReader({
@@ -64,21 +65,17 @@ export async function createEviction(d: EvictionDeps): Promise<Eviction> {
     podsCgroupDir: cgroups.pods,
     clock: d.clock,
   });
-  let reclaim: NodeReclaim | undefined;
   const manager: EvictionManager = createEvictionManager({
     ...settings,
     signals,
     podStats: { podStats: (maxAgeMs) => d.podStats(maxAgeMs) },
-    activePods: () => d.pods.pods().filter((p) => d.workers.stateOf(p.metadata.uid) === 'syncing'),
+    activePods: () => d.pods.activePods(),
     podCleanedUp: (uid) => d.workers.stateOf(uid) === undefined,
     terminator: createPodTerminator({
       workers: d.workers, clock: d.clock,
       onExceeded: (pod, message) => { d.onPodEvent?.(pod, { type: 'Warning', reason: 'ExceededGracePeriod', message }); },
     }),
-    reclaim: {
-      deleteAllUnusedContainers: () => reclaim?.deleteAllUnusedContainers() ?? Promise.resolve(),
-      deleteUnusedImages: () => reclaim?.deleteUnusedImages() ?? Promise.resolve(),
-    },
+    reclaim: d.reclaim,
     clock: d.clock,
     logger: log,
     metrics: createEvictionMetrics(d.registry),
@@ -90,8 +87,7 @@ export async function createEviction(d: EvictionDeps): Promise<Eviction> {
   return {
     admit: (pod) => manager.admit(pod),
     pressure: () => ({ memory: has('MemoryPressure'), disk: has('DiskPressure'), pid: has('PIDPressure') }),
-    start(gc) {
-      reclaim = gc;
+    start() {
       manager.start();
     },
     stop: () => manager.stop(),

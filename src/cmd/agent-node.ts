@@ -11,7 +11,7 @@ import { readNodeCapacity } from '../api/node-capacity.js';
 import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { loadCredentialProviders, pullKeyring } from '../agent/credentialprovider/index.js';
-import { createPodCgroups, podCgroupParent, type ContainerManager, type DeviceManager } from '../agent/cm/index.js';
+import { cgroupConfigOf, createPodCgroups, podCgroupParent, type ContainerManager, type DeviceManager } from '../agent/cm/index.js';
 import { createPodStatusCache, createRuntimeManager, runtimeNetworkState, waitForRuntime, type PodRuntimeManager, type PodStatusCache } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { nodeIPs, nodeName } from '../agent/nodeinfo/index.js';
@@ -112,7 +112,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     cri.close();
     throw err;
   }
-  const cgroupConfig = { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' as const : 'cgroupfs' as const };
+  const cgroupConfig = cgroupConfigOf(c);
   const cgroups = createPodCgroups({
     ...cgroupConfig,
     clock,

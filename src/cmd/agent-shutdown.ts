@@ -1,7 +1,7 @@
 /**
  * Part of nodeagent's composition root: graceful node shutdown (src/agent/shutdown), built when
  * shutdownGracePeriod or shutdownGracePeriodByPodPriority asks for it. Its kills go through the
- * pod workers' kill path; the active pods are the desired pods whose status is not terminal.
+ * pod workers' kill path; the active pods are the pod manager's (src/agent/syncloop).
  * NODEAGENT_LOGIND_CONF_DIR moves logind's drop-in directory (tests and experiments).
  */
 import type { Clock } from '../api/clock.js';
@@ -10,7 +10,6 @@ import type { LogRoot } from '../agent/logging/index.js';
 import { killPodNow, type PodWorkers } from '../agent/podworkers/index.js';
 import type { PodEvent } from '../agent/prober/index.js';
 import { connectLogind, createShutdownManager, shutdownPeriods, type ShutdownManager } from '../agent/shutdown/index.js';
-import type { StatusManager } from '../agent/status/index.js';
 import type { DesiredPods } from '../agent/syncloop/index.js';
 
 export interface NodeShutdownDeps {
@@ -19,7 +18,6 @@ export interface NodeShutdownDeps {
   readonly clock: Clock;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly pods: DesiredPods;
-  readonly status: Pick<StatusManager, 'getPodStatus'>;
   readonly workers: Pick<PodWorkers, 'updatePod' | 'stateOf'>;
   /** A pod event (API-server mode). */
   readonly podEvent?: ((event: PodEvent) => void) | undefined;
@@ -40,10 +38,7 @@ export function nodeShutdown(d: NodeShutdownDeps): ShutdownManager | undefined {
     clock,
     logger: d.logs.logger('nodeshutdown'),
     connect: () => connectLogind({ clock, address: d.env.DBUS_SYSTEM_BUS_ADDRESS, confDir: d.env.NODEAGENT_LOGIND_CONF_DIR }),
-    activePods: () => d.pods.pods().filter((pod) => {
-      const phase = d.status.getPodStatus(pod.metadata.uid)?.phase;
-      return phase !== 'Succeeded' && phase !== 'Failed' && d.workers.stateOf(pod.metadata.uid) !== 'terminated';
-    }),
+    activePods: () => d.pods.activePods(),
     killPod: async (pod, gracePeriodSeconds, failure) => {
       const log = d.logs.logger('nodeshutdown');
       await killPodNow({

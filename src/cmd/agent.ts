@@ -10,20 +10,20 @@ import type { Clock } from '../api/clock.js';
 import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE } from '../api/pod/index.js';
+import { createSignal } from '../api/signal.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { HealthChecks } from '../agent/health/index.js';
 import { sysctlAdmission } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { createPleg } from '../agent/pleg/index.js';
 import { createPodWorkers } from '../agent/podworkers/index.js';
 import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
-import { createPodManager, createSyncLoop, podCapacity } from '../agent/syncloop/index.js';
-import type { ApiConnection, ApiMode } from './agent-api.js';
-import { startNodeCleanup } from './agent-cleanup.js';
+import { createPodManager, podCapacity } from '../agent/syncloop/index.js';
+import { createNodeCleanup } from './agent-cleanup.js';
 import { startDeviceServices } from './agent-devices.js';
 import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
+import { wireSyncLoop } from './agent-syncloop.js';
 import { startAgentTracing } from './agent-tracing.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
@@ -57,14 +57,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
   const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
-  let api: ApiConnection | undefined;
-  if (apiModules !== undefined) {
-    const connected = await apiModules.connectApi(resolved, logs, identity, clock, tracing?.tracer('orchclient'));
-    disposers.push(() => connected.close());
-    api = connected;
-  }
+  const api = apiModules === undefined ? undefined : await apiModules.connectApi(resolved, logs, identity, clock, tracing?.tracer('orchclient'));
+  if (api !== undefined) disposers.push(() => api.close());
 
-  const pods = api === undefined ? createPodManager() : api.trackPods(createPodManager());
+  // In API-server mode the pod manager registers the desired pods with the ConfigMap and Secret manager.
+  const pods = createPodManager({ registrar: api?.objects });
   const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
@@ -84,62 +81,54 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });
 
   const nodeEvent = api?.nodeEvent.bind(api);
+  // Raised by graceful node shutdown and the eviction manager, heard by the node status (API-server mode).
+  const nodeStatusChanges = createSignal();
   // Graceful node shutdown: its kills go through the workers; while it runs the node is NotReady.
   const shutdown = nodeShutdown({
-    resolved, logs, clock, env: process.env, pods, status, workers, nodeEvent, podEvent: api?.podEvent.bind(api),
-    nodeStatusChanged: () => { apiMode?.nodeStatusChanged(); },
+    resolved, logs, clock, env: process.env, pods, workers, nodeEvent, podEvent: api?.podEvent.bind(api),
+    nodeStatusChanged: () => { nodeStatusChanges.notify(); },
   });
-  let apiMode: ApiMode | undefined;
+  // Garbage collection and log rotation (src/cmd/agent-cleanup.ts), started once the loops run;
+  // the eviction manager reclaims through them.
+  const cleanup = createNodeCleanup({
+    resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
+    sourcesReady: () => podConfig.sourcesReady(),
+    isRemovable: (uid) => !pods.isDesired(uid) && workers.stateOf(uid) === undefined,
+    isTerminated: (uid) => workers.stateOf(uid) === undefined,
+    podChanged: (uid) => { node.podCache.invalidate(uid); },
+    onEvent: nodeEvent === undefined ? undefined : (e) => { nodeEvent(e.type, e.reason, e.message); },
+  });
   // The eviction manager: its kills carry the Evicted failure through the workers.
   const eviction = await createEviction({
-    resolved, logs, clock, cri, pods, workers, registry: metrics.registry,
+    resolved, logs, clock, cri, pods, workers, registry: metrics.registry, reclaim: cleanup,
     podStats: async (maxAgeMs) => (await stats.snapshot(maxAgeMs)).pods,
     onNodeEvent: api === undefined ? undefined : (e) => { api.nodeEvent(e.type, e.reason, e.message); },
     onPodEvent: api === undefined ? undefined : (pod, e) => { api.podEvent({ ...e, pod }); },
-    onPressureChange: () => { apiMode?.nodeStatusChanged(); },
+    onPressureChange: () => { nodeStatusChanges.notify(); },
   });
-  if (api !== undefined && apiModules !== undefined) {
-    apiMode = apiModules.createApiMode({
-      resolved, logs, api, identity, clock, cri, status, pods, health,
-      pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
-      pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
-      devices: node.devices.node,
-    });
-  }
+  const apiMode = api === undefined || apiModules === undefined ? undefined : apiModules.createApiMode({
+    resolved, logs, api, identity, clock, cri, status, pods, health, nodeStatusChanges,
+    pressure: () => eviction.pressure(), nodeProblem: () => shutdown?.problem(),
+    pushPods: (apiPods) => { podConfig.pushSnapshot(API_SOURCE, apiPods); },
+    devices: node.devices.node,
+  });
 
   const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
-  const recordEvent = api?.podEvent.bind(api);
-  const syncLoop = createSyncLoop({
-    clock,
-    podConfig,
-    workers,
-    pods,
-    runtime: node.runtime,
-    volumes: node.volumes,
-    cgroups: node.cgroups,
-    status,
-    podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
-    logger: logs.logger('syncloop'),
-    // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
-    admit: [
-      eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
-      ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
-    ],
-    ...(recordEvent === undefined ? {} : { onReject: (pod, reason, message) => { recordEvent({ type: 'Warning', reason, message, pod }); } }),
-  });
-  if (apiMode !== undefined) {
-    const mode = apiMode;
-    syncLoop.onPodFinished((pod) => { mode.podFinished(pod); });
-  }
-  prober.onResult((change) => { syncLoop.podChanged(change.podUID); });
-  const pleg = createPleg({
+  const { syncLoop, pleg } = wireSyncLoop({
+    clock, logs, prober, health, podCache: node.podCache,
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
-    cache: node.podCache,
-    clock,
-    logger: logs.logger('pleg'),
-    onPodChanged: (uid, stillNeeded) => { syncLoop.podChanged(uid, stillNeeded); },
+    loop: {
+      podConfig, workers, pods, runtime: node.runtime, volumes: node.volumes, cgroups: node.cgroups, status,
+      podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
+      // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
+      admit: [
+        eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
+        ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
+      ],
+    },
+    podEvent: api?.podEvent.bind(api),
+    podFinished: apiMode === undefined ? undefined : (pod) => { apiMode.podFinished(pod); },
   });
-  health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
   // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
   await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
@@ -160,25 +149,16 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   disposers.push(() => podConfig.stop());
   if (apiMode !== undefined) {
     apiMode.start();
-    const mode = apiMode;
-    disposers.push(() => mode.stop());
+    disposers.push(() => apiMode.stop());
   }
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
   disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
 
-  // Garbage collection and log rotation, in the background (src/cmd/agent-cleanup.ts), then
-  // the eviction manager, which reclaims through them.
-  const cleanup = startNodeCleanup({
-    resolved, logs, clock, cri, env: process.env, registry: metrics.registry,
-    sourcesReady: () => podConfig.sourcesReady(),
-    isRemovable: (uid) => !pods.isDesired(uid) && workers.stateOf(uid) === undefined,
-    isTerminated: (uid) => workers.stateOf(uid) === undefined,
-    podChanged: (uid) => { node.podCache.invalidate(uid); },
-    onEvent: nodeEvent === undefined ? undefined : (e) => { nodeEvent(e.type, e.reason, e.message); },
-  });
+  // Garbage collection and log rotation, in the background, then the eviction manager, which reclaims through them.
+  cleanup.start();
   disposers.push(() => cleanup.stop());
-  eviction.start(cleanup);
+  eviction.start();
   disposers.push(() => eviction.stop());
   const servers = await startServers({
     config: c,

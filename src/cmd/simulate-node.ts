@@ -14,15 +14,15 @@ import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { HealthChecks } from '../agent/health/index.js';
 import { createPodStatusCache, createRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { createPleg } from '../agent/pleg/index.js';
 import { createPodConfig } from '../agent/podsource/index.js';
 import { createPodSyncer } from '../agent/podsync/index.js';
 import { createPodWorkers } from '../agent/podworkers/index.js';
 import { createProberManager, createProberMetrics } from '../agent/prober/index.js';
 import { noCgroups, noVolumes, nodeCapacityOf, simulatedMachine, SimulatedRuntime, type SimulatedCapacity } from '../agent/simulate/index.js';
 import { createStatusManager } from '../agent/status/index.js';
-import { createPodManager, createSyncLoop } from '../agent/syncloop/index.js';
+import { createPodManager } from '../agent/syncloop/index.js';
 import { connectApi, createApiMode } from './agent-api.js';
+import { wireSyncLoop } from './agent-syncloop.js';
 
 const NO_PRESSURE = { memory: false, disk: false, pid: false } as const;
 
@@ -91,7 +91,7 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
     volumes: noVolumes, cgroupParent: () => Promise.resolve(''),
     serializeImagePulls: false, registryPullQPS: 0, probeResults: prober, onEvent, canLowerOomScore: () => true,
   });
-  const pods = createPodManager();
+  const pods = createPodManager({ registrar: api.objects });
   const status = createStatusManager();
   const syncer = createPodSyncer({
     runtime, cgroups: noCgroups, volumes: noVolumes, status, logger: logs.logger('podsync'), clock,
@@ -112,19 +112,13 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
     pressure: () => NO_PRESSURE,
     machine: () => Promise.resolve(machine),
   });
-  const syncLoop = createSyncLoop({
-    clock, podConfig, workers, pods, runtime, volumes: noVolumes, cgroups: noCgroups, status,
-    podCapacity: c.maxPods, logger: logs.logger('syncloop'), admit: [...apiMode.admitHandlers],
-    onReject: (pod, reason, message) => { onEvent({ type: 'Warning', reason, message, pod }); },
-  });
-  syncLoop.onPodFinished((pod) => { apiMode.podFinished(pod); });
-  prober.onResult((change) => { syncLoop.podChanged(change.podUID); });
-  const pleg = createPleg({
+  const { syncLoop, pleg } = wireSyncLoop({
+    clock, logs, prober, health, podCache,
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
-    cache: podCache, clock, logger: logs.logger('pleg'),
-    onPodChanged: (uid, stillNeeded) => { syncLoop.podChanged(uid, stillNeeded); },
+    loop: { podConfig, workers, pods, runtime, volumes: noVolumes, cgroups: noCgroups, status, podCapacity: c.maxPods, admit: [...apiMode.admitHandlers] },
+    podEvent: onEvent,
+    podFinished: (pod) => { apiMode.podFinished(pod); },
   });
-  health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
 
   syncLoop.start();
   disposers.push(() => syncLoop.stop());

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { promisify } from 'node:util';
-import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/index.js';
 
 const execFileAsync = promisify(execFile);
 

@@ -16,8 +16,8 @@ import { stringify } from 'yaml';
 import { isOrchError } from '../../src/api/errors.js';
 import { bootstrapClientCertificate, CERT_CSR_DENIED, CSR_PATH, type BootstrapOptions } from '../../src/agent/certificate/index.js';
 import { LogRoot } from '../../src/agent/logging/index.js';
-import { loadOrchconfig, type OrchConnection } from '../../src/agent/orchclient/kubeconfig.js';
-import { createRestClient } from '../../src/agent/orchclient/rest.js';
+import { loadOrchconfig, type OrchConnection } from '../../src/agent/orchclient/index.js';
+import { createRestClient } from '../../src/agent/orchclient/index.js';
 import { startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { waitFor } from '../helpers/wait.js';
 

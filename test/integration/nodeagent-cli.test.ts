@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { FLAGS } from '../../src/agent/config/flags/table.js';
+import { FLAGS } from '../../src/agent/config/index.js';
 import { tempDirs } from '../helpers/tempdir.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 
 import { waitFor } from '../helpers/wait.js';
 import { BURSTABLE, podWith } from '../../src/agent/cm/fixtures.js';
-import { discoverCgroupHierarchies, type CgroupHierarchy } from '../../src/agent/cm/hierarchies.js';
-import { CM_CGROUP_BUSY, createPodCgroups } from '../../src/agent/cm/pod-cgroups.js';
+import { discoverCgroupHierarchies, type CgroupHierarchy } from '../../src/agent/cm/index.js';
+import { CM_CGROUP_BUSY, createPodCgroups } from '../../src/agent/cm/index.js';
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { OrchError } from '../../src/api/errors.js';
 

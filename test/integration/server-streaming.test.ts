@@ -21,7 +21,7 @@ import { createTestPki, curl, httpsCall, type TestClientCert, type TestPki } fro
 import { waitFor } from '../helpers/wait.js';
 import { openRawWebSocket } from '../helpers/ws-raw.js';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
-import { FrameReader, FrameWriter } from '../../src/agent/server/streaming/spdy.js';
+import { FrameReader, FrameWriter } from '../../src/agent/server/testing.js';
 
 let containerd: ContainerdInstance;
 let cri: CriClient;

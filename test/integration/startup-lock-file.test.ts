@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
 import { OrchError } from '../../src/api/errors.js';
 import { RecordingLog, flockState, makeTempDir, type TempDir } from '../../src/agent/startup/fixtures.js';
-import { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from '../../src/agent/startup/lock-file.js';
+import { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from '../../src/agent/startup/index.js';
 
 let dir: TempDir;
 let lockPath: string;

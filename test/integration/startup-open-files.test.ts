@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 
 import { OrchError } from '../../src/api/errors.js';
 import { RecordingLog, makeTempDir, type TempDir } from '../../src/agent/startup/fixtures.js';
-import { raiseOpenFileLimit, readOpenFileLimits, type OpenFileLimits } from '../../src/agent/startup/open-files.js';
+import { raiseOpenFileLimit, readOpenFileLimits, type OpenFileLimits } from '../../src/agent/startup/index.js';
 
 let dir: TempDir;
 beforeEach(async () => {

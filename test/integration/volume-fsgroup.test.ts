@@ -11,8 +11,8 @@ import path, { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../src/api/fake-clock.js';
 
-import { ensureVolumeRootOwnership, setVolumeOwnership } from '../../src/agent/podsync/fs-group.js';
-import { writeAtomically, type FileProjection } from '../../src/agent/volumes/atomic-writer.js';
+import { ensureVolumeRootOwnership, setVolumeOwnership } from '../../src/agent/podsync/index.js';
+import { writeAtomically, type FileProjection } from '../../src/agent/volumes/index.js';
 
 let tmp = '';
 before(async () => {

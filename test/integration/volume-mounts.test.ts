@@ -12,9 +12,9 @@ import { promisify } from 'node:util';
 import type { Volume } from 'kubernetes-types/core/v1.js';
 
 import { waitFor } from '../helpers/wait.js';
-import { createVolumeManager } from '../../src/agent/volumes/manager.js';
-import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
-import { emptyDirPath, podDir } from '../../src/agent/volumes/paths.js';
+import { createVolumeManager } from '../../src/agent/volumes/index.js';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/index.js';
+import { emptyDirPath, podDir } from '../../src/agent/volumes/index.js';
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
 import type { NodePod } from '../../src/api/pod/index.js';

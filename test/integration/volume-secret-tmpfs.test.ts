@@ -13,10 +13,10 @@ import type { ConfigMap, Secret, Volume } from 'kubernetes-types/core/v1.js';
 
 import { FakeLogger } from '../../src/agent/logging/testing.js';
 import { makeTempDir, removeTempDir, requireRoot } from '../../src/agent/volumes/fixtures.js';
-import { createVolumeManager } from '../../src/agent/volumes/manager.js';
-import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/mountinfo.js';
-import { podDir, volumeDir } from '../../src/agent/volumes/paths.js';
-import type { VolumeObjectSource } from '../../src/agent/volumes/types.js';
+import { createVolumeManager } from '../../src/agent/volumes/index.js';
+import { isAtOrBelow, readMountInfo } from '../../src/agent/volumes/index.js';
+import { podDir, volumeDir } from '../../src/agent/volumes/index.js';
+import type { VolumeObjectSource } from '../../src/agent/volumes/index.js';
 import type { NodePod } from '../../src/api/pod/index.js';
 
 void describe('secret and projected volumes (tmpfs, as root)', () => {

@@ -8,10 +8,10 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
-import { isMirrorPod, podNamespacedName, toNodePod, type NodePod } from '../../api/pod/index.js';
+import { isMirrorPod, isStaticPod, podNamespacedName, toNodePod, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { createReflector, type Reflector } from '../orchclient/index.js';
-import type { RestClient, WatchEvent } from '../orchclient/rest-types.js';
+import type { RestClient, WatchEvent } from '../orchclient/index.js';
 
 export interface ApiPodSourceOptions {
   readonly rest: RestClient;
@@ -32,6 +32,8 @@ export interface ApiPodSource {
   mirrorOf(namespace: string, name: string): NodePod | undefined;
   /** Every mirror pod on this node. */
   mirrors(): NodePod[];
+  /** The API object a desired pod's status is written to: a static pod's mirror, any other pod's own object. */
+  apiObjectOf(pod: NodePod): NodePod | undefined;
   /** True once the first list was delivered. */
   hasSynced(): boolean;
   /** Calls `listener` whenever mirror pods changed (listed, or created, edited or deleted by someone). Returns the unsubscribe function. */
@@ -114,6 +116,13 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
     },
   });
 
+  function byUID(uid: string): NodePod | undefined {
+    const pod = pods.get(uid);
+    if (pod !== undefined) return pod;
+    for (const m of mirrors.values()) if (m.metadata.uid === uid) return m;
+    return undefined;
+  }
+
   return {
     start() {
       reflector.start();
@@ -123,14 +132,12 @@ export function createApiPodSource(options: ApiPodSourceOptions): ApiPodSource {
       if (scheduled !== undefined) clearImmediate(scheduled);
       await reflector.stop();
     },
-    byUID(uid) {
-      const pod = pods.get(uid);
-      if (pod !== undefined) return pod;
-      for (const m of mirrors.values()) if (m.metadata.uid === uid) return m;
-      return undefined;
-    },
+    byUID,
     mirrorOf: (namespace, name) => mirrors.get(key(namespace, name)),
     mirrors: () => [...mirrors.values()],
+    apiObjectOf(pod) {
+      return isStaticPod(pod) ? mirrors.get(key(pod.metadata.namespace, pod.metadata.name)) : byUID(pod.metadata.uid);
+    },
     hasSynced: () => listed,
     onMirrorsChanged(listener) {
       mirrorListeners.add(listener);

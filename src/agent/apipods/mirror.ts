@@ -14,7 +14,7 @@ import { messageOf } from '../../api/errors.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 
 export interface MirrorPodsOptions {
   readonly rest: RestClient;
@@ -39,6 +39,8 @@ export interface MirrorPods {
   stop(): Promise<void>;
   /** Check the mirrors soon (a static pod or a mirror changed). */
   requestSync(): void;
+  /** A desired pod has nothing left running: a static pod that finished or went away changes what mirrors there should be. */
+  podFinished(pod: NodePod): void;
   /** One pass now (tests). */
   sync(): Promise<void>;
 }
@@ -150,6 +152,9 @@ export function createMirrorPods(options: MirrorPodsOptions): MirrorPods {
       await running;
     },
     requestSync: kick,
+    podFinished(pod) {
+      if (isStaticPod(pod)) kick();
+    },
     async sync() {
       await pass();
     },

@@ -17,7 +17,7 @@ import { jsonEqual } from '../../api/json-equal.js';
 import { API_SOURCE, isStaticPod, podSource, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { statusOf } from '../orchclient/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import type { StatusManager } from '../status/index.js';
 
 export interface StatusWriterOptions {

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { realClock } from '../../api/clock.js';
 import { isOrchError } from '../../api/errors.js';
 import { FakeClock } from '../../api/fake-clock.js';
-import { loadOrchconfig } from '../orchclient/kubeconfig.js';
+import { loadOrchconfig } from '../orchclient/index.js';
 import { bootstrapClientCertificate, isOrchconfigStillValid, TMP_KEY_FILE, type BootstrapOptions } from './bootstrap.js';
 import { CERT_CSR_DENIED, CERT_CSR_TIMEOUT, CERT_ISSUED_INVALID } from './codes.js';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -8,7 +8,7 @@
  */
 import { OrchError, isAlreadyExists, isConflict, isNotFound, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import type { RestClient, WatchHandle } from '../orchclient/rest-types.js';
+import type { RestClient, WatchHandle } from '../orchclient/index.js';
 import { CERT_CANCELLED, CERT_CSR_CONFLICT, CERT_CSR_DENIED, CERT_CSR_FAILED, CERT_CSR_TIMEOUT } from './codes.js';
 import { csrPublicKey, keyPublicKey } from './pki.js';
 import type { Clock } from '../../api/clock.js';

@@ -4,7 +4,7 @@
  * approve/deny/issue and an optional automatic signer). Time: src/api/fake-clock.ts.
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import type { RestCallOptions } from '../orchclient/rest-types.js';
+import type { RestCallOptions } from '../orchclient/index.js';
 import { FakeRestClient } from '../orchclient/testing.js';
 import { CSR_PATH } from './csr.js';
 import { x509 } from './pki.js';

@@ -7,7 +7,7 @@
 import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import { CERT_ISSUED_INVALID } from './codes.js';
 import { submitCsr, waitForCertificate } from './csr.js';
 import {

@@ -16,7 +16,7 @@
 import type { NodePod } from '../../api/pod/index.js';
 
 import { OrchError } from '../../api/errors.js';
-import { qosClass, type QOSClass } from '../../api/pod/qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/index.js';
 
 export type CgroupDriver = 'cgroupfs' | 'systemd';
 
@@ -46,6 +46,15 @@ const SHARED_ROOT_UID_PATTERN = /^[0-9a-f]{8,}(-[0-9a-f]+)*$/;
 
 export function isCgroupDriver(value: string): value is CgroupDriver {
   return value === 'cgroupfs' || value === 'systemd';
+}
+
+/**
+ * The cgroup settings of the configuration (cgroupRoot, cgroupsPerQOS, cgroupDriver): the
+ * configuration's validation allows cgroupfs and systemd only; anything else reads as cgroupfs,
+ * the default.
+ */
+export function cgroupConfigOf(c: { readonly cgroupRoot: string; readonly cgroupsPerQOS: boolean; readonly cgroupDriver: string }): CgroupConfig {
+  return { cgroupRoot: c.cgroupRoot, cgroupsPerQOS: c.cgroupsPerQOS, cgroupDriver: c.cgroupDriver === 'systemd' ? 'systemd' : 'cgroupfs' };
 }
 
 export function checkPodUID(uid: string): void {

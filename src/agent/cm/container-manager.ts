@@ -45,12 +45,18 @@ import { NO_ASSIGNMENTS, createResourceManagers, type ResourceAssignments, type 
 import { procProcessTable, startSystemCgroups, type ProcessTable } from './system-cgroups.js';
 import type { PolicyName, ScopeName } from './topologymanager/index.js';
 
-export interface ContainerManagerSettings extends CgroupConfig {
+/** Node allocatable: what is reserved, and which cgroups enforce it. */
+export interface NodeAllocatableSettings {
   readonly enforceNodeAllocatable: readonly string[];
   readonly systemReservedCgroup: string;
   readonly orchReservedCgroup: string;
   readonly reservation: ReservationSettings;
+  /** The QoS memory reserve (qosReserved, the QOSReserved gate). */
   readonly qosReserved: Readonly<Record<string, string>>;
+}
+
+/** The resource managers: CPU, memory and topology policies. */
+export interface ResourceManagerSettings {
   readonly cpuManagerPolicy: string;
   readonly cpuManagerPolicyOptions: Readonly<Record<string, string>>;
   readonly cpuManagerReconcilePeriodMs: number;
@@ -59,13 +65,30 @@ export interface ContainerManagerSettings extends CgroupConfig {
   readonly topologyManagerPolicy: string;
   readonly topologyManagerScope: string;
   readonly topologyManagerPolicyOptions: Readonly<Record<string, string>>;
+}
+
+/** The system cgroups the agent and the runtime are moved into. */
+export interface SystemCgroupSettings {
   readonly nodeagentCgroups: string;
   readonly systemCgroups: string;
   readonly runtimeCgroups: string;
   /** The CRI endpoint's socket path (the runtime's processes listen on it). */
   readonly runtimeSocket: string;
+}
+
+/** Memory swap and throttling, checked against the host at prepare(). */
+export interface MemorySettings {
   readonly memorySwapBehavior: string;
   readonly memoryThrottlingFactorSet: boolean;
+}
+
+/**
+ * What createContainerManager is configured with, by concern: the pod cgroups (CgroupConfig),
+ * node allocatable, the resource managers, the system cgroups, memory; and the feature gates
+ * and the directory of the managers' state files.
+ */
+export interface ContainerManagerSettings
+  extends CgroupConfig, NodeAllocatableSettings, ResourceManagerSettings, SystemCgroupSettings, MemorySettings {
   readonly gates: { enabled(name: string): boolean };
   /** The agent's root directory: the managers' state files. */
   readonly rootDir: string;
@@ -98,7 +121,7 @@ export interface Prepared {
 }
 
 export interface Activity {
-  /** Pods admitted and not finished (the sync loop's). */
+  /** The active pods and those waiting for admission (the sync loop's, from the pod manager's definition). */
   activePods(): readonly NodePod[];
   /** Every pod source delivered its first snapshot. */
   sourcesReady(): boolean;

@@ -33,6 +33,7 @@ export {
   driverName,
   fsComponents,
   isCgroupDriver,
+  cgroupConfigOf,
   podCgroupParent,
   qosCgroupName,
   systemdSliceName,

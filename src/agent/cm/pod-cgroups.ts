@@ -51,7 +51,7 @@ import {
 import { allOrFirstError, describeHierarchy, errnoOf, failed, makeCgroup, removeTree, writeControl, type Hierarchy } from './cgroup-fs.js';
 import { discoverCgroupHierarchies } from './hierarchies.js';
 import { cgroupFiles, podResourceConfig, qosCpuShares, type PodResourceSettings, type ResourceConfig } from './pod-resources.js';
-import { qosClass, type QOSClass } from '../../api/pod/qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/index.js';
 import { qosMemoryLimits, type QosMemoryReserve } from './qos-reserve.js';
 
 export { CM_CGROUP_BUSY, CM_CGROUP_FAILED } from './cgroup-fs.js';

@@ -18,7 +18,7 @@
  */
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
-import { qosClass, type QOSClass } from '../../api/pod/qos.js';
+import { qosClass, type QOSClass } from '../../api/pod/index.js';
 
 export const MIN_SHARES = 2;
 export const MAX_SHARES = 262_144;

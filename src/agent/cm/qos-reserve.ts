@@ -13,7 +13,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 
 import { parseQuantity, quantityValue } from '../../api/quantity.js';
 import { podAmount } from './pod-resources.js';
-import { qosClass } from '../../api/pod/qos.js';
+import { qosClass } from '../../api/pod/index.js';
 
 export interface QosMemoryReserve {
   /** qosReserved memory, in percent (0 to 100). */

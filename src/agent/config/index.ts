@@ -11,7 +11,7 @@ export { resolveConfiguration, flagDefaults, fileDefaults, DROPIN_ENV, Configura
 export type { ResolvedConfiguration, ResolveInput, Action } from './resolve.js';
 export type { NodeagentConfiguration, LoggingConfiguration, TracingConfiguration, CredentialProviderConfig } from './types.js';
 export { GROUP_VERSION, CONFIGURATION_KIND } from './types.js';
-export type { CommandLineOptions } from './flags/table.js';
+export { FLAGS, type CommandLineOptions } from './flags/table.js';
 export type { FeatureGates } from './feature-gates.js';
 export { helpText } from './flags/help.js';
 export { agentHelpText, flagDefaultText } from './help-defaults.js';

@@ -9,7 +9,7 @@ import { messageOf, OrchError } from '../../api/errors.js';
 import { formatMicroTime } from '../../api/time.js';
 import { createTokenBucket, NO_LIMIT, type TokenBucket } from '../../api/token-bucket.js';
 import type { Logger } from '../logging/index.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import {
   buildEvent, EVENT_TYPES, epochNanos, objectKey, type EventObject, type EventReference, type EventType,
 } from './event-object.js';

@@ -24,7 +24,7 @@ import type { Clock, Timer } from '../../api/clock.js';
 import { isOrchError, messageOf } from '../../api/errors.js';
 import type { TokenBucket } from '../../api/token-bucket.js';
 import type { Logger } from '../logging/index.js';
-import type { RestCallOptions, RestClient } from '../orchclient/rest-types.js';
+import type { RestCallOptions, RestClient } from '../orchclient/index.js';
 import { eventsPath, objectKey, type EventObject } from './event-object.js';
 
 export interface RetryPolicy {

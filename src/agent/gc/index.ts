@@ -31,4 +31,5 @@ export {
   createGarbageCollector, CONTAINER_GC_PERIOD_MS, IMAGE_GC_PERIOD_MS,
   type GarbageCollectionOptions, type GarbageCollector, type GcEvent, type GcEventReason,
 } from './collector.js';
+export { CONTAINER_GC_PERIOD_ENV, GC_INVALID_PERIOD, IMAGE_GC_PERIOD_ENV, gcPeriods, periodFromEnv, type Environment } from './periods.js';
 export { createGcMetrics, type GcMetrics, type GcObject } from './metrics.js';

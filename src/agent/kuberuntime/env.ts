@@ -13,7 +13,7 @@
 import type { Container, EnvVar, ObjectFieldSelector, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import type { NodeCapacity } from '../../api/node-capacity.js';
-import { metadataFieldValue } from '../../api/pod/downward.js';
+import { metadataFieldValue } from '../../api/pod/index.js';
 import { parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../api/quantity.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { envData, isEnvVarName, KUBERUNTIME_ENV_REFERENCE_NOT_FOUND, NO_ENV_OBJECTS, type EnvObjects } from './env-sources.js';

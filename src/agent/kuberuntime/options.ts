@@ -67,52 +67,52 @@ export type ManagerRuntime = SandboxService & ContainerService & Pick<StreamingS
 /** The image calls the manager makes. */
 export type ManagerImages = Pick<ImageService, 'imageStatus' | 'pullImage'>;
 
-export interface RuntimeManagerOptions {
+/** The container runtime it drives, and the status cache in front of it. */
+export interface RuntimeManagerRuntime {
   readonly runtime: ManagerRuntime;
   readonly images: ManagerImages;
-  readonly logger: Logger;
-  /** Drives the back-offs, the pull budget and the statuses' timestamps. */
-  readonly clock: Clock;
+  /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
+  readonly statusCache?: PodStatusCache;
+}
+
+/** The node the pods run on: its name, IPs, capacity and DNS. */
+export interface RuntimeManagerNode {
+  /** The node's name (spec.nodeName of static pods). */
+  readonly nodeName: string;
+  /** The node's IPs, primary first (status.hostIP(s), and the pod IPs of host-network pods). */
+  readonly hostIPs: () => readonly string[] | Promise<readonly string[]>;
+  /** What unset limits mean to the downward API and the memory the OOM score is scaled by (default: this machine's CPUs and memory). */
+  readonly nodeCapacity?: () => NodeCapacity;
+  readonly dns: DnsSettings;
+}
+
+/** Image pulls: their parallelism, rate, back-off and credentials. */
+export interface RuntimeManagerPulls {
+  /** One image pull at a time (default true, as upstream). */
+  readonly serializeImagePulls?: boolean;
+  /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
+  readonly maxParallelImagePulls?: number;
+  /** Pulls per second (default 5; 0: no limit), as upstream a pull above the rate fails. */
+  readonly registryPullQPS?: number;
+  /** Pulls allowed in a burst (default 10). */
+  readonly registryBurst?: number;
+  /** Image pull back-off (default 10 s doubling to 5 min). */
+  readonly imageBackOff?: BackOffSettings;
+  /**
+   * Registry credentials for a pod's pulls from `repository` (its imagePullSecrets, then the
+   * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
+   */
+  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+}
+
+/** How sandboxes and containers are made and restarted (the agent's settings). */
+export interface RuntimeManagerContainers {
   /** Where pods' container logs go (default /var/log/pods). */
   readonly podLogsRoot?: string;
   /** Enforce CPU limits with CFS quota (default true). */
   readonly cpuCFSQuota?: boolean;
   /** The CFS period in nanoseconds (default 100 ms). */
   readonly cpuCFSQuotaPeriodNs?: number;
-  readonly dns: DnsSettings;
-  /** The node's IPs, primary first (status.hostIP(s), and the pod IPs of host-network pods). */
-  readonly hostIPs: () => readonly string[] | Promise<readonly string[]>;
-  /** The node's name (spec.nodeName of static pods). */
-  readonly nodeName: string;
-  /** What unset limits mean to the downward API and the memory the OOM score is scaled by (default: this machine's CPUs and memory). */
-  readonly nodeCapacity?: () => NodeCapacity;
-  readonly volumes: ContainerVolumes;
-  /** The pod's cgroup (cgroupfs path), created by the caller; always passed to RunPodSandbox. */
-  readonly cgroupParent: (pod: NodePod) => Promise<string>;
-  /** One image pull at a time (default true, as upstream). */
-  readonly serializeImagePulls?: boolean;
-  /** With serializeImagePulls false: pulls at once at most (default / 0: no limit). */
-  readonly maxParallelImagePulls?: number;
-  /**
-   * Pods starting at once at most, each from its RunPodSandbox call until the runtime has
-   * started its first container; the others wait their turn (default: four per CPU,
-   * os.availableParallelism(); 0: no bound).
-   */
-  readonly maxConcurrentPodStarts?: number;
-  /** Pulls per second (default 5; 0: no limit), as upstream a pull above the rate fails. */
-  readonly registryPullQPS?: number;
-  /** Pulls allowed in a burst (default 10). */
-  readonly registryBurst?: number;
-  /** Restart back-off (default 10 s doubling to 5 min, reset after 10 min of clean running). */
-  readonly containerBackOff?: BackOffSettings;
-  /** Image pull back-off (default 10 s doubling to 5 min). */
-  readonly imageBackOff?: BackOffSettings;
-  /** The prober's results: containers that failed a liveness or startup probe are killed and restarted. */
-  readonly probeResults?: ContainerProbeResults;
-  /** Every event (Killing, FailedPostStartHook, FailedPreStopHook), after it was logged. */
-  readonly onEvent?: (event: PodEvent) => void;
-  /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
-  readonly sidecarContainers?: boolean;
   /** RuntimeDefault seccomp for containers that set no profile (--seccomp-default; default false: Unconfined). */
   readonly seccompDefault?: boolean;
   /** Where Localhost seccomp profiles are (upstream: `<rootDir>/seccomp`; default /var/lib/nodeagent/seccomp). */
@@ -123,24 +123,52 @@ export interface RuntimeManagerOptions {
    * pods keep the runtime's score, and one warning says so.
    */
   readonly canLowerOomScore?: () => boolean;
+  /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
+  readonly memorySwap?: 'no-swap' | 'unlimited';
+  /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
+  readonly sidecarContainers?: boolean;
   /**
-   * Registry credentials for a pod's pulls from `repository` (its imagePullSecrets, then the
-   * credential provider plugins'), tried in turn; absent or none: anonymous pulls.
+   * Pods starting at once at most, each from its RunPodSandbox call until the runtime has
+   * started its first container; the others wait their turn (default: four per CPU,
+   * os.availableParallelism(); 0: no bound).
    */
-  readonly pullCredentials?: ((pod: NodePod, repository: string) => Promise<readonly AuthConfig[]>) | undefined;
+  readonly maxConcurrentPodStarts?: number;
+  /** Restart back-off (default 10 s doubling to 5 min, reset after 10 min of clean running). */
+  readonly containerBackOff?: BackOffSettings;
+}
+
+/** What other modules give each container: mounts, cgroup, env objects, cpusets, devices, probe results. */
+export interface RuntimeManagerCollaborators {
+  readonly volumes: ContainerVolumes;
+  /** The pod's cgroup (cgroupfs path), created by the caller; always passed to RunPodSandbox. */
+  readonly cgroupParent: (pod: NodePod) => Promise<string>;
   /** Where env (configMapKeyRef, secretKeyRef, envFrom) reads its objects; absent (standalone): a container that names one fails with CreateContainerConfigError. */
   readonly envObjects?: EnvObjectSource;
-  /** Keeps pods' statuses between reads while the PLEG vouches for them (status-cache.ts); absent: every read asks the runtime. */
-  readonly statusCache?: PodStatusCache;
   /** Each new container's cpuset.cpus and cpuset.mems from the CPU and memory managers; absent: none. */
   readonly containerCpuset?: (pod: NodePod, container: Container) => ContainerCpuset;
   /** The device manager: each new container's envs, mounts, device nodes, annotations and CDI devices; absent: none. */
   readonly devices?: ContainerDeviceProvider | undefined;
-  /** Swap of containers on a cgroup v1 node (see ResourceSettings.memorySwap); absent: left to the runtime. */
-  readonly memorySwap?: 'no-swap' | 'unlimited';
+  /** The prober's results: containers that failed a liveness or startup probe are killed and restarted. */
+  readonly probeResults?: ContainerProbeResults;
+}
+
+/** Time, logs, events and spans. */
+export interface RuntimeManagerObservability {
+  /** Drives the back-offs, the pull budget and the statuses' timestamps. */
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Every event (Killing, FailedPostStartHook, FailedPreStopHook), after it was logged. */
+  readonly onEvent?: (event: PodEvent) => void;
   /**
    * Spans for the sync's steps (killPodOrContainers, createPodSandbox, startContainer, ...) and
    * image pulls, children of the pod sync's span.
    */
   readonly tracer?: Tracer | undefined;
 }
+
+/**
+ * What createRuntimeManager takes, by concern (each group above says what its collaborators are
+ * for); one flat object for the composition roots.
+ */
+export interface RuntimeManagerOptions
+  extends RuntimeManagerRuntime, RuntimeManagerNode, RuntimeManagerPulls, RuntimeManagerContainers, RuntimeManagerCollaborators, RuntimeManagerObservability {}

@@ -22,6 +22,15 @@ void describe('logger', () => {
     assert.equal(err[0], `I1122 03:04:05.123000 ${String(process.pid).padStart(7)} podworkers] Pod started pod="default/web" restarts=2\n`);
   });
 
+  void it('leaves out a field without a value, in text as in JSON (an event without a container)', () => {
+    const { root, err } = capture();
+    root.logger('kuberuntime').info('Event', { reason: 'MissingClusterDNS', container: undefined, pod: 'default/web' });
+    assert.equal(err[0], `I1122 03:04:05.123000 ${String(process.pid).padStart(7)} kuberuntime] Event reason="MissingClusterDNS" pod="default/web"\n`);
+    const json = capture({ format: 'json' });
+    json.root.logger('kuberuntime').info('Event', { container: undefined });
+    assert.equal((JSON.parse(json.err[0] ?? '{}') as Record<string, unknown>).container, undefined);
+  });
+
   void it('honours the verbosity, vmodule and a change at run time', () => {
     const { root, err } = capture({ verbosity: 1, vmodule: [{ filePattern: 'pro*', verbosity: 4 }] });
     const a = root.logger('config');

@@ -138,7 +138,8 @@ export class LogRoot {
     const s = severity === 'info' ? 'I' : severity === 'warning' ? 'W' : 'E';
     const micros = pad(now.getUTCMilliseconds() * 1000, 6);
     const stamp = `${pad(now.getUTCMonth() + 1, 2)}${pad(now.getUTCDate(), 2)} ${pad(now.getUTCHours(), 2)}:${pad(now.getUTCMinutes(), 2)}:${pad(now.getUTCSeconds(), 2)}.${micros}`;
-    const kv = fields === undefined ? '' : Object.entries(fields).map(([k, v]) => ` ${k}=${textValue(v)}`).join('');
+    // A field without a value is left out, as in the JSON format (never `container=undefined`).
+    const kv = fields === undefined ? '' : Object.entries(fields).filter(([, v]) => v !== undefined).map(([k, v]) => ` ${k}=${textValue(v)}`).join('');
     return `${s}${stamp} ${String(process.pid).padStart(7)} ${module}] ${msg}${kv}\n`;
   }
 

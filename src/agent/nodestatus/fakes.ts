@@ -3,7 +3,7 @@
  * strategic merge patches, and NodeFacts whose answers tests change. Used by the unit tests
  * only (time: src/api/fake-clock.ts).
  */
-import { nodeSchema } from '../../apiserver/resources/nodes/schema.js';
+import { nodeSchema } from '../../apiserver/resources/nodes/index.js';
 import { FakeRestClient } from '../orchclient/testing.js';
 import type { MachineInfo } from './machine.js';
 import type { NodeIdentity } from './node-object.js';

@@ -10,7 +10,7 @@ import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import type { Clock } from '../../api/clock.js';
 import { OrchError, isConflict, isNotFound, messageOf } from '../../api/errors.js';
 import { formatMicroTime } from '../../api/time.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import { Backoff, silentLogger } from './backoff.js';
 import { nodePath } from './registration.js';
 import type { NodeStatusLogger, WireLease, WireNode } from './types.js';

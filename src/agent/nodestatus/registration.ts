@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../api/clock.js';
 import { isAlreadyExists, messageOf } from '../../api/errors.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import { Backoff } from './backoff.js';
 import { reconcilePatch } from './node-object.js';
 import type { NodeStatusLogger, WireNode } from './types.js';

@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
-import type { RestClient } from '../orchclient/rest-types.js';
+import type { RestClient } from '../orchclient/index.js';
 import { silentLogger } from './backoff.js';
 import { readMachineInfo, type MachineInfo, type MachineInfoOptions } from './machine.js';
 import { initialNode, type NodeIdentity } from './node-object.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WatchEvent } from './rest-types.js';
 import { isResourceExpired, statusOf } from './status.js';
-import { nodeSchema } from '../../apiserver/resources/nodes/schema.js';
+import { nodeSchema } from '../../apiserver/resources/nodes/index.js';
 import { apiError, FakeRestClient, runRestBehaviour } from './testing.js';
 
 type Obj = Record<string, unknown>;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { createCertificate, type IssuedCertificate } from '../server/certs.js';
+import { createCertificate, type IssuedCertificate } from '../server/index.js';
 import {
   createOrchClient, createSubjectAccessReview, createTokenReview, loadOrchconfig, resolveOrchconfig, ORCHCLIENT_CONFIG_INVALID,
 } from './index.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { FakeClock, settle } from '../../api/fake-clock.js';
 import { LogRoot } from '../logging/index.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
-import { POD_UID_LABEL } from '../kuberuntime/labels.js';
+import { POD_UID_LABEL } from '../kuberuntime/index.js';
 import type { PodSandboxConfig } from '../runtime/cri/index.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
 import { createPleg } from './index.js';

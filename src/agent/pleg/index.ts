@@ -17,7 +17,7 @@
 import type { Clock, Timer } from '../../api/clock.js';
 import { isUnavailable, messageOf } from '../../api/errors.js';
 import type { ObservedObject, PodStatusObserver } from '../kuberuntime/index.js';
-import { POD_UID_LABEL } from '../kuberuntime/labels.js';
+import { POD_UID_LABEL } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 
 /** A sandbox or container as a list call returns it (what the PLEG reads of it). */

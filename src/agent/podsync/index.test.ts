@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { FakeClock } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
-import type { PodRuntimeManager, RuntimePodStatus } from '../kuberuntime/types.js';
+import type { PodRuntimeManager, RuntimePodStatus } from '../kuberuntime/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodSyncer, DEADLINE_EXCEEDED_REASON, PODSYNC_NETWORK_NOT_READY } from './index.js';

@@ -18,7 +18,7 @@ import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
-import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
+import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodFailure, PodSyncer, SyncOutcome } from '../podworkers/index.js';

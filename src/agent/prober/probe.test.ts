@@ -7,7 +7,7 @@ import { Server, ServerCredentials, status as GrpcStatus, type ServiceError } fr
 import type { Container, Probe } from 'kubernetes-types/core/v1.js';
 import { OrchError } from '../../api/errors.js';
 import { FakeRuntime } from '../runtime/cri/testing.js';
-import { createCertificate, type IssuedCertificate } from '../server/certs.js';
+import { createCertificate, type IssuedCertificate } from '../server/index.js';
 import { grpcProbe, healthCodec, HEALTH_CHECK_METHOD, type ServingStatus } from './grpc.js';
 import { httpGet, httpTarget, resolveContainerPort } from './http.js';
 import { runProbe, probeTimings } from './probe.js';

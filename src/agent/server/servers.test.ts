@@ -9,11 +9,11 @@ import { FakeClock } from '../../api/fake-clock.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { OrchError } from '../../api/errors.js';
-import { flagDefaults, type NodeagentConfiguration } from '../config/index.js';
+import type { NodeagentConfiguration } from '../config/index.js';
 import { LogRoot } from '../logging/index.js';
 import { createAgentMetrics, startServers, type Servers } from './index.js';
-import { servedPodRuntime } from './testing.js';
-import { freePort, rawRequest } from '../../../test/helpers/loopback.js';
+import { loopbackServerConfig, servedPodRuntime } from './testing.js';
+import { rawRequest } from '../../../test/helpers/loopback.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 
 const logs = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } });
@@ -43,12 +43,7 @@ function rawUpgrade(port: number, path: string, upgrade: string): Promise<string
 const clock = new FakeClock();
 
 async function start(dir: string, change: (c: NodeagentConfiguration) => void, extra: { setVerbosity?: (n: number) => void } = {}): Promise<Servers> {
-  const config = flagDefaults();
-  config.address = '127.0.0.1';
-  config.port = await freePort();
-  config.readOnlyPort = await freePort();
-  config.healthzPort = await freePort();
-  change(config);
+  const config = await loopbackServerConfig(change);
   const runtime = await servedPodRuntime(dir);
   sandboxId = runtime.sandboxId;
   podStatus = { phase: 'Running', containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: `containerd://${runtime.containerId}`, state: { running: {} } }] };

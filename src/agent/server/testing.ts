@@ -47,6 +47,17 @@ export async function servedPodRuntime(dir: string): Promise<{ cri: FakeRuntime;
   return { cri, sandboxId, containerId };
 }
 
+/** The servers' configuration in tests: the defaults, each listener on a free loopback port, then `change`. */
+export async function loopbackServerConfig(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<NodeagentConfiguration> {
+  const config = flagDefaults();
+  config.address = '127.0.0.1';
+  config.port = await freePort();
+  config.readOnlyPort = await freePort();
+  config.healthzPort = await freePort();
+  change(config);
+  return config;
+}
+
 /** Starts the three listeners; `change` edits the configuration first (e.g. anonymous authentication off). */
 export async function startTestServers(change: (c: NodeagentConfiguration) => void = () => undefined): Promise<TestServers> {
   const dir = await mkdtemp(join(tmpdir(), 'agent-servers-'));
@@ -55,12 +66,7 @@ export async function startTestServers(change: (c: NodeagentConfiguration) => vo
   await writeFile(join(dir, 'c1.log'), '2024-05-01T10:00:00Z stdout F one\n');
   const { cri } = await servedPodRuntime(dir);
   const pod: NodePod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
-  const config = flagDefaults();
-  config.address = '127.0.0.1';
-  config.port = await freePort();
-  config.readOnlyPort = await freePort();
-  config.healthzPort = await freePort();
-  change(config);
+  const config = await loopbackServerConfig(change);
   const logger = new FakeLogger();
   const servers = await startServers({
     config, certDir: join(dir, 'pki'), rootDir: dir, nodeName: 'node1', nodeIPs: ['127.0.0.1'],
@@ -83,3 +89,4 @@ export async function startTestServers(change: (c: NodeagentConfiguration) => vo
     },
   };
 }
+export { FrameReader, FrameWriter } from './streaming/spdy.js';

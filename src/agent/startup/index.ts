@@ -63,7 +63,7 @@ export {
   type TunableDifference,
   type TunableFailure,
 } from './kernel.js';
-export { raiseOpenFileLimit, type OpenFileLimitResult, type OpenFileLimits, type RaiseOpenFileLimitOptions } from './open-files.js';
+export { raiseOpenFileLimit, readOpenFileLimits, type OpenFileLimitResult, type OpenFileLimits, type RaiseOpenFileLimitOptions } from './open-files.js';
 export { acquireLockFile, type AcquireLockFileOptions, type LockFileHandle } from './lock-file.js';
 export { DATA_DIRS, ensureDataDirs } from './data-dirs.js';
 

@@ -9,7 +9,7 @@
  * phase or the conditions). Pure: no I/O, time is passed in.
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v1.js';
-import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/types.js';
+import type { RuntimeContainerStatus, RuntimePodStatus, SyncError } from '../kuberuntime/index.js';
 import { qosClass } from '../../api/pod/index.js';
 import { formatTime } from '../../api/time.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { RuntimeContainerStatus, RuntimePodStatus } from '../kuberuntime/types.js';
+import type { RuntimeContainerStatus, RuntimePodStatus } from '../kuberuntime/index.js';
 import { computePodStatus, type StatusInput } from './compute.js';
 
 const now = new Date('2026-11-22T03:00:00Z');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock, settle } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
-import type { RunningPod } from '../kuberuntime/types.js';
+import type { RunningPod } from '../kuberuntime/index.js';
 import { LogRoot } from '../logging/index.js';
 import type { PodUpdate, PodWorkerState, PodWorkers } from '../podworkers/index.js';
 import { createStatusManager } from '../status/index.js';

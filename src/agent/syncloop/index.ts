@@ -11,13 +11,13 @@
 import type { Clock, Timer } from '../../api/clock.js';
 import { isUnavailable, messageOf } from '../../api/errors.js';
 import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
-import type { PodRuntimeManager } from '../kuberuntime/types.js';
+import type { PodRuntimeManager } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 import type { PodWorkers } from '../podworkers/index.js';
 import { rejectedPodStatus, type StatusManager } from '../status/index.js';
 import type { PodManager } from './pod-manager.js';
 
-export { createPodManager, type DesiredPods, type PodManager } from './pod-manager.js';
+export { createPodManager, type DesiredPods, type PodManager, type PodManagerOptions, type PodRegistrar } from './pod-manager.js';
 
 export interface PodConfigUpdate {
   readonly op: 'ADD' | 'UPDATE' | 'REMOVE' | 'RECONCILE';
@@ -100,8 +100,8 @@ export interface SyncLoop {
    */
   onPodFinished(listener: (pod: NodePod) => void): () => void;
   /**
-   * The desired pods admitted and not finished, and the pods waiting to be admitted (upstream's
-   * active pods: what the resource managers keep allocations for).
+   * The active pods (the pod manager's definition: desired, neither rejected nor finished) and
+   * the pods waiting to be admitted: what the resource managers keep allocations for.
    */
   activePods(): NodePod[];
   /** When housekeeping last completed (ms since the epoch; 0: never). */
@@ -129,9 +129,6 @@ export function podCapacity(maxPods: number, podsPerCore: number, cores: number)
 export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   const { workers, logger: log, status, pods: desired, clock } = options;
   const finishedListeners = new Set<(pod: NodePod) => void>();
-  const rejected = new Set<string>();
-  /** Terminal pods whose worker finished while the source still wants them: never run again. */
-  const finished = new Set<string>();
   let unsubscribe: (() => void) | undefined;
   let timer: Timer | undefined;
   let running: Promise<void> | undefined;
@@ -159,20 +156,13 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       status.removePod(uid);
       return;
     }
-    finished.add(uid);
+    desired.markFinished(uid);
     announceFinished(pod);
-  }
-
-  /** The pods admitted and not finished. Rejected and finished pods are always desired ones (remove() forgets all three). */
-  function activeCount(): number {
-    let n = desired.size - rejected.size;
-    for (const uid of finished) if (!rejected.has(uid)) n--;
-    return n;
   }
 
   function reject(pod: NodePod, reason: string, message: string): void {
     const { uid } = pod.metadata;
-    rejected.add(uid);
+    desired.markRejected(uid);
     log.warn('Pod rejected at admission', { pod: podNamespacedName(pod), reason, message });
     status.setPodStatus(uid, rejectedPodStatus(pod, reason, message, clock.now()));
     options.onReject?.(pod, reason, message);
@@ -184,12 +174,12 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       update(pod);
       return;
     }
-    const used = activeCount();
+    const used = desired.activeCount();
     desired.set(uid, pod);
     const apiPhase = pod.status?.phase;
     if ((apiPhase === 'Succeeded' || apiPhase === 'Failed') && workers.stateOf(uid) === undefined) {
       // Terminal in the API server already (e.g. before an agent restart): never run again.
-      finished.add(uid);
+      desired.markFinished(uid);
       status.setPodStatus(uid, pod.status ?? {});
       if (pod.metadata.deletionTimestamp !== undefined) announceFinished(pod);
       return;
@@ -204,7 +194,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       return;
     }
     if (options.admit !== undefined && options.admit.length > 0) {
-      const admitted = desired.pods().filter((p) => { const u = p.metadata.uid; return u !== uid && !rejected.has(u) && !finished.has(u); });
+      const admitted = desired.activePods().filter((p) => p.metadata.uid !== uid);
       const result = runAdmitHandlers(options.admit, pod, admitted);
       if (result instanceof Promise) {
         const done = result.then((r) => { finishAdmission(pod, r); }, (err: unknown) => {
@@ -234,7 +224,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   function update(pod: NodePod): void {
     const { uid } = pod.metadata;
     desired.set(uid, pod);
-    if (rejected.has(uid) || finished.has(uid)) {
+    if (desired.isRejected(uid) || desired.isFinished(uid)) {
       if (pod.metadata.deletionTimestamp !== undefined && workers.stateOf(uid) === undefined) announceFinished(pod);
       return;
     }
@@ -250,9 +240,9 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     const { uid } = pod.metadata;
     dirty = true;
     const known = desired.pod(uid) ?? pod;
+    const wasRejected = desired.isRejected(uid);
     desired.remove(uid);
-    finished.delete(uid);
-    if (rejected.delete(uid)) {
+    if (wasRejected) {
       status.removePod(uid);
       return;
     }
@@ -359,7 +349,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
     podChanged(uid, stillNeeded) {
       const pod = desired.pod(uid);
       if (pod === undefined) dirty = true; // the runtime holds something of a pod nobody wants
-      if (pod === undefined || rejected.has(uid) || finished.has(uid) || pod.metadata.deletionTimestamp !== undefined || admitting?.uid === uid) return;
+      if (pod === undefined || desired.isRejected(uid) || desired.isFinished(uid) || pod.metadata.deletionTimestamp !== undefined || admitting?.uid === uid) return;
       workers.updatePod({ type: 'sync', pod, ...(stillNeeded === undefined ? {} : { stillNeeded }) });
     },
     onPodFinished(listener) {
@@ -367,7 +357,7 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       return () => finishedListeners.delete(listener);
     },
     activePods() {
-      const active = desired.pods().filter((p) => !rejected.has(p.metadata.uid) && !finished.has(p.metadata.uid));
+      const active = desired.activePods();
       // Pods waiting behind an admission count too: the resource managers must not free what they hold (an agent restart re-admits them one by one).
       const waiting = pending.filter((u) => u.op === 'ADD' && !desired.isDesired(u.pod.metadata.uid)).map((u) => u.pod);
       return waiting.length === 0 ? active : [...active, ...waiting];

@@ -13,10 +13,10 @@ import { Buffer } from 'node:buffer';
 import type { DownwardAPIVolumeFile, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 
 import { OrchError } from '../../api/errors.js';
-import { metadataFieldValue } from '../../api/pod/downward.js';
+import { metadataFieldValue } from '../../api/pod/index.js';
 import { quoteValue } from '../../api/quote.js';
 
-export { formatMap, goQuote } from '../../api/pod/downward.js';
+export { formatMap, goQuote } from '../../api/pod/index.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../../api/quantity.js';
 import type { FileProjection } from './atomic-writer.js';
 import { fileMode } from './payload.js';

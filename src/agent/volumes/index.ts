@@ -50,7 +50,7 @@ export {
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
 export {
-  createObjectManager, nodeObjectTtlMs, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, OBJECT_TTL_ANNOTATION, type ChangeDetectionStrategy, type ObjectManager, type ObjectManagerOptions,
+  createObjectManager, nodeObjectTtlMs, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, OBJECT_TTL_ANNOTATION, type ChangeDetectionStrategy, type NodeAnnotations, type ObjectManager, type ObjectManagerOptions,
 } from './object-manager.js';
 export { podReferences, type PodReferences } from './object-references.js';
 export { mountsFor, ETC_HOSTS_CONTAINER_PATH, type MountsForOptions } from './mounts.js';

@@ -82,11 +82,11 @@ void describe('the object manager', () => {
     const clock = new FakeClock();
     const rest = new FakeRestClient({ now: () => clock.now() });
     rest.put(`${CMS}/a`, { metadata: { name: 'a', namespace: 'ns' }, data: { k: '1' } });
-    const node: { metadata: { annotations: Record<string, string> } } = { metadata: { annotations: {} } };
-    const manager = createObjectManager({ rest, strategy: 'Cache', clock, logger: new FakeLogger(), cacheTtlMs: () => nodeObjectTtlMs(node) });
+    const manager = createObjectManager({ rest, strategy: 'Cache', clock, logger: new FakeLogger() });
+    manager.nodeChanged({ metadata: { annotations: {} } });
     manager.registerPod(pod('1', ['a']));
     await manager.configMap('ns', 'a');
-    node.metadata.annotations['node.alpha.orch.io/ttl'] = '5';
+    manager.nodeChanged({ metadata: { annotations: { 'node.alpha.orch.io/ttl': '5' } } });
     await clock.advance(5_000);
     await manager.configMap('ns', 'a');
     assert.equal(rest.callsOf('get').length, 2);

@@ -21,8 +21,13 @@ export const DEFAULT_OBJECT_CACHE_TTL_MS = 60_000;
 /** The Node annotation that sets the Cache strategy's TTL in seconds (upstream: node.alpha.kubernetes.io/ttl, set by the TTL controller). */
 export const OBJECT_TTL_ANNOTATION = 'node.alpha.orch.io/ttl';
 
+/** What of the node's own Node object the manager reads. */
+export interface NodeAnnotations {
+  readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> };
+}
+
 /** The TTL a node's annotation asks for (ms), or undefined when it has none or it is not an integer. */
-export function nodeObjectTtlMs(node: { readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } } | undefined): number | undefined {
+export function nodeObjectTtlMs(node: NodeAnnotations | undefined): number | undefined {
   const value = node?.metadata?.annotations?.[OBJECT_TTL_ANNOTATION];
   if (value === undefined || !/^-?\d+$/.test(value.trim())) return undefined;
   return Number(value.trim()) * 1000;
@@ -35,6 +40,8 @@ export interface ObjectManager extends VolumeObjectSource {
   registerPod(pod: NodePod): void;
   /** The pod is gone. Idempotent. */
   unregisterPod(uid: string): void;
+  /** The node's Node object as last read: its ttl annotation sets the Cache strategy's TTL. */
+  nodeChanged(node: NodeAnnotations | undefined): void;
   /** Stops every watch. */
   stop(): Promise<void>;
 }
@@ -44,19 +51,17 @@ export interface ObjectManagerOptions {
   readonly strategy: ChangeDetectionStrategy;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Cache: how long a read copy serves, asked at each read (default 1 min; the agent passes its Node's ttl annotation). */
-  readonly cacheTtlMs?: () => number | undefined;
   /** Watch: how long a read waits for the object's first list (default 5 s). */
   readonly watchSyncTimeoutMs?: number;
 }
 
-function storeFor<T extends ConfigMap | Secret>(o: ObjectManagerOptions, resource: string): ObjectStore<T> {
+function storeFor<T extends ConfigMap | Secret>(o: ObjectManagerOptions, resource: string, cacheTtlMs: () => number | undefined): ObjectStore<T> {
   const common: StoreOptions = { rest: o.rest, resource, clock: o.clock, logger: o.logger };
   switch (o.strategy) {
     case 'Get':
       return getStore<T>(common);
     case 'Cache':
-      return cacheStore<T>({ ...common, ttlMs: () => o.cacheTtlMs?.() ?? DEFAULT_OBJECT_CACHE_TTL_MS });
+      return cacheStore<T>({ ...common, ttlMs: () => cacheTtlMs() ?? DEFAULT_OBJECT_CACHE_TTL_MS });
     case 'Watch':
       return watchStore<T>({ ...common, syncTimeoutMs: o.watchSyncTimeoutMs ?? DEFAULT_WATCH_SYNC_TIMEOUT_MS });
   }
@@ -64,7 +69,10 @@ function storeFor<T extends ConfigMap | Secret>(o: ObjectManagerOptions, resourc
 
 /** The manager over `rest`. Starts nothing until a pod is registered. */
 export function createObjectManager(options: ObjectManagerOptions): ObjectManager {
-  const stores = { configMap: storeFor<ConfigMap>(options, 'configmaps'), secret: storeFor<Secret>(options, 'secrets') };
+  // Cache: how long a read copy serves, asked at each read (the Node's ttl annotation once read, else 1 min).
+  let nodeTtlMs: number | undefined;
+  const ttl = (): number | undefined => nodeTtlMs;
+  const stores = { configMap: storeFor<ConfigMap>(options, 'configmaps', ttl), secret: storeFor<Secret>(options, 'secrets', ttl) };
   /** The references each registered pod holds, by UID. */
   const registered = new Map<string, { readonly namespace: string; readonly refs: PodReferences }>();
 
@@ -90,6 +98,9 @@ export function createObjectManager(options: ObjectManagerOptions): ObjectManage
     },
     unregisterPod(uid) {
       release(uid);
+    },
+    nodeChanged(node) {
+      nodeTtlMs = nodeObjectTtlMs(node);
     },
     async stop() {
       registered.clear();

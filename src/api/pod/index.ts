@@ -19,6 +19,7 @@ export { validatePod, RESTART_POLICIES, DNS_POLICIES, MAX_ANNOTATIONS_BYTES, typ
 export { PULL_POLICIES, PROTOCOLS } from './validation-containers.js';
 export { HOST_PATH_TYPES } from './validation-volumes.js';
 export { qosClass, type QOSClass } from './qos.js';
+export { formatMap, goQuote, metadataFieldValue } from './downward.js';
 export { toNodePod, DEFAULT_NAMESPACE, type NodePod, type NodePodResult, type PodIdentity } from './identity.js';
 export {
   podFullName, podNamespacedName, podSource, isStaticPod, isMirrorPod,

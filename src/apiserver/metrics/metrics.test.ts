@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { instrumentation } from '../routing/instrument.js';
-import { parseRequestInfo } from '../routing/request-info.js';
+import { instrumentation } from '../routing/index.js';
+import { parseRequestInfo } from '../routing/index.js';
 import type { ManagedStore } from '../storage/index.js';
 import { createApiServerMetrics, instrumentStore } from './index.js';
 

@@ -12,5 +12,6 @@ export { createRouter, type Router, type RouterOptions, type VersionInfo } from 
 export { actionConnector, type Action, type ActionConnectorOptions, type ActionRequest } from './action.js';
 export { upgradeResponse, type ConnectRequest, type Connector, type UpgradeContext } from './connect.js';
 export { parseRequestInfo, type NonResourceInfo, type RequestInfo, type ResourceInfo } from './request-info.js';
+export { instrumentation, type Instrumented } from './instrument.js';
 export { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 export { openApiDocuments, openApiRoot, openApiV2 } from './openapi.js';

@@ -6,7 +6,7 @@
  */
 import { formatDuration, parseDurationField, SECOND } from '../../api/duration.js';
 import { OrchError } from '../../api/errors.js';
-import { controllerListProblems } from '../controllers/selection.js';
+import { controllerListProblems } from '../controllers/index.js';
 import { quoteValue } from '../../api/quote.js';
 
 export type AuthorizationMode = 'AlwaysAllow' | 'Policy';

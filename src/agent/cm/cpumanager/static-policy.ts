@@ -16,7 +16,7 @@ import { parseQuantity, quantityMilliValue } from '../../../api/quantity.js';
 import { AdmissionError, SMT_ALIGNMENT_ERROR, allocationFailed } from '../admission.js';
 import { CPUSet } from '../cpuset.js';
 import type { CPUTopology } from '../machine/index.js';
-import { qosClass } from '../../../api/pod/qos.js';
+import { qosClass } from '../../../api/pod/index.js';
 import { bitsOf, countOf, isSet, iterateBitMasks, type AffinityStore, type BitMask, type ProviderHints, type TopologyHint } from '../topologymanager/index.js';
 import { takeByTopologyDistributed, takeByTopologyPacked } from './accumulator.js';
 import type { StaticPolicyOptions } from './options.js';

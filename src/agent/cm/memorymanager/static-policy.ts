@@ -11,7 +11,7 @@ import type { NodePod } from '../../../api/pod/index.js';
 import { parseQuantity, quantityValue } from '../../../api/quantity.js';
 import { allocationFailed } from '../admission.js';
 import type { NUMANodeInfo } from '../machine/index.js';
-import { qosClass } from '../../../api/pod/qos.js';
+import { qosClass } from '../../../api/pod/index.js';
 import {
   bitsOf, countOf, isNarrowerThan, iterateBitMasks, maskOf, type AffinityStore, type BitMask, type ProviderHints, type TopologyHint,
 } from '../topologymanager/index.js';
