@@ -113,6 +113,8 @@ export interface RuntimeManagerOptions {
   readonly onEvent?: (event: PodEvent) => void;
   /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
   readonly sidecarContainers?: boolean;
+  /** The PodHostIPs gate: the downward API's status.hostIPs resolves (default false: ""). */
+  readonly podHostIPs?: boolean;
   /** RuntimeDefault seccomp for containers that set no profile (--seccomp-default; default false: Unconfined). */
   readonly seccompDefault?: boolean;
   /** Where Localhost seccomp profiles are (upstream: `<rootDir>/seccomp`; default /var/lib/nodeagent/seccomp). */
