@@ -96,7 +96,6 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   GC_IMAGE_FREE_FAILED: 'image garbage collection could not free enough space: "wanted to free X bytes, but freed Y bytes"',
   GC_INVALID_PERIOD: 'NODEAGENT_CONTAINER_GC_PERIOD or NODEAGENT_IMAGE_GC_PERIOD is not a positive Go duration',
   EVICTION_THRESHOLD_INVALID: 'an eviction threshold, soft grace period or minimum reclaim cannot be used (the field is named)',
-  EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED: 'kernelMemcgNotification is true: memory threshold notifications need an eventfd, which Node.js cannot create',
   EVICTION_KILL_TIMEOUT: 'a pod the eviction manager killed was still terminating after its grace period and half again (at least 10 s)',
   GC_IMAGE_FS_UNKNOWN: 'the image file system cannot be found (ImageFsInfo, the runtime root) or measured (statfs)',
   // src/agent/podsource

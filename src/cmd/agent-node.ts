@@ -123,6 +123,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     ...(host.qosMemoryReserve === undefined ? {} : { qosMemoryReserve: host.qosMemoryReserve }),
   });
   const sidecarContainers = resolved.gates.enabled('SidecarContainers');
+  const podHostIPs = resolved.gates.enabled('PodHostIPs');
   // Events are logged by the module that decided them; in API-server mode they are also recorded.
   const onEvent = api === undefined ? undefined : (event: PodEvent): void => { api.podEvent(event); };
   const proberMetrics = createProberMetrics();
@@ -165,6 +166,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     probeResults: prober,
     ...(onEvent === undefined ? {} : { onEvent }),
     sidecarContainers,
+    podHostIPs,
     seccompDefault: c.seccompDefault,
     seccompProfileRoot: path.join(o.rootDir, 'seccomp'),
     ...(pullCredentials === undefined ? {} : { pullCredentials }),
@@ -189,6 +191,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     isDesired: (uid) => options.desired.isDesired(uid),
     probes: prober,
     sidecarContainers,
+    statusGates: { podReadyToStartContainers: resolved.gates.enabled('PodReadyToStartContainersCondition'), podHostIPs },
     ...(onEvent === undefined ? {} : { onEvent }),
     networkError: () => network.networkError(),
   });

@@ -13,7 +13,7 @@ import { API_SOURCE } from '../api/pod/index.js';
 import { createSignal } from '../api/signal.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { HealthChecks } from '../agent/health/index.js';
-import { sysctlAdmission } from '../agent/kuberuntime/index.js';
+import { createUserNamespaceAdmission, sysctlAdmission } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
 import { createPodWorkers } from '../agent/podworkers/index.js';
 import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRuntimeCounts, recordPodStarts, startServers } from '../agent/server/index.js';
@@ -122,7 +122,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
       podCapacity: podCapacity(c.maxPods, c.podsPerCore, availableParallelism()),
       // upstream's order: the eviction manager's, sysctls, the resource managers' allocation, the API-server mode's checks, then node shutdown's.
       admit: [
-        eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls), (pod, admitted) => node.containerManager.admit(pod, admitted),
+        eviction.admit, (pod) => sysctlAdmission(pod, c.allowedUnsafeSysctls),
+        createUserNamespaceAdmission({ gate: resolved.gates.enabled('UserNamespacesStatelessPodsSupport'), runtime: cri }),
+        (pod, admitted) => node.containerManager.admit(pod, admitted),
         ...(apiMode?.admitHandlers ?? []), ...shutdownAdmit,
       ],
     },

@@ -70,6 +70,8 @@ void describe('node status against orch-apiserver', () => {
       assert.ok(status !== undefined, 'the Node has a status');
       assert.ok(status.nodeInfo);
       assert.equal(status.nodeInfo.nodeagentVersion, 'v0.1.0');
+      assert.equal(status.nodeInfo.kubeletVersion, 'v0.1.0');
+      assert.equal(status.nodeInfo.kubeProxyVersion, 'v0.1.0');
       assert.equal(status.nodeInfo.containerRuntimeVersion, 'containerd://1.7.2');
       assert.equal(status.daemonEndpoints?.nodeagentEndpoint?.Port, 10250);
       assert.deepEqual(status.addresses, [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'it-node' }]);

@@ -18,4 +18,4 @@ export { agentHelpText, flagDefaultText } from './help-defaults.js';
 export { renderConfiguration, splitPrintArgs, toWireObject } from './print.js';
 export type { PrintOptions, OutputFormat } from './print.js';
 export { loadCredentialProviderConfig } from './credential-provider.js';
-export { SECURE_CIPHER_SUITES, INSECURE_CIPHER_SUITES, MEMCG_NOTIFICATION_REFUSAL } from './validate-values.js';
+export { SECURE_CIPHER_SUITES, INSECURE_CIPHER_SUITES } from './validate-values.js';

@@ -81,6 +81,14 @@ void describe('upstream defaulting', () => {
     assert.equal((await resolveArgs([])).config.serializeImagePulls, true);
   });
 
+  void it('loads a file with kernelMemcgNotification: true (upstream\'s defaults test sets it) and a flag that sets it', async () => {
+    const dir = await tempFiles({ 'memcg.yaml': `${HEADER}kernelMemcgNotification: true\n` });
+    const fromFile = await resolveArgs(['--config=memcg.yaml', ...API], { cwd: dir });
+    assert.equal(fromFile.config.kernelMemcgNotification, true);
+    assert.equal(fromFile.warnings.filter((w) => w.startsWith('kernelMemcgNotification is accepted')).length, 1);
+    assert.equal((await resolveArgs(['--kernel-memcg-notification', ...API])).config.kernelMemcgNotification, true);
+  });
+
   void it('parses an empty --healthz-bind-address or --address, leaving the value as it was', async () => {
     const r = await resolveArgs(['--healthz-bind-address=', '--address=']);
     assert.equal(r.config.healthzBindAddress, '127.0.0.1');

@@ -6,7 +6,7 @@
 import type { FeatureGates } from './feature-gates.js';
 import type { NodeagentConfiguration } from './types.js';
 import {
-  MEMCG_NOTIFICATION_REFUSAL, evictionThresholdProblem, gracePeriodProblem, minimumReclaimProblem, reservedResourceProblems, sysctlPatternProblem,
+  evictionThresholdProblem, gracePeriodProblem, minimumReclaimProblem, reservedResourceProblems, sysctlPatternProblem,
 } from './validate-values.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { messageOf } from '../../api/errors.js';
@@ -66,7 +66,6 @@ export function validateMaps(c: NodeagentConfiguration, g: FeatureGates, add: Ad
     const p = minimumReclaimProblem(signal, value);
     if (p !== undefined) add('evictionMinimumReclaim', p);
   }
-  if (c.kernelMemcgNotification) add('kernelMemcgNotification', MEMCG_NOTIFICATION_REFUSAL);
 
   for (const p of reservedResourceProblems(c.systemReserved)) add('systemReserved', p);
   for (const p of reservedResourceProblems(c.orchReserved)) add('orchReserved', p);

@@ -45,14 +45,6 @@ export function thresholdProblem(signal: string, value: string): string | undefi
   return q === undefined ? undefined : `threshold of ${signal}: ${q}`;
 }
 
-/**
- * Why kernelMemcgNotification cannot be true: upstream arms memory thresholds with an eventfd
- * registered in the memory cgroup's cgroup.event_control, which Node.js cannot create.
- */
-export const MEMCG_NOTIFICATION_REFUSAL =
-  'memory threshold notifications need an eventfd registered in the memory cgroup\'s cgroup.event_control, which Node.js cannot create '
-  + 'without a native addon; leave it false (the eviction manager then sees a crossed memory threshold at its pass every 10 s)';
-
 /** A hard or soft threshold: as thresholdProblem, and a quantity must be above zero (upstream refuses 0 at start). */
 export function evictionThresholdProblem(signal: string, value: string): string | undefined {
   const p = thresholdProblem(signal, value);

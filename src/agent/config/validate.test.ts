@@ -66,7 +66,6 @@ const REJECTED: readonly [readonly string[], string][] = [
   [['--eviction-minimum-reclaim=imagefs.available=lots'], 'evictionMinimumReclaim: minimum reclaim of imagefs.available'],
   [['--eviction-minimum-reclaim=imagefs.available=0%'], 'evictionMinimumReclaim: minimum reclaim of imagefs.available: "0%" must be above 0%'],
   [['--eviction-hard=memory.available<0'], 'evictionHard: threshold of memory.available: "0" must be positive'],
-  [['--kernel-memcg-notification'], 'kernelMemcgNotification: memory threshold notifications need an eventfd'],
   [['--system-reserved=gpu=1'], 'systemReserved: unknown resource "gpu"'],
   [['--orch-reserved=memory=1Gb'], 'orchReserved: memory: '],
   [['--allowed-unsafe-sysctls=net.core.*,Bad_Name'], 'allowedUnsafeSysctls[1]: "Bad_Name" is not a sysctl name'],
@@ -148,6 +147,16 @@ void describe('validation rules', () => {
     r = validateConfiguration(byPriority, { ...base, gates: resolveFeatureGates(null) });
     assert.ok(r.problems.some((p) => p.field === 'shutdownGracePeriodByPodPriority' && p.message.includes('must be empty')));
     assert.ok(r.problems.some((p) => p.field === 'shutdownGracePeriodByPodPriority[0].shutdownGracePeriodSeconds'));
+  });
+
+  void it('accepts kernelMemcgNotification: true (upstream\'s defaults test sets it) with one warning that thresholds are found by polling', () => {
+    const base = { options: defaultCommandLineOptions(), version: 'v0.1.0', gates: resolveFeatureGates(null) };
+    const r = validateConfiguration({ ...flagDefaults(), kernelMemcgNotification: true }, base);
+    assert.deepEqual(r.problems, []);
+    const memcg = r.warnings.filter((w) => w.includes('kernelMemcgNotification'));
+    assert.equal(memcg.length, 1);
+    assert.match(memcg[0] ?? '', /^kernelMemcgNotification is accepted but has no effect on this node \(memory thresholds are found by polling/);
+    assert.equal(validateConfiguration(flagDefaults(), base).warnings.some((w) => w.includes('kernelMemcgNotification')), false);
   });
 
   void it('wants podLogsDir absolute and normalized', () => {

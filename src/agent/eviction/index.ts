@@ -16,15 +16,14 @@
  * provider measures them).
  *
  * Error codes: EVICTION_THRESHOLD_INVALID (a threshold, grace period or minimum reclaim of the
- * configuration), EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED (kernelMemcgNotification: true),
- * EVICTION_KILL_TIMEOUT (an evicted pod was still terminating after the wait).
+ * configuration), EVICTION_KILL_TIMEOUT (an evicted pod was still terminating after the wait).
  */
 export {
   EVICTED_REASON, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, MONITORING_PERIOD_MS, createEvictionManager,
   type AdmitResult, type EvictionManager, type EvictionManagerOptions,
 } from './manager.js';
 export {
-  EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED, MEMCG_NOTIFICATION_REFUSAL, evictionSettings, memoryCgroupDirs,
+  evictionSettings, memoryCgroupDirs,
   type EvictionConfig, type EvictionSettings,
 } from './config.js';
 export { EVICTION_THRESHOLD_INVALID, parseThresholds, thresholdQuantity, type ThresholdConfig } from './thresholds.js';

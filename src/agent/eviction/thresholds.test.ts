@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OrchError } from '../../api/errors.js';
-import { evictionSettings, MEMCG_NOTIFICATION_REFUSAL } from './config.js';
 import {
   byEvictionPriority, conditionsLastObservedAt, conditionsObservedSince, conditionsOf, parseThresholds, thresholdQuantity, thresholdsMet,
   type ThresholdConfig,
@@ -43,8 +42,6 @@ void describe('eviction thresholds', () => {
     fails({ evictionHard: { 'memory.available': '0' } }, /^evictionHard: eviction threshold memory.available must be positive: 0$/);
     fails({ evictionSoft: { 'memory.available': '1Gi' } }, /^evictionSoftGracePeriod: grace period must be specified/);
     fails({ evictionMinimumReclaim: { 'nodefs.available': '0%' } }, /^evictionMinimumReclaim: eviction percentage minimum reclaim nodefs.available must be positive/);
-    assert.throws(() => evictionSettings({ ...NONE, evictionPressureTransitionPeriod: 0, evictionMaxPodGracePeriod: 0, localStorageCapacityIsolation: true, kernelMemcgNotification: true }),
-      (err: unknown) => err instanceof OrchError && err.code === 'EVICTION_MEMCG_NOTIFICATION_UNSUPPORTED' && err.message === `kernelMemcgNotification: ${MEMCG_NOTIFICATION_REFUSAL}`);
   });
 
   void it('are met below the threshold, and stay met until the minimum reclaim is recovered too', () => {

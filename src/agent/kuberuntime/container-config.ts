@@ -50,6 +50,8 @@ export interface ContainerConfigInput {
   readonly restartCount: number;
   readonly podIPs: readonly string[];
   readonly hostIPs: readonly string[];
+  /** The PodHostIPs gate (the downward API's status.hostIPs). */
+  readonly podHostIPs?: boolean | undefined;
   readonly nodeName: string;
   readonly capacity: NodeCapacity;
   readonly resources: Omit<ResourceSettings, 'memoryCapacityBytes'>;
@@ -171,6 +173,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
   const { pod, container } = input;
   const env = makeEnvironment({
     pod, container, podIPs: input.podIPs, hostIPs: input.hostIPs, nodeName: input.nodeName, capacity: input.capacity,
+    ...(input.podHostIPs === true ? { podHostIPs: true } : {}),
     ...(input.envObjects === undefined ? {} : { objects: input.envObjects }),
   });
   const { command, args } = expandCommand(container, env);

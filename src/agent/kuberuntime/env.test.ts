@@ -99,8 +99,10 @@ void describe('makeEnvironment', () => {
     assert.deepEqual(env(c), {
       NAME: 'web', NS: 'shop', UID: 'u-1', APP: 'web', MISSING: '', NOTE: 'a "quoted" one',
       LABELS: 'app="web"\ntier="front"', NODE: 'node-a', SA: 'sa', POD_IP: '10.88.0.5', POD_IPS: '10.88.0.5,fd00::5',
-      HOST_IP: '192.168.1.10', HOST_IPS: '192.168.1.10', MSG: 'web in shop at 10.88.0.5',
+      HOST_IP: '192.168.1.10', HOST_IPS: '', MSG: 'web in shop at 10.88.0.5',
     });
+    // status.hostIPs resolves only with the PodHostIPs gate (upstream v1.28: "" without it).
+    assert.equal(makeEnvironment({ ...ctx(c), podHostIPs: true }).find((e) => e.name === 'HOST_IPS')?.value, '192.168.1.10');
   });
 
   void it('uses the agent node name for a pod without spec.nodeName', () => {

@@ -30,6 +30,8 @@ export interface EnvContext {
   /** The pod's IPs, primary first (the node's IPs for a host-network pod). */
   readonly podIPs: readonly string[];
   readonly hostIPs: readonly string[];
+  /** The PodHostIPs gate: without it `status.hostIPs` resolves to "" (upstream v1.28). */
+  readonly podHostIPs?: boolean;
   /** Used when the pod's spec.nodeName is empty (static pods). */
   readonly nodeName: string;
   readonly capacity: NodeCapacity;
@@ -104,7 +106,7 @@ export function fieldRefValue(ref: ObjectFieldSelector, ctx: EnvContext, subject
       if (ctx.hostIPs[0] === undefined) throw invalid('cannot resolve status.hostIP: the node has no known IP', subject);
       return ctx.hostIPs[0];
     case 'status.hostIPs':
-      return ctx.hostIPs.join(',');
+      return ctx.podHostIPs === true ? ctx.hostIPs.join(',') : '';
     case 'status.podIP':
       return ctx.podIPs[0] ?? '';
     case 'status.podIPs':

@@ -10,7 +10,7 @@
  * lifecycle hooks (postStart, preStop), killing containers that failed a liveness or startup
  * probe, sidecars (restartable init containers, behind the SidecarContainers gate), the pod log
  * directory layout (`<podLogsRoot>/<ns>_<name>_<uid>/<container>/<restartCount>.log`), and the
- * sysctl admission check (`sysctlAdmission`) the sync loop calls; each new container's cpuset
+ * sysctl and user namespace admission checks (`sysctlAdmission`, `createUserNamespaceAdmission`) the sync loop calls; each new container's cpuset
  * and swap limit as the resource managers decide them (injected: `containerCpuset`,
  * `memorySwap`), and the cpuset updates of running containers the CPU manager asks for.
  * Must not: touch runtime objects without POD_UID_LABEL, prepare volumes or cgroups (they are
@@ -39,6 +39,7 @@ export { KUBERUNTIME_RUN_AS_NON_ROOT } from './container-config.js';
 export { DEFAULT_POD_LOGS_ROOT, KUBERUNTIME_SANDBOX_CONFIG_INVALID, parsePodLogsDirectoryName, podLogsDirectory } from './sandbox-config.js';
 export { isRuntimeUnreachable } from './errors.js';
 export { DEFAULT_SECCOMP_PROFILE_ROOT, seccompProfile, type SeccompSettings } from './seccomp.js';
+export { USER_NAMESPACES_UNSUPPORTED, createUserNamespaceAdmission, type UserNamespaceAdmissionOptions, type UserNamespaceAdmitResult } from './userns.js';
 export { SAFE_SYSCTLS, sysctlAdmission, sysctlNamespace, type SysctlAdmitResult, type SysctlNamespace } from './sysctls.js';
 export { isSidecar } from './init-actions.js';
 export { runHandler, type HookDeps, type HookRun } from './lifecycle.js';

@@ -111,6 +111,7 @@ class RuntimeManager implements PodRuntimeManager {
       onEvent: options.onEvent,
       podIP: (pod) => this.podIP(pod),
       sidecarContainers: options.sidecarContainers ?? false,
+      podHostIPs: options.podHostIPs ?? false,
       seccomp: this.seccomp,
       checkOomScore: (adjust) => {
         this.checkOomScore(adjust);

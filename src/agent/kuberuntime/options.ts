@@ -127,6 +127,8 @@ export interface RuntimeManagerContainers {
   readonly memorySwap?: 'no-swap' | 'unlimited';
   /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
   readonly sidecarContainers?: boolean;
+  /** The PodHostIPs gate: the downward API's status.hostIPs resolves (default false: ""). */
+  readonly podHostIPs?: boolean;
   /**
    * Pods starting at once at most, each from its RunPodSandbox call until the runtime has
    * started its first container; the others wait their turn (default: four per CPU,

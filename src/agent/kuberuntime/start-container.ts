@@ -48,6 +48,8 @@ export interface StartDeps extends KillDeps {
   readonly backOff: BackOff;
   readonly volumes: ContainerVolumes;
   readonly nodeName: string;
+  /** The PodHostIPs gate (the downward API's status.hostIPs). */
+  readonly podHostIPs?: boolean | undefined;
   readonly capacity: () => NodeCapacity;
   readonly resources: Omit<ResourceSettings, 'memoryCapacityBytes'>;
   readonly seccomp: SeccompSettings;
@@ -232,6 +234,7 @@ export async function startContainer(deps: StartDeps, ctx: StartContext, spec: C
       restartCount,
       podIPs: ctx.podIPs,
       hostIPs: ctx.hostIPs,
+      podHostIPs: deps.podHostIPs,
       nodeName: deps.nodeName,
       capacity: deps.capacity(),
       resources: deps.resources,

@@ -24,7 +24,8 @@ void describe('one status report', () => {
     assert.deepEqual(status.daemonEndpoints, { nodeagentEndpoint: { Port: 10250 } });
     assert.deepEqual(status.nodeInfo, {
       machineID: 'm-1', systemUUID: 'u-1', bootID: 'b-1', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12 (bookworm)',
-      containerRuntimeVersion: 'containerd://1.7.2', nodeagentVersion: 'v0.1.0', operatingSystem: 'linux', architecture: 'amd64',
+      containerRuntimeVersion: 'containerd://1.7.2', nodeagentVersion: 'v0.1.0', kubeletVersion: 'v0.1.0', kubeProxyVersion: 'v0.1.0',
+      operatingSystem: 'linux', architecture: 'amd64',
     });
     assert.equal(status.images?.length, 1);
     assert.equal(status.conditions?.find((c) => c.type === 'Ready')?.status, 'True');

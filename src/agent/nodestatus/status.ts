@@ -56,7 +56,7 @@ async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | 
   }
 }
 
-function machineInfoFields(m: MachineInfo): Omit<WireNodeSystemInfo, 'containerRuntimeVersion' | 'nodeagentVersion'> {
+function machineInfoFields(m: MachineInfo): Omit<WireNodeSystemInfo, 'containerRuntimeVersion' | 'nodeagentVersion' | 'kubeletVersion' | 'kubeProxyVersion'> {
   return {
     machineID: m.machineID, systemUUID: m.systemUUID, bootID: m.bootID, kernelVersion: m.kernelVersion,
     osImage: m.osImage, operatingSystem: m.operatingSystem, architecture: m.architecture,
@@ -127,7 +127,7 @@ export async function computeStatus(
     settle(sources.machine()), settle(facts.runtimeStatus()), settle(facts.runtimeVersion()), settle(facts.images()),
   ]);
   let owned: { capacity: Record<string, string>; allocatable: Record<string, string> } | undefined;
-  let info: WireNodeSystemInfo = { ...(previous.nodeInfo ?? { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', operatingSystem: '', architecture: '', nodeagentVersion: '' }) };
+  let info: WireNodeSystemInfo = { ...(previous.nodeInfo ?? { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', operatingSystem: '', architecture: '', kubeletVersion: '', kubeProxyVersion: '', nodeagentVersion: '' }) };
   if (machine.ok) {
     const cap = capacityOf(machine.value, podCapacity(machine.value.cores, config.maxPods, config.podsPerCore));
     const ownedCapacity = formatAmounts(cap);
@@ -153,6 +153,10 @@ export async function computeStatus(
   if (version.ok) info.containerRuntimeVersion = containerRuntimeVersion(version.value.name, version.value.version);
   else logger.warn('cannot get the container runtime version', { err: version.error });
   info.nodeagentVersion = config.agentVersion;
+  // Upstream v1.28 reports its own version in both (kubeProxyVersion is deprecated but required
+  // by the v1.28 client libraries' models).
+  info.kubeletVersion = config.agentVersion;
+  info.kubeProxyVersion = config.agentVersion;
   Reflect.deleteProperty(info, 'orchProxyVersion');
   if (!images.ok) logger.warn('cannot list images for the node status', { err: images.error });
 

@@ -7,8 +7,12 @@ import type { LeaseSpec } from 'kubernetes-types/coordination/v1.js';
 import type { Node, NodeStatus, NodeSystemInfo } from 'kubernetes-types/core/v1.js';
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 
-/** NodeSystemInfo on the wire: upstream's kubeletVersion and kubeProxyVersion are renamed. */
-export interface WireNodeSystemInfo extends Omit<NodeSystemInfo, 'kubeletVersion' | 'kubeProxyVersion'> {
+/**
+ * NodeSystemInfo on the wire: upstream's kubeletVersion and kubeProxyVersion (both the agent's
+ * version, as upstream v1.28 fills them: client libraries require them) beside the renamed
+ * nodeagentVersion.
+ */
+export interface WireNodeSystemInfo extends NodeSystemInfo {
   nodeagentVersion: string;
   orchProxyVersion?: string;
 }

@@ -110,6 +110,7 @@ void describe('the pod sync after an agent restart', () => {
       cgroups: { ensure: () => Promise.resolve('/pod'), remove: () => Promise.resolve() },
       volumes: { preparePodVolumes: () => Promise.resolve(new Map()), cleanupPodVolumes: () => Promise.resolve() },
       status, logger: new FakeLogger(), hostIPs: () => ['10.0.0.1'], isDesired: () => true, qosClass: () => 'BestEffort', clock,
+      statusGates: { podReadyToStartContainers: true, podHostIPs: true },
     });
     const before = '2026-11-22T03:00:00Z';
     const held = {

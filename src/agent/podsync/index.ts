@@ -78,6 +78,8 @@ export interface PodSyncOptions {
   readonly probes?: PodProbesHandle;
   /** Restartable init containers are sidecars (the SidecarContainers gate). */
   readonly sidecarContainers?: boolean;
+  /** The PodReadyToStartContainersCondition and PodHostIPs gates (default off: no condition, no status.hostIPs). */
+  readonly statusGates?: { readonly podReadyToStartContainers: boolean; readonly podHostIPs: boolean };
   /** Events the sync decides (DeadlineExceeded), after they were logged. */
   readonly onEvent?: (event: PodEvent) => void;
   /** Why the runtime's pod network is not ready (undefined: it is); a pod off the host network is not synced meanwhile. */
@@ -141,6 +143,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       previous: status.getPodStatus(uid) ?? pod.status, qosClass: options.qosClass(pod), now: now(),
       ...(probes === undefined ? {} : { readiness: probes.readiness(uid), started: probes.startedContainers(uid) }),
       ...(options.sidecarContainers === true ? { sidecarContainers: true } : {}),
+      ...options.statusGates,
       ...(failure === undefined ? {} : { failure }),
     });
     status.setPodStatus(uid, computed);

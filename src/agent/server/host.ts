@@ -17,7 +17,7 @@ export interface PodsView {
 /** The CRI calls of the handlers (lists, stats, logs, streaming). */
 export type ServerCri = Pick<RuntimeService,
   | 'listPodSandbox' | 'listContainers' | 'containerStatus' | 'execSync' | 'exec' | 'attach' | 'portForward'
-  | 'listContainerStats' | 'listPodSandboxStats'> & Pick<ImageService, 'imageFsInfo'>;
+  | 'listContainerStats' | 'listPodSandboxStats' | 'checkpointContainer'> & Pick<ImageService, 'imageFsInfo'>;
 
 /** The pod of `namespace`/`name` (and `uid` when given), with its newest status. */
 export function findPod(view: PodsView, namespace: string, name: string, uid?: string): NodePod | undefined {

@@ -19,6 +19,7 @@ import { containerLogRoutes } from './logs/container-logs.js';
 import { systemLogRoutes } from './logs/system-logs.js';
 import type { AgentMetrics } from './metrics/agent-metrics.js';
 import { metricsRoutes } from './metrics/routes.js';
+import { checkpointRoutes } from './checkpoint.js';
 import { podRoutes } from './pods.js';
 import type { Route } from './router.js';
 import { specRoutes } from './spec.js';
@@ -78,12 +79,8 @@ function debuggingDisabledRoutes(): Route[] {
   return DEBUG_PATHS.flatMap(([p, b]) => disabled(p, b, 'Debug endpoints are disabled.'));
 }
 
-function checkpointRoutes(d: RouteDeps): Route[] {
-  if (!d.gateEnabled('ContainerCheckpoint')) return [];
-  return [{
-    pattern: '/checkpoint/:namespace/:pod/:container', methods: ['POST'], bucket: 'checkpoint',
-    handle: () => { throw new HttpError(500, 'checkpointing is not supported: the container runtime API client of nodeagent has no CheckpointContainer'); },
-  }];
+function gatedCheckpointRoutes(d: RouteDeps): Route[] {
+  return d.gateEnabled('ContainerCheckpoint') ? checkpointRoutes({ pods: d.pods, cri: d.cri, rootDir: d.rootDir, clock: d.clock }) : [];
 }
 
 export function secureRoutes(d: RouteDeps): Route[] {
@@ -97,7 +94,7 @@ export function secureRoutes(d: RouteDeps): Route[] {
     ...containerLogRoutes(d.pods, d.cri, d.clock),
     ...configzRoutes(c),
     ...podRoutes(d.pods, d.cri).runningPods,
-    ...checkpointRoutes(d),
+    ...gatedCheckpointRoutes(d),
     ...(c.enableSystemLogHandler ? systemLogRoutes({ query, ...(d.logDir === undefined ? {} : { logDir: d.logDir }) }) : disabled('/logs', 'logs', 'logs endpoint is disabled.')),
     ...(c.enableProfilingHandler ? pprofRoutes({ contention: c.enableContentionProfiling, clock: d.clock }) : disabled('/debug/pprof', 'debug', 'profiling endpoint is disabled.')),
     ...(c.enableDebugFlagsHandler ? debugFlagsRoutes(d.logs) : disabled('/debug/flags/v', 'debug', 'flags endpoint is disabled.')),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Pod, PodStatus } from 'kubernetes-types/core/v1.js';
+import { formatTime } from '../../api/time.js';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '../kuberuntime/index.js';
 import { computePodStatus } from './compute.js';
 
@@ -36,10 +37,28 @@ void describe('pod status', () => {
     assert.equal(s.phase, 'Running');
     assert.equal(s.podIP, '10.88.0.5');
     assert.equal(s.hostIP, '192.0.2.1');
-    assert.deepEqual(s.conditions?.map((x) => `${x.type}=${x.status}`), ['PodReadyToStartContainers=True', 'Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True']);
+    assert.deepEqual(s.conditions?.map((x) => `${x.type}=${x.status}`), ['Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True']);
+    assert.equal(s.hostIPs, undefined);
     const a = s.containerStatuses?.[0];
     assert.ok(a);
     assert.deepEqual([a.containerID, a.imageID, a.started], ['containerd://a-0', 'sha256:abc', true]);
+  });
+
+  void it('reports PodReadyToStartContainers and status.hostIPs only with their gates on, the condition following the sandbox', () => {
+    const gated = (r: RuntimePodStatus, previous?: PodStatus, at = now) => computePodStatus({
+      pod: pod(), runtime: r, syncErrors: [], hostIPs: ['192.0.2.1', '2001:db8::1'], previous, now: at, podReadyToStartContainers: true, podHostIPs: true,
+    });
+    const up = gated(runtime([c('a', 'running'), c('b', 'running')]));
+    assert.deepEqual(up.conditions?.map((x) => `${x.type}=${x.status}`), ['PodReadyToStartContainers=True', 'Initialized=True', 'Ready=True', 'ContainersReady=True', 'PodScheduled=True']);
+    assert.equal(up.hostIP, '192.0.2.1');
+    assert.deepEqual(up.hostIPs, [{ ip: '192.0.2.1' }, { ip: '2001:db8::1' }]);
+    const down = runtime([]);
+    const later = new Date(now.getTime() + 60_000);
+    const noSandbox = gated({ ...down, sandboxes: down.sandboxes.map((s) => ({ ...s, state: 'notready' as const })) }, up, later);
+    const cond = noSandbox.conditions?.find((x) => x.type === 'PodReadyToStartContainers');
+    assert.equal(cond?.status, 'False');
+    assert.equal(cond.lastTransitionTime, formatTime(later.getTime()));
+    assert.equal(noSandbox.conditions?.find((x) => x.type === 'PodScheduled')?.lastTransitionTime, formatTime(now.getTime()));
   });
 
   void it('reports ephemeral containers in ephemeralContainerStatuses, never ready, outside the phase and readiness', () => {

@@ -28,6 +28,10 @@ export interface StatusInput {
   readonly started?: ReadonlyMap<string, boolean>;
   /** Restartable init containers are sidecars (the SidecarContainers gate). */
   readonly sidecarContainers?: boolean;
+  /** The PodReadyToStartContainers condition is reported (its gate; default off: absent). */
+  readonly podReadyToStartContainers?: boolean;
+  /** status.hostIPs is reported beside status.hostIP (the PodHostIPs gate; default off: absent). */
+  readonly podHostIPs?: boolean;
   /**
    * The agent failed the pod (e.g. DeadlineExceeded): phase Failed with this reason and message;
    * with `disruptionReason`, also the DisruptionTarget condition (node shutdown).
@@ -243,7 +247,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
   const readyReason = terminal ? 'PodCompleted' : 'ContainersNotReady';
   const readyMessage = terminal ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const conditions: PodCondition[] = [
-    condition('PodReadyToStartContainers', sandboxReady, previous, now),
+    ...(input.podReadyToStartContainers === true ? [condition('PodReadyToStartContainers', sandboxReady, previous, now)] : []),
     condition('Initialized', incompleteInit.length === 0, previous, now, 'ContainersNotInitialized', `containers with incomplete status: [${incompleteInit.join(' ')}]`),
     condition('Ready', !terminal && unready.length === 0, previous, now, readyReason, readyMessage),
     condition('ContainersReady', !terminal && unready.length === 0, previous, now, readyReason, readyMessage),
@@ -261,7 +265,8 @@ export function computePodStatus(input: StatusInput): PodStatus {
     phase,
     ...(input.failure === undefined ? {} : { reason: input.failure.reason, message: input.failure.message }),
     conditions,
-    ...(input.hostIPs[0] === undefined ? {} : { hostIP: input.hostIPs[0], hostIPs: input.hostIPs.map((ip) => ({ ip })) }),
+    ...(input.hostIPs[0] === undefined ? {} : { hostIP: input.hostIPs[0] }),
+    ...(input.hostIPs[0] === undefined || input.podHostIPs !== true ? {} : { hostIPs: input.hostIPs.map((ip) => ({ ip })) }),
     ...(ips[0] === undefined ? {} : { podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) }),
     startTime: previous?.startTime ?? formatTime(now.getTime()),
     ...(initStatuses.length === 0 ? {} : { initContainerStatuses: initStatuses }),

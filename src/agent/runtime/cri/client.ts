@@ -33,6 +33,7 @@ import type {
   PortForwardRequest,
   StopContainerRequest,
   UpdateContainerResourcesRequest,
+  CheckpointContainerRequest,
 } from './types-container.js';
 import type {
   PodSandbox,
@@ -223,6 +224,11 @@ export class CriClient implements RuntimeService, ImageService {
 
   async reopenContainerLog(containerId: string, options?: CallOptions): Promise<void> {
     await this.call('runtime', 'ReopenContainerLog', { containerId }, 'none', options);
+  }
+
+  async checkpointContainer(request: CheckpointContainerRequest, options?: CallOptions): Promise<void> {
+    // The runtime may take up to `timeout` seconds to write the archive.
+    await this.call('runtime', 'CheckpointContainer', request, { extraMs: Math.max(0, request.timeout ?? 0) * 1000 }, options);
   }
 
   // ---- StreamingService ----

@@ -18,7 +18,7 @@ import type { RuntimeService } from './services.js';
 import type { LinuxContainerResources, LinuxContainerResourcesStatus, StringMap } from './types-common.js';
 import type {
   AttachRequest, Container, ContainerConfig, ContainerFilter, ContainerState, ContainerStatusRequest, ContainerStatusResponse,
-  CreateContainerRequest, ExecRequest, ExecSyncRequest, ExecSyncResponse, PortForwardRequest, StopContainerRequest, UpdateContainerResourcesRequest,
+  CreateContainerRequest, ExecRequest, ExecSyncRequest, ExecSyncResponse, PortForwardRequest, StopContainerRequest, UpdateContainerResourcesRequest, CheckpointContainerRequest,
 } from './types-container.js';
 import type {
   PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxState, PodSandboxStatusRequest, PodSandboxStatusResponse, RunPodSandboxRequest,
@@ -262,6 +262,13 @@ export class MemoryRuntime extends MemoryImageService implements RuntimeService 
     return this.answer('updateContainerResources', request, () => {
       const c = this.mustContainer(request.containerId);
       if (request.linux !== undefined) c.resources = { ...c.resources, ...request.linux };
+    });
+  }
+
+  /** Records the request for a running container and writes no archive (failNext makes it fail as a runtime without checkpointing does). */
+  checkpointContainer(request: CheckpointContainerRequest): Promise<void> {
+    return this.answer('checkpointContainer', request, () => {
+      this.mustRun(request.containerId);
     });
   }
 

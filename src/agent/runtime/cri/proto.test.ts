@@ -33,6 +33,11 @@ void describe('cri-v1.proto field numbers', () => {
     assert.ok(bytes.includes(tag(18, 2)));
   });
 
+  void it('CheckpointContainerRequest container_id = 1, location = 2, timeout = 3', () => {
+    const bytes = method('RuntimeService', 'CheckpointContainer').requestSerialize({ containerId: 'c', location: '/l', timeout: 7 });
+    assert.deepEqual([...bytes], [...tag(1, 2), 1, ...Buffer.from('c'), ...tag(2, 2), 2, ...Buffer.from('/l'), ...tag(3, 0), 7]);
+  });
+
   void it('Container image_id = 10', () => {
     const bytes = method('RuntimeService', 'ListContainers').responseSerialize({ containers: [{ imageId: 'img' }] });
     assert.ok(bytes.includes(Buffer.concat([tag(10, 2), Buffer.from([3]), Buffer.from('img')])));
@@ -63,7 +68,7 @@ void describe('cri-v1.proto field numbers', () => {
   });
 
   void it('has every method the agent calls', () => {
-    assert.equal(criMethods('RuntimeService').size, 24);
+    assert.equal(criMethods('RuntimeService').size, 25);
     assert.deepEqual([...criMethods('ImageService').keys()].sort(), [
       'ImageFsInfo',
       'ImageStatus',

@@ -24,6 +24,7 @@ import type {
   PortForwardRequest,
   StopContainerRequest,
   UpdateContainerResourcesRequest,
+  CheckpointContainerRequest,
 } from './types-container.js';
 import type {
   PodSandbox,
@@ -89,6 +90,8 @@ export interface ContainerUpdateService {
   updateContainerResources(request: UpdateContainerResourcesRequest, options?: CallOptions): Promise<void>;
   /** After log rotation: the runtime reopens the container's log file. */
   reopenContainerLog(containerId: string, options?: CallOptions): Promise<void>;
+  /** Writes a checkpoint of the running container to `location` (containerd 1.6: Unimplemented). */
+  checkpointContainer(request: CheckpointContainerRequest, options?: CallOptions): Promise<void>;
 }
 
 /** Commands in containers and the streaming server. */

@@ -166,6 +166,14 @@ export interface UpdateContainerResourcesRequest {
   readonly annotations?: StringMap;
 }
 
+export interface CheckpointContainerRequest {
+  readonly containerId: string;
+  /** Where the runtime writes the checkpoint archive. */
+  readonly location: string;
+  /** Seconds; 0: the runtime's default. */
+  readonly timeout?: number;
+}
+
 export interface ExecSyncRequest {
   readonly containerId: string;
   readonly cmd: readonly string[];

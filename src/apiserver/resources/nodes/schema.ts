@@ -2,7 +2,8 @@
  * The wire schema of core v1 Node, upstream's shape with the naming rule applied:
  * `status.daemonEndpoints.nodeagentEndpoint.Port` (upstream kubeletEndpoint),
  * `status.nodeInfo.nodeagentVersion` (kubeletVersion) and `status.nodeInfo.orchProxyVersion`
- * (kubeProxyVersion). Conditions and addresses merge by `type` in strategic merge patches.
+ * (kubeProxyVersion), beside upstream's own kubeletVersion and kubeProxyVersion, which every client
+ * library's model requires. Conditions and addresses merge by `type` in strategic merge patches.
  */
 import { any, array, bool, int32, int64, object, objectMeta, str, time, type ObjectSchema, type Schema } from '../../schema/index.js';
 
@@ -58,6 +59,8 @@ const nodeInfo = object(
     osImage: str('OS image reported by the node (/etc/os-release).'),
     containerRuntimeVersion: str('Container runtime version reported by the node through the runtime API (containerd://1.7.x).'),
     nodeagentVersion: str('Nodeagent version reported by the node (upstream: kubeletVersion).'),
+    kubeletVersion: str('Node agent version reported by the node (the same as nodeagentVersion; the clients\' field name).'),
+    kubeProxyVersion: str('Deprecated: the node agent version, as upstream v1.28 reports it.'),
     orchProxyVersion: str('Deprecated (upstream: kubeProxyVersion).'),
     operatingSystem: str('The operating system reported by the node.'),
     architecture: str('The architecture reported by the node.'),
