@@ -33,6 +33,7 @@ import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
 import { secretDefinition } from '../apiserver/resources/secrets/index.js';
 import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
 import { serviceAccountTokens } from '../apiserver/serviceaccount/index.js';
+import { DEFAULT_WATCH_BUDGET, WatchBudget } from '../apiserver/watch/index.js';
 import { actionConnector, createRouter, type Connector, type VersionInfo } from '../apiserver/routing/index.js';
 import {
   ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
@@ -168,6 +169,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       maxRequestBytes: o.maxRequestBytes,
       version,
       metrics: apiMetrics,
+      watchBudget: new WatchBudget({ ...DEFAULT_WATCH_BUDGET, clock: realClock, onTerminated: (resource) => { apiMetrics.watcherTerminated(resource); } }),
       ready: async () => {
         await store.currentRevision();
       },

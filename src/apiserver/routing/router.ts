@@ -16,7 +16,7 @@ import { errorOutput, negotiate, send, sendError, Query, type Output, type Outpu
 import { canEncode } from '../protobuf/index.js';
 import { apiVersionOf, serveResource, type ResourceDefinition, type ResourceRegistry, type Verb } from '../registry/index.js';
 import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
-import { serveWatch } from '../watch/index.js';
+import { serveWatch, type WatchBudget } from '../watch/index.js';
 import type { ApiServerMetrics } from '../metrics/index.js';
 import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
 import { instrumentation } from './instrument.js';
@@ -52,6 +52,8 @@ export interface RouterOptions {
   readonly connectors?: readonly Connector[];
   /** The request metrics, and /metrics. */
   readonly metrics?: ApiServerMetrics;
+  /** What the server's watches may buffer. */
+  readonly watchBudget: WatchBudget;
 }
 
 export interface Router {
@@ -186,7 +188,7 @@ export function createRouter(options: RouterOptions): Router {
     if (verb === 'watch') {
       const metrics = options.metrics;
       const onEvent = metrics === undefined ? {} : { onEvent: () => { metrics.watchEvent(def.group, def.version, def.kind); } };
-      return serveWatch(request, { log: options.log, ...onEvent });
+      return serveWatch(request, { log: options.log, budget: options.watchBudget, ...onEvent });
     }
     return serveResource(request);
   }
