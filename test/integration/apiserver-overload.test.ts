@@ -23,14 +23,14 @@ function rssBytes(pid: number): number {
 /** A watch request on a raw TLS socket that stops reading after the response's first bytes. */
 async function stalledWatcher(server: ApiServer, path: string): Promise<{ socket: TLSSocket; closed: Promise<void> }> {
   const socket = connect({ host: '127.0.0.1', port: server.port, ca: readFileSync(server.caFile), servername: 'localhost' });
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => { resolve(); }));
   socket.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     socket.once('secureConnect', resolve);
     socket.once('error', reject);
   });
   socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.token}\r\nAccept: application/json\r\n\r\n`);
-  await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+  await new Promise<void>((resolve) => socket.once('data', () => { resolve(); }));
   // From here on nothing is read: the kernel's buffers fill, then the server's.
   socket.pause();
   return { socket, closed };
