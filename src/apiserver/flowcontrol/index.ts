@@ -13,3 +13,6 @@ export { FlowControl, type Decision, type FlowControlOptions } from './dispatche
 export type { RequestDigest, PriorityLevel, FlowSchema } from './config.js';
 export { createFlowControlMetrics, type FlowControlMetrics } from './metrics.js';
 export { FLOWCONTROL_GROUP, FLOWCONTROL_VERSION, suggestedFlowSchemas, suggestedPriorityLevels } from './suggested.js';
+export { maxInFlightGate, priorityAndFairnessGate, type GateRequest, type GateResult, type RequestGate } from './gate.js';
+export { FlowControlSource, type FlowControlSourceOptions } from './source.js';
+export { flowSchemaDefinition, priorityLevelDefinition } from './resources.js';
