@@ -33,6 +33,10 @@ import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
 import { secretDefinition } from '../apiserver/resources/secrets/index.js';
 import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
 import { serviceAccountTokens } from '../apiserver/serviceaccount/index.js';
+import { DEFAULT_WATCH_BUDGET, WatchBudget } from '../apiserver/watch/index.js';
+import {
+  createFlowControlMetrics, FLOWCONTROL_GROUP, FlowControl, FlowControlSource, flowSchemaDefinition, maxInFlightGate, priorityAndFairnessGate, priorityLevelDefinition,
+} from '../apiserver/flowcontrol/index.js';
 import { actionConnector, createRouter, type Connector, type VersionInfo } from '../apiserver/routing/index.js';
 import {
   ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
@@ -161,6 +165,16 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     await lifecycle.start();
     const signer = new CsrSigner({ store, registry: registryOf('certificates.orch.io', 'certificatesigningrequests'), x509, ca, log });
     await signer.start();
+    const flowControl = new FlowControl({
+      clock: realClock, serverConcurrencyLimit: o.maxRequestsInflight + o.maxMutatingRequestsInflight, maxWaitMs: 15_000,
+      metrics: createFlowControlMetrics(apiMetrics.registry),
+    });
+    const flowControlSource = new FlowControlSource({
+      flowControl, clock: realClock, log,
+      levels: registryClient({ registry: registryOf(FLOWCONTROL_GROUP, 'prioritylevelconfigurations'), clock: realClock }),
+      schemas: registryClient({ registry: registryOf(FLOWCONTROL_GROUP, 'flowschemas'), clock: realClock }),
+    });
+    await flowControlSource.start();
     const router = createRouter({
       registries,
       authenticator: createAuthenticator(authn),
@@ -168,6 +182,8 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       maxRequestBytes: o.maxRequestBytes,
       version,
       metrics: apiMetrics,
+      gate: o.enablePriorityAndFairness ? priorityAndFairnessGate(flowControl) : maxInFlightGate({ readOnly: o.maxRequestsInflight, mutating: o.maxMutatingRequestsInflight }),
+      watchBudget: new WatchBudget({ ...DEFAULT_WATCH_BUDGET, clock: realClock, onTerminated: (resource) => { apiMetrics.watcherTerminated(resource); } }),
       ready: async () => {
         await store.currentRevision();
       },
@@ -207,6 +223,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       await metrics.collector.close();
       await metricsNodes.close();
       await signer.close();
+      await flowControlSource.close();
       await lifecycle.close();
       await store.close();
       await tracing?.shutdown();
@@ -249,6 +266,8 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     secretDefinition,
     serviceAccountDefinition,
     leaseDefinition,
+    flowSchemaDefinition,
+    priorityLevelDefinition,
     ...reviews,
     // Before the canonical group: kubectl certificate approve maps the bare plural to the first
     // group that serves it and accepts only certificates.k8s.io objects.

@@ -17,6 +17,7 @@ interface Seen { method: string; url: string; contentType: string; accept: strin
 
 const seen: Seen[] = [];
 let flaky = 0;
+let busy = 0;
 let server: ReturnType<typeof createServer>;
 let url: string;
 let releaseHang: () => void = () => undefined;
@@ -53,6 +54,15 @@ function handler(req: IncomingMessage, res: ServerResponse, body: string): void 
       setImmediate(next);
     };
     next();
+    return;
+  }
+  if (u.pathname === '/retry-after') {
+    busy += 1;
+    if (busy === 1) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' }).end(JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'too many requests' }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     return;
   }
   if (u.pathname === '/exists') { status(res, 409, 'AlreadyExists', 'configmaps "x" already exists'); return; }
@@ -156,7 +166,7 @@ void describe('the REST client', () => {
 
   void it('pauses between retries on its clock, doubling, and gives up with ORCHCLIENT_ABORTED when aborted meanwhile', async () => {
     const clock = new FakeClock();
-    const rest = createRestClient({ clock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 300 });
+    const rest = createRestClient({ clock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 300, random: () => 0 });
     flaky = 0;
     let answer: unknown;
     const got = rest.get('/flaky').then((a) => { answer = a; });
@@ -179,6 +189,30 @@ void describe('the REST client', () => {
     stop.abort();
     await assert.rejects(aborted, (err: unknown) => err instanceof OrchError && err.code === 'ORCHCLIENT_ABORTED');
     assert.equal(flaky, 1, 'not sent again');
+    rest.close();
+  });
+
+  void it('waits the Retry-After of a 429 before sending again, and jitters its own pauses', async () => {
+    const clock = new FakeClock();
+    const rest = createRestClient({ clock, connection: connection(), qps: 100, burst: 100, contentType: 'application/json', retryDelayMs: 300, random: () => 0.5 });
+    busy = 0;
+    const got = rest.create('/retry-after', { a: 1 });
+    await waitFor('the pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    await clock.advance(2_999);
+    assert.equal(busy, 1, 'not sent again before Retry-After passed');
+    await clock.advance(1);
+    assert.deepEqual(await got, { ok: true });
+    assert.equal(busy, 2);
+    assert.deepEqual(clock.delays, [3000]);
+
+    flaky = 0;
+    const again = rest.get('/flaky');
+    await waitFor('a jittered pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    assert.equal(clock.delays.at(-1), 450, '300 ms and half as much again');
+    await clock.advance(450);
+    await waitFor('the second pause', () => clock.pending().length === 1, { timeoutMs: 5000, intervalMs: 5 });
+    await clock.advance(900);
+    await again;
     rest.close();
   });
 

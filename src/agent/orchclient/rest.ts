@@ -13,8 +13,9 @@
  * protobuf types (which orch-apiserver also reads) are all served by JSON, silently. Any other
  * type gets ONE warning at construction; nothing is ever sent mislabelled.
  *
- * Retries (default 2 extra attempts, pause 200 ms doubling, or the Status's retryAfterSeconds
- * up to 30 s): any call when the server said it did not process the request (429, 503) or could
+ * Retries (default 2 extra attempts, pause 200 ms doubling with up to as much again of random
+ * jitter, or the server's Retry-After header or Status retryAfterSeconds up to 30 s, as
+ * client-go honours them): any call when the server said it did not process the request (429, 503) or could
  * not be reached (connection refused); GET also after any other transient failure (network
  * error, timeout, 5xx). Watches are not retried here (the reflector reopens them). Writes are not
  * replayed after a failure that may have applied them.
@@ -69,6 +70,8 @@ export interface RestClientOptions {
   readonly limiter?: RateLimiter;
   /** Traces each request and propagates the trace context (transport.ts). */
   readonly tracer?: Tracer;
+  /** The jitter of the retry pauses, in [0, 1) (default Math.random; tests pin it). */
+  readonly random?: () => number;
 }
 
 type Query = RestCallOptions['query'];
@@ -91,9 +94,11 @@ function isServed(contentType: string): boolean {
   return SERVED_TYPES.has((contentType.split(';')[0] ?? '').trim().toLowerCase());
 }
 
-function retryAfterMs(err: unknown): number | undefined {
+/** The pause the server asked for: its Retry-After header (seconds), else the Status's retryAfterSeconds. */
+function retryAfterMs(err: unknown, header: string | undefined): number | undefined {
   if (!(err instanceof OrchApiError)) return undefined;
-  const seconds = err.status.details?.retryAfterSeconds;
+  const fromHeader = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : undefined;
+  const seconds = fromHeader ?? err.status.details?.retryAfterSeconds;
   return typeof seconds === 'number' && seconds > 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : undefined;
 }
 
@@ -126,6 +131,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   });
   const retries = options.retries ?? 2;
   const retryDelayMs = options.retryDelayMs ?? 200;
+  const random = options.random ?? Math.random;
   const watches = new Set<{ stop(): void }>();
 
   async function call<T>(method: string, path: string, body: unknown, bodyType: string | undefined, o: RestCallOptions = {}): Promise<T> {
@@ -133,6 +139,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const attempts = (o.retries ?? retries) + 1;
     for (let attempt = 1; ; attempt++) {
+      let retryAfter: string | undefined;
       try {
         if (o.exempt !== true) await limiter.wait(o.signal);
         const answer = await transport.send({
@@ -141,7 +148,10 @@ export function createRestClient(options: RestClientOptions): RestClient {
           ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
           ...(o.signal === undefined ? {} : { signal: o.signal }),
         });
-        if (answer.status < 200 || answer.status > 299) throw errorFromResponse(method, target, answer.status, answer.text);
+        if (answer.status < 200 || answer.status > 299) {
+          retryAfter = answer.headers['retry-after'];
+          throw errorFromResponse(method, target, answer.status, answer.text);
+        }
         try {
           return (answer.text.trim() === '' ? {} : JSON.parse(answer.text)) as T;
         } catch (err) {
@@ -150,7 +160,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
       } catch (err) {
         const again = unprocessed(err) || (method === 'GET' && transient(err));
         if (attempt >= attempts || !again || o.signal?.aborted === true) throw err;
-        const pause = retryAfterMs(err) ?? retryDelayMs * 2 ** (attempt - 1);
+        // Jittered so that many clients turned away together do not come back together.
+        const pause = retryAfterMs(err, retryAfter) ?? Math.round(retryDelayMs * 2 ** (attempt - 1) * (1 + random()));
         options.logger?.v(4, 'retrying a request to the API server', { method, path: target, attempt, pauseMs: pause, error: messageOf(err) });
         await sleepKeepingAlive(options.clock, pause, o.signal);
         if (abortedBy(o.signal)) throw new OrchError(ORCHCLIENT_ABORTED, 'unavailable', `${method} ${target}: aborted while waiting to retry`, { subject: target, cause: o.signal?.reason });

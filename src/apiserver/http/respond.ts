@@ -132,6 +132,8 @@ export function sendError(res: ServerResponse, err: unknown, output: Pick<Output
   }
   const kind = output.kind === 'yaml' || output.kind === 'protobuf' ? output.kind : 'json';
   const headers: Record<string, string> = status.httpCode === 401 ? { 'WWW-Authenticate': 'Bearer realm="orch-apiserver"' } : {};
+  const retryAfter = status.details?.retryAfterSeconds;
+  if ((status.httpCode === 429 || status.httpCode === 503) && retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   send(res, status.httpCode, status.toStatus(), { kind, pretty: output.pretty, ...(output.mediaType === undefined ? {} : { mediaType: output.mediaType }) }, headers);
   return status;
 }

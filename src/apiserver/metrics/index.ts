@@ -4,6 +4,7 @@
  * apiserver_request_duration_seconds (by verb, dry_run, group, version, resource, subresource,
  * scope, component; the total also by code), apiserver_current_inflight_requests,
  * apiserver_longrunning_requests (watches and connect streams open), apiserver_watch_events_total,
+ * apiserver_terminated_watchers_total (watchers ended for not keeping up, by resource),
  * etcd_request_duration_seconds (the storage's latency by operation and type, whichever the
  * backend), orch_build_info (upstream's kubernetes_build_info: the product's name is ours), and
  * the process and Node.js runtime metrics.
@@ -33,6 +34,8 @@ export interface ApiServerMetrics {
   requestStarted(labels: RequestLabels, longRunning: boolean, mutating: boolean): (code: number) => void;
   /** One event sent on a watch of `kind`. */
   watchEvent(group: string, version: string, kind: string): void;
+  /** A watcher of `resource` ended because it could not keep up. */
+  watcherTerminated(resource: string): void;
   /** One storage call of `operation` on the resource `type`, and how long it took. */
   storageCall(operation: string, type: string, seconds: number): void;
 }
@@ -81,6 +84,9 @@ export function createApiServerMetrics(options: MetricsOptions): ApiServerMetric
   const watchEvents = new Counter({
     name: 'apiserver_watch_events_total', help: 'Number of events sent in watch clients', labelNames: ['group', 'version', 'kind'], registers,
   });
+  const terminated = new Counter({
+    name: 'apiserver_terminated_watchers_total', help: 'Counter of watchers closed due to unresponsiveness broken by resource type.', labelNames: ['resource'], registers,
+  });
   const storage = new Histogram({
     name: 'etcd_request_duration_seconds', help: 'Storage request latency in seconds for each operation and object type.',
     labelNames: ['operation', 'type'], buckets: STORAGE_BUCKETS, registers,
@@ -112,6 +118,9 @@ export function createApiServerMetrics(options: MetricsOptions): ApiServerMetric
     },
     watchEvent(group, version, kind) {
       watchEvents.inc({ group, version, kind });
+    },
+    watcherTerminated(resource) {
+      terminated.inc({ resource });
     },
     storageCall(operation, type, seconds) {
       storage.observe({ operation, type }, seconds);

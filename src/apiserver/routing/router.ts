@@ -10,13 +10,14 @@ import type { Duplex } from 'node:stream';
 import { messageOf } from '../../api/errors.js';
 import { quoteValue, truncateText } from '../../api/quote.js';
 import { parseRequestTarget } from '../../api/request-target.js';
-import type { Authenticator, UserInfo } from '../authn/index.js';
+import { ANONYMOUS, type Authenticator, type UserInfo } from '../authn/index.js';
 import { describeDenial, type Attributes, type Authorizer } from '../authz/index.js';
 import { errorOutput, negotiate, send, sendError, Query, type Output, type OutputKind } from '../http/index.js';
 import { canEncode } from '../protobuf/index.js';
 import { apiVersionOf, serveResource, type ResourceDefinition, type ResourceRegistry, type Verb } from '../registry/index.js';
-import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, unauthorized, unavailable } from '../status/index.js';
-import { serveWatch } from '../watch/index.js';
+import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, tooManyRequests, unauthorized, unavailable } from '../status/index.js';
+import { serveWatch, type WatchBudget } from '../watch/index.js';
+import type { RequestGate } from '../flowcontrol/index.js';
 import type { ApiServerMetrics } from '../metrics/index.js';
 import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
 import { instrumentation } from './instrument.js';
@@ -52,6 +53,10 @@ export interface RouterOptions {
   readonly connectors?: readonly Connector[];
   /** The request metrics, and /metrics. */
   readonly metrics?: ApiServerMetrics;
+  /** What the server's watches may buffer. */
+  readonly watchBudget: WatchBudget;
+  /** API Priority and Fairness or the max-in-flight limits; none: every request is served at once. */
+  readonly gate?: RequestGate;
 }
 
 export interface Router {
@@ -186,7 +191,7 @@ export function createRouter(options: RouterOptions): Router {
     if (verb === 'watch') {
       const metrics = options.metrics;
       const onEvent = metrics === undefined ? {} : { onEvent: () => { metrics.watchEvent(def.group, def.version, def.kind); } };
-      return serveWatch(request, { log: options.log, ...onEvent });
+      return serveWatch(request, { log: options.log, budget: options.watchBudget, ...onEvent });
     }
     return serveResource(request);
   }
@@ -214,6 +219,7 @@ export function createRouter(options: RouterOptions): Router {
     const url = parseRequestTarget(req.url ?? '/');
     const query = new Query(url?.searchParams ?? new URLSearchParams());
     let pretty = false;
+    let release = (): void => undefined;
     try {
       pretty = query.bool('pretty');
       const auth = await options.authenticator.authenticate(req);
@@ -223,6 +229,7 @@ export function createRouter(options: RouterOptions): Router {
       if (url === undefined) throw badRequest(`invalid request target ${quoteValue(req.url ?? '')}`);
       const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
       observe(req, res, url, info, upgrade);
+      release = await admit(req, res, url, info, auth.kind === 'user' ? auth.user : ANONYMOUS, upgrade);
       if (auth.kind === 'user') {
         if (info.kind === 'resource') {
           authorize(auth.user, { verb: info.verb, resourceRequest: true, path, apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name });
@@ -239,7 +246,31 @@ export function createRouter(options: RouterOptions): Router {
     } catch (err) {
       const status = sendError(res, err, errorOutput(req.headers.accept, pretty));
       if (status.httpCode >= 500) options.log(`${req.method ?? ''} ${truncateText(req.url ?? '')}: ${status.httpCode} ${truncateText(messageOf(err))}`);
+    } finally {
+      release();
     }
+  }
+
+  /** Waits for the request's turn (API Priority and Fairness); a request turned away is a 429 with Retry-After. */
+  async function admit(req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo, user: UserInfo, upgrade: UpgradeContext | undefined): Promise<() => void> {
+    const gate = options.gate;
+    if (gate === undefined) return () => undefined;
+    const what = instrumentation(info, req.method ?? 'GET', url.searchParams.getAll('dryRun').includes('All'));
+    const resourceInfo = info.kind === 'resource' ? info : undefined;
+    const left = new AbortController();
+    const onClose = (): void => {
+      left.abort();
+    };
+    res.once('close', onClose);
+    const result = await gate.admit({
+      user: user.name, groups: user.groups, verb: info.verb, resourceRequest: resourceInfo !== undefined,
+      apiGroup: resourceInfo?.apiGroup ?? '', resource: resourceInfo?.resource ?? '', subresource: resourceInfo?.subresource ?? '',
+      namespace: resourceInfo?.namespace ?? '', path: info.path, mutating: what.mutating, longRunning: what.longRunning || upgrade !== undefined,
+    }, left.signal);
+    res.removeListener('close', onClose);
+    for (const [name, value] of Object.entries(result.headers)) if (!res.headersSent) res.setHeader(name, value);
+    if (!result.admitted) throw tooManyRequests(result.message, 1);
+    return result.release;
   }
 
   const serve = (req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeContext): void => {

@@ -5,6 +5,8 @@
  * and every line the router logs kept in `logs`. Requests: rawRequest of test/helpers/loopback.ts
  * (with `token: TEST_TOKEN`). Test code only.
  */
+import { realClock } from '../../api/clock.js';
+import { DEFAULT_WATCH_BUDGET, WatchBudget } from '../watch/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,6 +52,7 @@ export async function startTestApiServer(): Promise<TestApiServer> {
     },
     log: (line) => logs.push(line),
     serverAddress: '127.0.0.1:0',
+    watchBudget: new WatchBudget({ ...DEFAULT_WATCH_BUDGET, clock: realClock }),
   });
   const server = createServer(router.handle);
   server.on('upgrade', router.upgrade);

@@ -33,6 +33,10 @@ export interface ApiServerOptions {
   /** Nanoseconds. */
   readonly eventTtl: number;
   readonly maxRequestBytes: number;
+  /** Upstream's in-flight limits: with API Priority and Fairness their sum is the server's concurrency. */
+  readonly maxRequestsInflight: number;
+  readonly maxMutatingRequestsInflight: number;
+  readonly enablePriorityAndFairness: boolean;
   /** Nanoseconds. */
   readonly watchBookmarkInterval: number;
   /** The node proxy (pods/log, exec, attach, portforward): TLS toward the node agents. */
@@ -101,6 +105,9 @@ export const DEFAULTS: ApiServerOptions = {
   etcdCompactionInterval: 300 * SECOND,
   eventTtl: 3600 * SECOND,
   maxRequestBytes: 3 * 1024 * 1024,
+  maxRequestsInflight: 400,
+  maxMutatingRequestsInflight: 200,
+  enablePriorityAndFairness: true,
   watchBookmarkInterval: 60 * SECOND,
   nodeagentClientCertificate: '',
   nodeagentClientKey: '',
@@ -149,6 +156,9 @@ export const FLAGS: readonly Flag[] = [
   { name: 'nodeagent-client-key', kind: 'string', option: 'nodeagentClientKey', help: 'Private key of --nodeagent-client-certificate.' },
   { name: 'nodeagent-certificate-authority', kind: 'string', option: 'nodeagentCertificateAuthority', help: 'CA bundle that verifies the serving certificates of nodeagents.' },
   { name: 'controllers', kind: 'list', option: 'controllers', help: "The control loops to run (kube-controller-manager's grammar): '*' enables all, 'foo' enables foo, '-foo' disables foo; empty runs none. Loops: scheduler, node-lifecycle-controller, taint-eviction-controller, pod-garbage-collector-controller, serviceaccount-controller, root-ca-certificate-publisher-controller, persistentvolume-binder-controller, persistentvolume-attach-detach-controller, persistentvolumeclaim-protection-controller, persistentvolume-protection-controller, ephemeral-volume-controller." },
+  { name: 'max-requests-inflight', kind: 'int', option: 'maxRequestsInflight', help: 'The most non-mutating requests in flight at once (0: no limit); with API Priority and Fairness, added to --max-mutating-requests-inflight as the server\'s concurrency limit.' },
+  { name: 'max-mutating-requests-inflight', kind: 'int', option: 'maxMutatingRequestsInflight', help: 'The most mutating requests in flight at once (0: no limit); with API Priority and Fairness, see --max-requests-inflight.' },
+  { name: 'enable-priority-and-fairness', kind: 'bool', option: 'enablePriorityAndFairness', help: 'Queue and dispatch requests by the FlowSchema and PriorityLevelConfiguration objects (flowcontrol.apiserver.orch.io); false: the plain max-in-flight limits.' },
   { name: 'leader-elect', kind: 'bool', option: 'leaderElect', help: 'Run the control loops only on the replica that holds the leader election Lease (for several API servers on one etcd).' },
   { name: 'leader-elect-lease-duration', kind: 'duration', option: 'leaderElectLeaseDuration', help: 'How long other candidates wait after the leader\'s last renewal before they take the lead.' },
   { name: 'leader-elect-renew-deadline', kind: 'duration', option: 'leaderElectRenewDeadline', help: 'How long the leader keeps trying to renew before it stops leading; less than the lease duration.' },
@@ -237,6 +247,9 @@ function check(o: ApiServerOptions, problems: string[]): void {
   if (o.etcdCompactionInterval !== 0 && o.etcdCompactionInterval < 100_000_000) problems.push(`--etcd-compaction-interval ${formatDuration(o.etcdCompactionInterval)} must be 0 or at least 100ms`);
   if (o.eventTtl < SECOND) problems.push(`--event-ttl ${formatDuration(o.eventTtl)} must be at least 1s`);
   if (o.watchBookmarkInterval < 10_000_000) problems.push(`--watch-bookmark-interval ${formatDuration(o.watchBookmarkInterval)} must be at least 10ms`);
+  if (o.maxRequestsInflight < 0) problems.push(`--max-requests-inflight ${o.maxRequestsInflight} must be 0 or more`);
+  if (o.maxMutatingRequestsInflight < 0) problems.push(`--max-mutating-requests-inflight ${o.maxMutatingRequestsInflight} must be 0 or more`);
+  if (o.enablePriorityAndFairness && o.maxRequestsInflight + o.maxMutatingRequestsInflight === 0) problems.push('--max-requests-inflight and --max-mutating-requests-inflight must not both be 0 with --enable-priority-and-fairness');
   if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
   if (o.bindAddress === '') problems.push('--bind-address must not be empty');
   if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${quoteValue(o.etcdPrefix)} must start with / and not end with /`);

@@ -120,6 +120,10 @@ export const tooLarge = (limit: number): StatusError =>
 export const internal = (message: string, cause?: unknown): StatusError =>
   new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] }, cause);
 
+/** 429: the server turned the request away before doing anything (API Priority and Fairness). */
+export const tooManyRequests = (message: string, retryAfterSeconds: number): StatusError =>
+  new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds });
+
 export const unavailable = (message: string, cause?: unknown): StatusError =>
   new StatusError(503, 'ServiceUnavailable', message, {}, cause);
 

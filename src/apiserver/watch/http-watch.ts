@@ -8,6 +8,7 @@ import { badRequest, expired, toStatusError, type Status } from '../status/index
 import {
   apiVersionOf, listObjects, listRequest, toTable, type ListRequest, type ResourceRequest, type WireObject,
 } from '../registry/index.js';
+import type { WatchBudget } from './budget.js';
 import { presentShared, SelectionFilter, sharedMatcher, watchIndexFor } from './selection.js';
 
 export interface WatchServeOptions {
@@ -16,9 +17,9 @@ export interface WatchServeOptions {
   readonly log: (message: string) => void;
   /** Called for each event written (the watch event metrics). */
   readonly onEvent?: () => void;
+  /** The server's watch buffering: a watcher that cannot keep up is ended. */
+  readonly budget: WatchBudget;
 }
-
-const MAX_BUFFERED = 16 * 1024 * 1024;
 
 /**
  * The store hands the same decoded object to every watcher of a change: the JSON line of each
@@ -73,12 +74,17 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
 
   let finished = false;
   const abort = new AbortController();
+  const outlet = options.budget.outlet(res, def.plural, (reason) => {
+    options.log(`watch: ending the watch of ${def.plural} for ${r.user.name}: ${reason}`);
+    finish();
+  });
   const finish = (): void => {
     if (finished) return;
     finished = true;
     clearTimeout(timer);
+    outlet.close();
     abort.abort();
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded && !res.destroyed) res.end();
   };
   const timer = setTimeout(finish, timeout * 1000);
   res.on('close', finish);
@@ -86,11 +92,7 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   const emit = (text: string | Buffer): void => {
     if (finished) return;
     options.onEvent?.();
-    res.write(text);
-    if (res.writableLength > MAX_BUFFERED) {
-      options.log(`watch: ending the watch of ${def.plural} for ${r.user.name}: the client reads too slowly`);
-      finish();
-    }
+    outlet.write(text);
   };
   const write = (frame: Frame): void => {
     if (finished) return;

@@ -12,8 +12,11 @@
  * - allowWatchBookmarks: BOOKMARK events carry only metadata.resourceVersion;
  * - history gone (compacted): HTTP 200 then one ERROR event with a 410 Expired Status;
  * - timeoutSeconds ends the stream (default: random between 30 and 60 minutes), so does a
- *   client that disconnects or reads too slowly (more than 16 MiB waiting).
+ *   client that disconnects; a client that reads too slowly is ended by the WatchBudget
+ *   (budget.ts: upstream's 100-event queue per watcher, a byte ceiling per watcher and for the
+ *   whole server), so the client lists again or resumes from its last resourceVersion.
  *
  * Must not: write to the store or know particular resources.
  */
+export { DEFAULT_WATCH_BUDGET, WatchBudget, WatchOutlet, type WatchBudgetOptions, type WatchSink } from './budget.js';
 export { serveWatch, type WatchServeOptions } from './http-watch.js';
