@@ -62,7 +62,8 @@ export interface NetworkResult {
 
 const SEQUENTIAL = 20;
 const BURST = 110;
-const RAW_CONCURRENCY = 4;
+/** Pods in flight in the raw bursts (the baseline of every burst row). */
+export const RAW_CONCURRENCY = 4;
 const NODE_NAME = 'bench-node';
 const NAMESPACE = 'bench';
 

@@ -29,6 +29,23 @@ void describe('PodMerger', () => {
     assert.equal(pod.metadata.annotations![CONFIG_SEEN_ANNOTATION], '2026-01-02T03:04:05.678Z');
   });
 
+  void it('skips the comparison of an object pushed again or of the same resourceVersion, and still sees a new version', () => {
+    const { merger, recorder } = setup();
+    const versioned = (rv: string, image: string) => {
+      const pod = podObject('a', 'u1');
+      return { ...pod, metadata: { ...pod.metadata, resourceVersion: rv }, spec: { ...pod.spec, containers: [{ name: 'c', image }] } };
+    };
+    const first = versioned('5', 'one');
+    merger.pushSnapshot('api', [first]);
+    merger.pushSnapshot('api', [first]);
+    // Same UID and resourceVersion: the API server's same object (the spec differs here only to show that it is not compared).
+    merger.pushSnapshot('api', [versioned('5', 'two')]);
+    merger.pushSnapshot('api', [versioned('6', 'two')]);
+    merger.pushSnapshot('api', [versioned('7', 'two')]);
+    assert.deepEqual(ops(recorder), ['ADD:api:u1', 'UPDATE:api:u1']);
+    assert.equal(recorder.updates[1]!.pods[0]!.spec!.containers[0]!.image, 'two');
+  });
+
   void it('emits an empty ADD for a first snapshot without pods, and nothing for an unchanged one', () => {
     const { merger, recorder } = setup();
     merger.pushSnapshot('file', []);

@@ -60,6 +60,8 @@ export class PodMerger {
   private readonly listeners = new Set<PodUpdateListener>();
   private readonly sources: ReadonlySet<string>;
   private closed = false;
+  /** The pushed object each kept pod was made from. */
+  private readonly made = new WeakMap<NodePod, NodePod>();
 
   constructor(private readonly options: PodMergerOptions) {
     this.sources = new Set(options.sources);
@@ -110,23 +112,33 @@ export class PodMerger {
     for (const incoming of this.accepted(source, pods, names)) {
       const { uid } = incoming.metadata;
       const existing = previous.get(uid);
+      if (existing !== undefined && this.unchanged(existing, incoming)) {
+        // The same object as last time (the API source pushes every pod at each change of one):
+        // nothing to compare. Upstream's informer store hands the same objects too.
+        next.set(uid, existing);
+        continue;
+      }
       const stamped = withAnnotations(incoming, { [CONFIG_SOURCE_ANNOTATION]: source });
       if (existing === undefined) {
         const firstSeen = stamped.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? formatRFC3339(new Date(this.options.clock.now()));
         const added = withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
+        this.made.set(added, incoming);
         next.set(uid, added);
         changes.ADD.push(added);
       } else if (keptKey(existing) !== semanticKey(stamped)) {
         const firstSeen = existing.metadata.annotations?.[CONFIG_SEEN_ANNOTATION];
         const updated = firstSeen === undefined ? stamped : withAnnotations(stamped, { [CONFIG_SEEN_ANNOTATION]: firstSeen });
+        this.made.set(updated, incoming);
         next.set(uid, updated);
         changes.UPDATE.push(updated);
       } else if (canonicalJSON(existing.status ?? {}) !== canonicalJSON(stamped.status ?? {})) {
         const { status: _previousStatus, ...rest } = existing;
         const reconciled: NodePod = stamped.status === undefined ? rest : { ...rest, status: stamped.status };
+        this.made.set(reconciled, incoming);
         next.set(uid, reconciled);
         changes.RECONCILE.push(reconciled);
       } else {
+        this.made.set(existing, incoming);
         next.set(uid, existing);
       }
     }
@@ -138,6 +150,18 @@ export class PodMerger {
     if (changes.ADD.length > 0 || first) this.emit({ op: 'ADD', source, pods: changes.ADD });
     if (changes.UPDATE.length > 0) this.emit({ op: 'UPDATE', source, pods: changes.UPDATE });
     if (changes.RECONCILE.length > 0) this.emit({ op: 'RECONCILE', source, pods: changes.RECONCILE });
+  }
+
+  /**
+   * Whether `incoming` is what `existing` was made from: the very object pushed last time, or
+   * the same API object (a resourceVersion is the API server's version of the whole object:
+   * equal versions of one UID are equal objects).
+   */
+  private unchanged(existing: NodePod, incoming: NodePod): boolean {
+    const before = this.made.get(existing);
+    if (before === incoming) return true;
+    const version = incoming.metadata.resourceVersion;
+    return before !== undefined && version !== undefined && version !== '' && before.metadata.resourceVersion === version;
   }
 
   /** The pods of a snapshot whose UID and full name no earlier one has. */

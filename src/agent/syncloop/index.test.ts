@@ -11,7 +11,7 @@ import { createPodManager, createSyncLoop, podCapacity, type AdmitHandler, type 
 const logger = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: () => undefined } }).logger('test');
 const pod = (uid: string): NodePod => ({ metadata: { uid, name: uid, namespace: 'default' } });
 
-function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[]; periodMs?: number } = {}) {
+function harness(options: { log?: typeof logger; capacity?: number; running?: RunningPod[]; dirs?: string[]; cgroups?: string[]; admit?: AdmitHandler[]; periodMs?: number } = {}) {
   const listings = { count: 0 };
   const rejections: string[] = [];
   const deletable: string[] = [];
@@ -47,7 +47,7 @@ function harness(options: { capacity?: number; running?: RunningPod[]; dirs?: st
     },
     volumes: { listPodDirs: () => Promise.resolve(options.dirs ?? []), cleanupPodVolumes: (uid) => { removed.push(`volumes:${uid}`); return Promise.resolve(); } },
     cgroups: { listPodUIDs: () => Promise.resolve(options.cgroups ?? []), remove: (uid) => { removed.push(`cgroup:${uid}`); return Promise.resolve(); } },
-    status, podCapacity: options.capacity ?? 110, logger, clock, housekeepingPeriodMs: options.periodMs ?? 60_000,
+    status, podCapacity: options.capacity ?? 110, logger: options.log ?? logger, clock, housekeepingPeriodMs: options.periodMs ?? 60_000,
     ...(options.admit === undefined ? {} : { admit: options.admit }),
     onReject: (p, reason) => { rejections.push(`${p.metadata.uid}:${reason}`); },
   });
@@ -74,6 +74,27 @@ void describe('sync loop', () => {
     assert.deepEqual(h.updates, ['create:a', 'update:a', 'sync:a', 'kill:a']);
     assert.equal(h.pods.isDesired('a'), false);
     await h.loop.stop();
+  });
+
+  void it('logs each ADD, UPDATE and REMOVE at V(2) only, naming the pods, as upstream does', async () => {
+    for (const verbosity of [0, 2]) {
+      const written: string[] = [];
+      const log = new LogRoot({ clock: new FakeClock(), format: 'text', verbosity, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink: { write: (_stream, line) => { written.push(line); } } }).logger('syncloop');
+      const h = harness({ log });
+      h.send({ op: 'ADD', pods: [pod('a'), pod('b')] });
+      h.send({ op: 'UPDATE', pods: [pod('a')] });
+      h.send({ op: 'RECONCILE', pods: [pod('a')] });
+      h.send({ op: 'REMOVE', pods: [pod('b')] });
+      const lines = written.join('').split('\n').filter((l) => l.includes('SyncLoop'));
+      if (verbosity === 0) assert.deepEqual(lines, []);
+      else {
+        assert.equal(lines.length, 3, lines.join('\n'));
+        assert.match(lines[0] ?? '', /SyncLoop ADD.*default\/a.*default\/b/);
+        assert.match(lines[1] ?? '', /SyncLoop UPDATE.*default\/a/);
+        assert.match(lines[2] ?? '', /SyncLoop REMOVE.*default\/b/);
+      }
+      await h.loop.stop();
+    }
   });
 
   void it('rejects pods beyond the capacity with OutOfpods', async () => {

@@ -262,6 +262,10 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
   }
 
   function onUpdate(u: PodConfigUpdate): void {
+    // As upstream's syncLoopIteration: one line per update at V(2) (RECONCILE, status-only, at V(4)),
+    // so that a pod's arrival is visible with -v=2 and costs nothing at the default verbosity.
+    const level = u.op === 'RECONCILE' ? 4 : 2;
+    if (u.pods.length > 0 && log.enabled(level)) log.v(level, `SyncLoop ${u.op}`, { pods: u.pods.map(podNamespacedName) });
     for (const pod of u.pods) pending.push({ op: u.op, pod });
     drain();
   }

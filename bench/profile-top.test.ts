@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { report, summarize, type CpuProfile } from './profile-top.js';
+
+const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9 });
+
+void describe('profile-top', () => {
+  void it('adds up self time per function from the samples\' deltas and splits ours from the rest', () => {
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(idle)', '') },
+        { id: 2, callFrame: frame('pushSnapshot', 'file:///w/dist/src/agent/podsource/merger.js') },
+        { id: 3, callFrame: frame('(garbage collector)', '') },
+        { id: 4, callFrame: frame('parse', 'node:internal/x') },
+        { id: 5, callFrame: frame('pushSnapshot', 'file:///w/dist/src/agent/podsource/merger.js') },
+      ],
+      // Each sample's time is the next delta: 2 → 3 ms + 4 ms (as node 5, same function), 3 → 1 ms, 4 → 2 ms, 1 → 10 ms.
+      samples: [2, 5, 3, 4, 1],
+      timeDeltas: [0, 3000, 4000, 1000, 2000, 10000],
+    };
+    const s = summarize(profile);
+    assert.deepEqual(s.categories, { idle: 10, gc: 1, program: 0, ours: 7, other: 2 });
+    assert.equal(s.functions[1]?.name, 'pushSnapshot (agent/podsource/merger.js:10)');
+    assert.equal(s.functions[1].ms, 7);
+    const lines = report(s, 5);
+    assert.match(lines[0] ?? '', /busy 10 ms of 20 ms profiled: our code 70\.0 %, node and libraries 20\.0 %, GC 10\.0 %/);
+    assert.match(lines[2] ?? '', /70\.0 %.*pushSnapshot/);
+  });
+});

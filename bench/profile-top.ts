@@ -1,0 +1,113 @@
+/**
+ * Reads V8 CPU profiles (node --cpu-prof: `*.cpuprofile` files, or a directory of them) and
+ * prints where the process's time went: its shares of idle, GC, V8/native (program) and of
+ * our own code (the files under dist/src/), then the functions of our own code with the most
+ * self time (the time in the function itself, not in what it calls).
+ *
+ *   node dist/bench/profile-top.js [--top 25] FILE-OR-DIRECTORY...
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { isMain } from './table.js';
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+
+export interface CpuProfile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples?: readonly number[];
+  readonly timeDeltas?: readonly number[];
+}
+
+export interface SelfTime {
+  /** `function (file:line)`; file relative to dist/src/ for our code. */
+  readonly name: string;
+  readonly ms: number;
+  readonly ours: boolean;
+}
+
+export interface ProfileSummary {
+  readonly totalMs: number;
+  /** Self time of each category: (idle), (garbage collector), (program), ours, other (node, libraries). */
+  readonly categories: Readonly<Record<'idle' | 'gc' | 'program' | 'ours' | 'other', number>>;
+  /** Every function with self time, most first. */
+  readonly functions: readonly SelfTime[];
+}
+
+const OURS = '/dist/src/';
+
+/** Self time per function (one line per function: samples of its nodes added up), from the samples' time deltas. */
+export function summarize(profile: CpuProfile): ProfileSummary {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  // A sample's time is the delta to the next sample (V8's own attribution).
+  samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, deltas[i + 1] ?? 0)));
+  const categories = { idle: 0, gc: 0, program: 0, ours: 0, other: 0 };
+  const functions = new Map<string, SelfTime>();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    const frame = byId.get(id)?.callFrame;
+    if (frame === undefined) continue;
+    const ms = us / 1000;
+    total += ms;
+    const ours = frame.url.includes(OURS);
+    if (frame.functionName === '(idle)') categories.idle += ms;
+    else if (frame.functionName === '(garbage collector)') categories.gc += ms;
+    else if (frame.functionName === '(program)') categories.program += ms;
+    else if (ours) categories.ours += ms;
+    else categories.other += ms;
+    const file = ours ? frame.url.slice(frame.url.indexOf(OURS) + OURS.length) : frame.url.replace(/^file:\/\//, '');
+    const name = `${frame.functionName === '' ? '(anonymous)' : frame.functionName} (${file === '' ? 'native' : `${file}:${frame.lineNumber + 1}`})`;
+    const known = functions.get(name);
+    functions.set(name, { name, ours, ms: (known?.ms ?? 0) + ms });
+  }
+  return { totalMs: total, categories, functions: [...functions.values()].sort((a, b) => b.ms - a.ms) };
+}
+
+/** The report's lines: the categories as shares of the busy time (not idle), then our top functions. */
+export function report(s: ProfileSummary, top: number): string[] {
+  const busy = s.totalMs - s.categories.idle;
+  const pct = (ms: number): string => `${busy > 0 ? ((100 * ms) / busy).toFixed(1) : '0.0'} %`;
+  const c = s.categories;
+  return [
+    `busy ${Math.round(busy)} ms of ${Math.round(s.totalMs)} ms profiled: our code ${pct(c.ours)}, node and libraries ${pct(c.other)}, GC ${pct(c.gc)}, V8/native (program) ${pct(c.program)}`,
+    `top self time in our code (share of busy time):`,
+    ...s.functions.filter((f) => f.ours).slice(0, top).map((f) => `  ${pct(f.ms).padStart(7)}  ${Math.round(f.ms).toString().padStart(6)} ms  ${f.name}`),
+    `top self time outside our code:`,
+    ...s.functions.filter((f) => !f.ours && !f.name.startsWith('(idle)')).slice(0, Math.min(top, 10)).map((f) => `  ${pct(f.ms).padStart(7)}  ${Math.round(f.ms).toString().padStart(6)} ms  ${f.name}`),
+  ];
+}
+
+async function profileFiles(args: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const arg of args) {
+    if ((await stat(arg)).isDirectory()) files.push(...(await readdir(arg)).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => path.join(arg, f)));
+    else files.push(arg);
+  }
+  return files;
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
+  const top = Number(values.top);
+  if (!(Number.isInteger(top) && top > 0)) throw new Error(`--top must be a positive whole number, not ${values.top}`);
+  if (positionals.length === 0) throw new Error('give the .cpuprofile files or a directory of them (node --cpu-prof-dir)');
+  const files = await profileFiles(positionals);
+  if (files.length === 0) throw new Error(`no .cpuprofile file in ${positionals.join(', ')}`);
+  for (const file of files) {
+    const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+    process.stdout.write(`${file}\n${report(summarize(profile), top).join('\n')}\n\n`);
+  }
+}
+
+if (isMain(import.meta.url)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`profile-top: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
