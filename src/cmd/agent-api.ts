@@ -37,7 +37,7 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
 import {
-  createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -52,6 +52,7 @@ export interface ApiConnection {
   readonly recorder: EventRecorder;
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy). */
   readonly objects: ObjectManager;
+  readonly claims: PersistentVolumeSource;
   /** The service account tokens of projected volumes. */
   readonly tokens: ServiceAccountTokenSource;
   /** The desired pods, registered with `objects` as they come and go. */
@@ -119,6 +120,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     recorder,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
+    claims: createClaimSource({ rest }),
     reviews,
     trackPods: (pods) => registeringPods(pods, objects),
     useNode(source) {

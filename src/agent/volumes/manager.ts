@@ -18,12 +18,14 @@ import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
+import { setUpClaimVolume } from './persistent.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
 import {
   VOLUME_CLEANUP_FAILED,
   VOLUME_MOUNT_FAILED,
   type Mount,
   type NodeCapacity,
+  type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
   type ServiceAccountTokenSource,
@@ -53,6 +55,8 @@ export interface VolumeManagerOptions {
    * `VOLUME_UNSUPPORTED`; downwardAPI volumes work either way.
    */
   readonly objects?: VolumeObjectSource;
+  /** The claims and volumes of persistentVolumeClaim volumes; without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
+  readonly claims?: PersistentVolumeSource;
   /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
@@ -75,6 +79,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly retryIntervalMs: number;
   private readonly objects: VolumeObjectSource | undefined;
   private readonly tokens: ServiceAccountTokenSource | undefined;
+  private readonly claims: PersistentVolumeSource | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -93,6 +98,7 @@ class LocalVolumeManager implements VolumeManager {
     this.retryIntervalMs = options.retryIntervalMs ?? 100;
     this.objects = options.objects;
     this.tokens = options.tokens;
+    this.claims = options.claims;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -136,7 +142,7 @@ class LocalVolumeManager implements VolumeManager {
       };
       const result = new Map<string, PodVolume>();
       for (const spec of specs) {
-        result.set(spec.name, spec.kind === 'hostPath' || spec.kind === 'emptyDir' ? await this.setUp(uid, spec, mounts) : await setUpApiVolume(api, pod, uid, spec));
+        result.set(spec.name, await this.setUpVolume(api, pod, uid, spec, mounts));
       }
       this.prepared.set(uid, result);
       return result;
@@ -156,6 +162,18 @@ class LocalVolumeManager implements VolumeManager {
 
   containerDir(pod: NodePod, container: Container): string {
     return containerDir(this.rootDir, podUIDOf(pod), container.name);
+  }
+
+  private async setUpVolume(api: ApiVolumeContext, pod: NodePod, uid: string, spec: VolumeSpec, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
+    switch (spec.kind) {
+      case 'hostPath':
+      case 'emptyDir':
+        return await this.setUp(uid, spec, mounts);
+      case 'persistentVolumeClaim':
+        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec);
+      default:
+        return await setUpApiVolume(api, pod, uid, spec);
+    }
   }
 
   private async setUp(uid: string, spec: Extract<VolumeSpec, { kind: 'hostPath' | 'emptyDir' }>, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
