@@ -22,7 +22,9 @@ import {
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
-import type { LogRoot } from '../agent/logging/index.js';
+import type { LogRoot, Logger } from '../agent/logging/index.js';
+import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher } from '../agent/csi/index.js';
+import type { PluginHandler } from '../agent/pluginmanager/index.js';
 import {
   createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
   type NodeStatusController, type RuntimeFactsSource,
@@ -37,7 +39,7 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods, PodManager } from '../agent/syncloop/index.js';
 import {
-  createClaimSource, createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createTokenManager, nodeObjectTtlMs, type ChangeDetectionStrategy, type CsiVolumePlugin, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -53,6 +55,8 @@ export interface ApiConnection {
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy). */
   readonly objects: ObjectManager;
   readonly claims: PersistentVolumeSource;
+  /** CSI drivers: the plugin watcher's CSIPlugin handler and the volume manager's CSI plugin. */
+  readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiVolumePlugin };
   /** The service account tokens of projected volumes. */
   readonly tokens: ServiceAccountTokenSource;
   /** The desired pods, registered with `objects` as they come and go. */
@@ -121,6 +125,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
+    csi: csiPlugin(rest, nodeName, o.rootDir, logs.logger('csi')),
     reviews,
     trackPods: (pods) => registeringPods(pods, objects),
     useNode(source) {
@@ -143,6 +148,12 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       rest.close();
     },
   };
+}
+
+/** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
+function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
+  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }) });
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
 }
 
 /** `pods`, registering each desired pod (added or changed) with the object manager and unregistering it when it goes. */

@@ -42,6 +42,7 @@ export {
   VOLUME_WRITE_FAILED,
   type Mount,
   type MountPropagation,
+  type CsiVolumePlugin,
   type NodeCapacity,
   type PersistentVolumeSource,
   type PodVolume,

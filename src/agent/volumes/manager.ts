@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Container } from 'kubernetes-types/core/v1.js';
 
 import type { Clock } from '../../api/clock.js';
-import { OrchError } from '../../api/errors.js';
+import { OrchError, messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
 import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
@@ -25,6 +25,7 @@ import {
   VOLUME_MOUNT_FAILED,
   type Mount,
   type NodeCapacity,
+  type CsiVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
@@ -57,6 +58,8 @@ export interface VolumeManagerOptions {
   readonly objects?: VolumeObjectSource;
   /** The claims and volumes of persistentVolumeClaim volumes; without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly claims?: PersistentVolumeSource;
+  /** The CSI plugin: PVs with a csi source mount through it, and cleanupPodVolumes tears its volumes down first. */
+  readonly csi?: CsiVolumePlugin;
   /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
@@ -80,6 +83,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly objects: VolumeObjectSource | undefined;
   private readonly tokens: ServiceAccountTokenSource | undefined;
   private readonly claims: PersistentVolumeSource | undefined;
+  private readonly csi: CsiVolumePlugin | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -99,6 +103,7 @@ class LocalVolumeManager implements VolumeManager {
     this.objects = options.objects;
     this.tokens = options.tokens;
     this.claims = options.claims;
+    this.csi = options.csi;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -170,7 +175,7 @@ class LocalVolumeManager implements VolumeManager {
       case 'emptyDir':
         return await this.setUp(uid, spec, mounts);
       case 'persistentVolumeClaim':
-        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec);
+        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec, this.csi === undefined ? undefined : { plugin: this.csi, pod, podUID: uid });
       default:
         return await setUpApiVolume(api, pod, uid, spec);
     }
@@ -238,6 +243,12 @@ class LocalVolumeManager implements VolumeManager {
         this.logger.warn('pod directory is a symlink; removing the link only', { podUID, path: dir });
         await unlink(dir);
         return;
+      }
+      try {
+        await this.csi?.tearDown(podUID);
+      } catch (err) {
+        // The volume stays mounted and the directory kept: the next cleanup retries (unpublish and unstage are idempotent).
+        throw new OrchError(VOLUME_CLEANUP_FAILED, 'unavailable', messageOf(err), { subject: `pod ${podUID}`, cause: err });
       }
       const real = await realpath(dir);
       await this.unmountBelow(real, podUID);

@@ -9,6 +9,8 @@
  * | local      | the path must exist (a directory or, for volumeMode Block, refused); used     |
  * |            | in place, as a bind mount into the container                                  |
  * | hostPath   | the hostPath plugin's `type` checks, then used in place                       |
+ * | csi        | the CSI plugin (src/agent/csi) when the agent has one: attach wait, stage,    |
+ * |            | publish into the pod's directory                                              |
  * | other      | VOLUME_UNSUPPORTED naming the source                                          |
  *
  * The volume is read-only when the pod's volume says so (`persistentVolumeClaim.readOnly`) or
@@ -21,12 +23,14 @@ import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolu
 
 import { OrchError, messageOf } from '../../api/errors.js';
 import { getIfExists, type RestClient } from '../orchclient/index.js';
+import type { NodePod } from '../../api/pod/index.js';
 import { checkHostPath } from './host-path.js';
 import {
   VOLUME_CLAIM_NOT_BOUND,
   VOLUME_CLAIM_UNAVAILABLE,
   VOLUME_MOUNT_FAILED,
   VOLUME_UNSUPPORTED,
+  type CsiVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
 } from './types.js';
@@ -39,6 +43,13 @@ export function createClaimSource(options: { readonly rest: RestClient }): Persi
       getIfExists<PersistentVolumeClaim>(rest, `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`),
     volume: (name) => getIfExists<PersistentVolume>(rest, `/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
   };
+}
+
+/** The CSI plugin and the pod, for claims bound to CSI volumes. */
+export interface CsiMount {
+  readonly plugin: CsiVolumePlugin;
+  readonly pod: NodePod;
+  readonly podUID: string;
 }
 
 export interface ClaimVolumeSpec {
@@ -87,7 +98,7 @@ export async function boundVolume(source: PersistentVolumeSource, namespace: str
 }
 
 /** Sets up a persistentVolumeClaim volume: the bound PV's source checked and its path handed to the containers. */
-export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec): Promise<PodVolume> {
+export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec, csi?: CsiMount): Promise<PodVolume> {
   const subject = `spec.volumes[${spec.index}].persistentVolumeClaim`;
   if (source === undefined) {
     throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type persistentVolumeClaim needs the API server (--orchconfig)`, { subject });
@@ -113,6 +124,9 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
     }
     return { kind: 'persistentVolumeClaim', hostPath: path, readOnly };
   }
+  if (pv.csi !== undefined && csi !== undefined) {
+    return { kind: 'persistentVolumeClaim', hostPath: await csi.plugin.setUp(csi.pod, csi.podUID, spec.name, volume, readOnly || pv.csi.readOnly === true), readOnly };
+  }
   if (pv.hostPath !== undefined) {
     await checkHostPath(spec.name, pv.hostPath);
     return { kind: 'persistentVolumeClaim', hostPath: pv.hostPath.path, readOnly };
@@ -121,7 +135,7 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath)`,
+    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'})`,
     { subject },
   );
 }

@@ -57,6 +57,14 @@ export interface PersistentVolumeSource {
   volume(name: string): Promise<PersistentVolume | undefined>;
 }
 
+/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source for a pod and tears a pod's CSI volumes down. */
+export interface CsiVolumePlugin {
+  /** Attach wait, stage and publish; returns the pod's mount directory of the volume. Throws an OrchError naming the volume. */
+  setUp(pod: NodePod, podUID: string, volumeName: string, volume: PersistentVolume, readOnly: boolean): Promise<string>;
+  /** Unpublishes each CSI volume of the pod (found from its directory's vol_data.json), and unstages those no other pod uses. */
+  tearDown(podUID: string): Promise<void>;
+}
+
 /** What a serviceAccountToken projection asks for. */
 export interface ServiceAccountTokenRequest {
   /** '' : the API server's audiences. */
