@@ -23,7 +23,9 @@ import {
 import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
-import type { LogRoot } from '../agent/logging/index.js';
+import type { LogRoot, Logger } from '../agent/logging/index.js';
+import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher } from '../agent/csi/index.js';
+import type { PluginHandler } from '../agent/pluginmanager/index.js';
 import {
   createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
   type NodeStatusController, type RuntimeFactsSource,
@@ -38,7 +40,7 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import {
-  createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createTokenManager, type ChangeDetectionStrategy, type CsiVolumePlugin, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -50,6 +52,9 @@ export interface ApiConnection {
   readonly recorder: EventRecorder;
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy); the pod manager registers the desired pods with it. */
   readonly objects: ObjectManager;
+  readonly claims: PersistentVolumeSource;
+  /** CSI drivers: the plugin watcher's CSIPlugin handler and the volume manager's CSI plugin. */
+  readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiVolumePlugin };
   /** The service account tokens of projected volumes. */
   readonly tokens: ServiceAccountTokenSource;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
@@ -111,6 +116,8 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     recorder,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
+    claims: createClaimSource({ rest }),
+    csi: csiPlugin(rest, nodeName, o.rootDir, logs.logger('csi')),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
@@ -129,6 +136,12 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       rest.close();
     },
   };
+}
+
+/** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
+function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
+  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }) });
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
 }
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */

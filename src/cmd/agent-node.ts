@@ -139,7 +139,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   const capacity = readNodeCapacity();
   const volumes = createVolumeManager({
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
-    ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens }),
+    ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens, claims: api.claims, csi: api.csi.mounter }),
   });
   const podCache = createPodStatusCache({ clock });
   const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });

@@ -20,6 +20,7 @@ import { createAgentMetrics, createStatsProvider, createVolumeStatsCache, criRun
 import { createPodManager, podCapacity } from '../agent/syncloop/index.js';
 import { createNodeCleanup } from './agent-cleanup.js';
 import { startDeviceServices } from './agent-devices.js';
+import { CSI_PLUGIN_TYPE } from '../agent/pluginmanager/index.js';
 import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
@@ -136,7 +137,8 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
   disposers.push(() => node.containerManager.stop());
   // The plugin watcher and the pod resources API (src/cmd/agent-devices.ts).
-  const deviceServices = await startDeviceServices({ resolved, logs, clock, devices: node.devices, pods: () => pods.pods(), assignments: () => node.containerManager.assignments() });
+  const deviceServices = await startDeviceServices({ resolved, logs, clock, devices: node.devices, pods: () => pods.pods(), assignments: () => node.containerManager.assignments(),
+    ...(api === undefined ? {} : { handlers: new Map([[CSI_PLUGIN_TYPE, api.csi.handler]]) }) });
   disposers.push(() => deviceServices.stop());
   syncLoop.start();
   disposers.push(() => syncLoop.stop());

@@ -10,7 +10,8 @@
  * manager (ConfigMaps and Secrets of the registered pods, read by
  * configMapAndSecretChangeDetectionStrategy: Get, Cache or Watch) and the token manager (service
  * account tokens bound to pods, renewed at 80 % of their lifetime), both over an injected
- * RestClient.
+ * RestClient. persistentVolumeClaim volumes (given a claim source): the claim's bound volume,
+ * checked as upstream (claimRef UID), whose local or hostPath source is used in place.
  *
  * It owns: creating and removing `<rootDir>/pods/<uid>`, mounting and unmounting tmpfs below it
  * (mount(8)/umount(8) through execFile, never a shell), writing the files of configMap, secret,
@@ -19,13 +20,15 @@
  *
  * It must not: delete or modify anything outside `<rootDir>/pods` (hostPath volumes are only
  * checked or created, never removed; symlinks are never followed out of a pod directory), reach
- * the API server but through the RestClient given to the object and token managers (without
- * them, configMap, secret and serviceAccountToken volumes fail with `VOLUME_UNSUPPORTED`),
- * support PVCs, clusterTrustBundle projections and other types, enforce emptyDir sizeLimit on
+ * the API server but through the RestClient given to the object and token managers and the
+ * claim source (without them, configMap, secret, serviceAccountToken and persistentVolumeClaim
+ * volumes fail with `VOLUME_UNSUPPORTED`), support PVs of other sources (CSI, ...), clusterTrustBundle projections and other types, enforce emptyDir sizeLimit on
  * disk (eviction's job), or decide when a pod's data may go (the pod workers and orphan cleanup
  * call cleanupPodVolumes).
  */
 export {
+  VOLUME_CLAIM_NOT_BOUND,
+  VOLUME_CLAIM_UNAVAILABLE,
   VOLUME_CLEANUP_FAILED,
   VOLUME_HOSTPATH_TYPE,
   VOLUME_INVALID,
@@ -39,7 +42,9 @@ export {
   VOLUME_WRITE_FAILED,
   type Mount,
   type MountPropagation,
+  type CsiVolumePlugin,
   type NodeCapacity,
+  type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
   type ServiceAccountTokenRequest,
@@ -49,6 +54,7 @@ export {
   type VolumeObjectSource,
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
+export { createClaimSource } from './persistent.js';
 export {
   createObjectManager, nodeObjectTtlMs, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, OBJECT_TTL_ANNOTATION, type ChangeDetectionStrategy, type NodeAnnotations, type ObjectManager, type ObjectManagerOptions,
 } from './object-manager.js';

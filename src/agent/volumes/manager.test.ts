@@ -76,7 +76,7 @@ void describe('volume manager (disk)', () => {
       'projected volume "proj"', 'sources[1]', 'configMap source needs the API server (--orchconfig)',
     ]);
     await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [{ name: 'claim', persistentVolumeClaim: { claimName: 'c' } }])), VOLUME_UNSUPPORTED, [
-      'volume "claim"', 'type persistentVolumeClaim', 'not supported on this node',
+      'volume "claim"', 'type persistentVolumeClaim', 'needs the API server (--orchconfig)',
     ]);
     await assertRejectsWith(manager.preparePodVolumes(pod('uid-x', [{ name: 'h', emptyDir: { medium: 'HugePages' } }])), VOLUME_UNSUPPORTED, ['HugePages']);
     assert.deepEqual(await manager.listPodDirs(), ['uid-1', 'uid-2']);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Container } from 'kubernetes-types/core/v1.js';
 
 import type { Clock } from '../../api/clock.js';
-import { OrchError } from '../../api/errors.js';
+import { OrchError, messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
 import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
@@ -18,12 +18,15 @@ import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
+import { setUpClaimVolume } from './persistent.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
 import {
   VOLUME_CLEANUP_FAILED,
   VOLUME_MOUNT_FAILED,
   type Mount,
   type NodeCapacity,
+  type CsiVolumePlugin,
+  type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
   type ServiceAccountTokenSource,
@@ -53,6 +56,10 @@ export interface VolumeManagerOptions {
    * `VOLUME_UNSUPPORTED`; downwardAPI volumes work either way.
    */
   readonly objects?: VolumeObjectSource;
+  /** The claims and volumes of persistentVolumeClaim volumes; without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
+  readonly claims?: PersistentVolumeSource;
+  /** The CSI plugin: PVs with a csi source mount through it, and cleanupPodVolumes tears its volumes down first. */
+  readonly csi?: CsiVolumePlugin;
   /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
@@ -75,6 +82,8 @@ class LocalVolumeManager implements VolumeManager {
   private readonly retryIntervalMs: number;
   private readonly objects: VolumeObjectSource | undefined;
   private readonly tokens: ServiceAccountTokenSource | undefined;
+  private readonly claims: PersistentVolumeSource | undefined;
+  private readonly csi: CsiVolumePlugin | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -93,6 +102,8 @@ class LocalVolumeManager implements VolumeManager {
     this.retryIntervalMs = options.retryIntervalMs ?? 100;
     this.objects = options.objects;
     this.tokens = options.tokens;
+    this.claims = options.claims;
+    this.csi = options.csi;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -136,7 +147,7 @@ class LocalVolumeManager implements VolumeManager {
       };
       const result = new Map<string, PodVolume>();
       for (const spec of specs) {
-        result.set(spec.name, spec.kind === 'hostPath' || spec.kind === 'emptyDir' ? await this.setUp(uid, spec, mounts) : await setUpApiVolume(api, pod, uid, spec));
+        result.set(spec.name, await this.setUpVolume(api, pod, uid, spec, mounts));
       }
       this.prepared.set(uid, result);
       return result;
@@ -156,6 +167,18 @@ class LocalVolumeManager implements VolumeManager {
 
   containerDir(pod: NodePod, container: Container): string {
     return containerDir(this.rootDir, podUIDOf(pod), container.name);
+  }
+
+  private async setUpVolume(api: ApiVolumeContext, pod: NodePod, uid: string, spec: VolumeSpec, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
+    switch (spec.kind) {
+      case 'hostPath':
+      case 'emptyDir':
+        return await this.setUp(uid, spec, mounts);
+      case 'persistentVolumeClaim':
+        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec, this.csi === undefined ? undefined : { plugin: this.csi, pod, podUID: uid });
+      default:
+        return await setUpApiVolume(api, pod, uid, spec);
+    }
   }
 
   private async setUp(uid: string, spec: Extract<VolumeSpec, { kind: 'hostPath' | 'emptyDir' }>, mounts: readonly MountInfoEntry[]): Promise<PodVolume> {
@@ -220,6 +243,12 @@ class LocalVolumeManager implements VolumeManager {
         this.logger.warn('pod directory is a symlink; removing the link only', { podUID, path: dir });
         await unlink(dir);
         return;
+      }
+      try {
+        await this.csi?.tearDown(podUID);
+      } catch (err) {
+        // The volume stays mounted and the directory kept: the next cleanup retries (unpublish and unstage are idempotent).
+        throw new OrchError(VOLUME_CLEANUP_FAILED, 'unavailable', messageOf(err), { subject: `pod ${podUID}`, cause: err });
       }
       const real = await realpath(dir);
       await this.unmountBelow(real, podUID);

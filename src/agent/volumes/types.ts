@@ -1,14 +1,15 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { ConfigMap, Container, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Container, PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
 export const VOLUME_HOSTPATH_TYPE = 'VOLUME_HOSTPATH_TYPE';
 /**
  * A volume type this node cannot set up: configMap, secret and serviceAccountToken (or projected
- * sources of them) without the API server, PVCs and other types, clusterTrustBundle projections,
+ * sources of them) without the API server, PVCs whose volume has a source other than local or
+ * hostPath, other types, clusterTrustBundle projections,
  * HugePages media.
  */
 export const VOLUME_UNSUPPORTED = 'VOLUME_UNSUPPORTED';
@@ -31,7 +32,12 @@ export const VOLUME_WRITE_FAILED = 'VOLUME_WRITE_FAILED';
 /** A pod directory could not be removed: a mount stayed below it, or the removal failed. */
 export const VOLUME_CLEANUP_FAILED = 'VOLUME_CLEANUP_FAILED';
 
-export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI';
+/** A persistentVolumeClaim volume's claim is missing, terminating, unbound, or its volume is bound to another claim (retried). */
+export const VOLUME_CLAIM_NOT_BOUND = 'VOLUME_CLAIM_NOT_BOUND';
+/** Reading a claim or a persistent volume from the API server failed (other than not found). */
+export const VOLUME_CLAIM_UNAVAILABLE = 'VOLUME_CLAIM_UNAVAILABLE';
+
+export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim';
 
 /**
  * Where configMap and secret volumes read their objects (from the API server, usually through a
@@ -40,6 +46,23 @@ export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'pro
 export interface VolumeObjectSource {
   configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
   secret(namespace: string, name: string): Promise<Secret | undefined>;
+}
+
+/**
+ * Where persistentVolumeClaim volumes read their claim and its bound volume (the API server).
+ * Resolves undefined when the object does not exist; rejects on any other failure.
+ */
+export interface PersistentVolumeSource {
+  claim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined>;
+  volume(name: string): Promise<PersistentVolume | undefined>;
+}
+
+/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source for a pod and tears a pod's CSI volumes down. */
+export interface CsiVolumePlugin {
+  /** Attach wait, stage and publish; returns the pod's mount directory of the volume. Throws an OrchError naming the volume. */
+  setUp(pod: NodePod, podUID: string, volumeName: string, volume: PersistentVolume, readOnly: boolean): Promise<string>;
+  /** Unpublishes each CSI volume of the pod (found from its directory's vol_data.json), and unstages those no other pod uses. */
+  tearDown(podUID: string): Promise<void>;
 }
 
 /** What a serviceAccountToken projection asks for. */

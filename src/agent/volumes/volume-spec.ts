@@ -7,6 +7,7 @@ import type {
   ConfigMapVolumeSource,
   DownwardAPIVolumeSource,
   HostPathVolumeSource,
+  PersistentVolumeClaimVolumeSource,
   Pod,
   ProjectedVolumeSource,
   SecretVolumeSource,
@@ -26,7 +27,8 @@ export type VolumeSpec =
   | { readonly kind: 'configMap'; readonly name: string; readonly index: number; readonly source: ConfigMapVolumeSource }
   | { readonly kind: 'secret'; readonly name: string; readonly index: number; readonly source: SecretVolumeSource }
   | { readonly kind: 'projected'; readonly name: string; readonly index: number; readonly source: ProjectedVolumeSource }
-  | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource };
+  | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource }
+  | { readonly kind: 'persistentVolumeClaim'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource };
 
 /** The volume kinds whose files the manager writes (and refreshes on every call). */
 export type ApiVolumeSpec = Extract<VolumeSpec, { kind: 'configMap' | 'secret' | 'projected' | 'downwardAPI' }>;
@@ -98,10 +100,17 @@ function classify(volume: Volume, index: number, options: VolumeSpecOptions): Vo
     });
     return { kind: 'projected', name, index, source: volume.projected };
   }
+  if (volume.persistentVolumeClaim !== undefined) {
+    if (!options.apiServer) throw needsApiServer(name, type, subject);
+    if (volume.persistentVolumeClaim.claimName === '') {
+      throw new OrchError(VOLUME_INVALID, 'invalid', `volume "${name}": persistentVolumeClaim.claimName is required`, { subject: `${subject}.persistentVolumeClaim.claimName` });
+    }
+    return { kind: 'persistentVolumeClaim', name, index, source: volume.persistentVolumeClaim };
+  }
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI)`,
+    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim)`,
     { subject },
   );
 }

@@ -1,0 +1,185 @@
+/**
+ * The sample hostpath CSI driver (see README.md): the CSI spec's Identity and Node services
+ * (proto/csi-v1.proto) on a unix socket, and a registration socket in the agent's
+ * plugins_registry directory (pluginregistration v1, type CSIPlugin). A volume is the directory
+ * `<dataDir>/<volume handle>` (made on first use); staging bind-mounts it at the staging path,
+ * publishing bind-mounts it (or the staging path) at the target, read-only when asked. Every call
+ * is reported through `onEvent`, and any method can be made to fail.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Server, ServerCredentials, loadPackageDefinition, status, type GrpcObject, type ServerUnaryCall, type ServiceClientConstructor, type sendUnaryData } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+
+const run = promisify(execFile);
+
+function proto(name: string): GrpcObject {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'proto', name))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`proto/${name} not found above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+  return loadPackageDefinition(loadSync(path.join(dir, 'proto', name), { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true }));
+}
+
+const csi = (proto('csi-v1.proto')['csi'] as GrpcObject)['v1'] as GrpcObject;
+const registration = proto('pluginregistration-v1.proto')['pluginregistration'] as GrpcObject;
+
+export interface HostPathDriverOptions {
+  /** The driver's name (a DNS subdomain), e.g. hostpath.csi.example.com. */
+  readonly name: string;
+  readonly nodeId: string;
+  /** Where volumes live: `<dataDir>/<handle>`. */
+  readonly dataDir: string;
+  /** The CSI socket (Identity and Node services). */
+  readonly socket: string;
+  /** The agent's `<root-dir>/plugins_registry`: the registration socket goes here. */
+  readonly pluginsRegistryDir: string;
+  /** Offer STAGE_UNSTAGE_VOLUME (default true). */
+  readonly stage?: boolean;
+  readonly topology?: Readonly<Record<string, string>>;
+  readonly maxVolumesPerNode?: number;
+  /** Methods answering INTERNAL errors (for testing the agent's handling). */
+  readonly failing?: readonly string[];
+  readonly onEvent: (event: Record<string, unknown>) => void;
+}
+
+type Request = Record<string, unknown>;
+
+/** A string field of a request ('' when absent or not a string). */
+function text(request: Request, field: string): string {
+  const value = request[field];
+  return typeof value === 'string' ? value : '';
+}
+type Unary = (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>) => void;
+
+function isMountPoint(target: string): boolean {
+  if (!existsSync(target)) return false;
+  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((line) => line.split(' ')[4] === target);
+}
+
+async function bind(source: string, target: string, readonly: boolean): Promise<void> {
+  if (isMountPoint(target)) return;
+  await run('mount', ['--bind', source, target]);
+  if (readonly) await run('mount', ['-o', 'remount,bind,ro', target]);
+}
+
+async function unbind(target: string): Promise<void> {
+  if (isMountPoint(target)) await run('umount', [target]);
+}
+
+export class HostPathDriver {
+  private failing: Set<string>;
+  private servers: Server[] = [];
+  private registrationSocket = '';
+
+  constructor(private readonly o: HostPathDriverOptions) {
+    this.failing = new Set(o.failing ?? []);
+  }
+
+  setFailing(methods: readonly string[]): void {
+    this.failing = new Set(methods);
+  }
+
+  private handler(method: string, work: (request: Request) => Promise<unknown>): Unary {
+    return (call, callback) => {
+      this.o.onEvent({ event: 'call', method, request: call.request });
+      if (this.failing.has(method)) {
+        callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
+        return;
+      }
+      work(call.request).then((reply) => { callback(null, reply); }, (err: unknown) => {
+        callback({ code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) });
+      });
+    };
+  }
+
+  private volumeDir(request: Request): string {
+    const id = text(request, 'volumeId');
+    if (id === '' || id.includes('/') || id.startsWith('.')) throw new Error(`volume_id ${JSON.stringify(id)} is not a plain name`);
+    const dir = path.join(this.o.dataDir, id);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  async start(): Promise<void> {
+    const stage = this.o.stage ?? true;
+    const server = new Server();
+    server.addService((csi['Identity'] as ServiceClientConstructor).service, {
+      GetPluginInfo: this.handler('GetPluginInfo', () => Promise.resolve({ name: this.o.name, vendorVersion: '0.1.0' })),
+      GetPluginCapabilities: this.handler('GetPluginCapabilities', () => Promise.resolve({ capabilities: [] })),
+      Probe: this.handler('Probe', () => Promise.resolve({ ready: { value: true } })),
+    });
+    server.addService((csi['Node'] as ServiceClientConstructor).service, {
+      NodeGetInfo: this.handler('NodeGetInfo', () => Promise.resolve({
+        nodeId: this.o.nodeId, maxVolumesPerNode: this.o.maxVolumesPerNode ?? 0,
+        ...(this.o.topology === undefined ? {} : { accessibleTopology: { segments: this.o.topology } }),
+      })),
+      NodeGetCapabilities: this.handler('NodeGetCapabilities', () => Promise.resolve({
+        capabilities: stage ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : [],
+      })),
+      NodeStageVolume: this.handler('NodeStageVolume', async (r) => {
+        const staging = text(r, 'stagingTargetPath');
+        mkdirSync(staging, { recursive: true });
+        await bind(this.volumeDir(r), staging, false);
+        return {};
+      }),
+      NodeUnstageVolume: this.handler('NodeUnstageVolume', async (r) => {
+        const staging = text(r, 'stagingTargetPath');
+        await unbind(staging);
+        rmSync(staging, { recursive: true, force: true });
+        return {};
+      }),
+      NodePublishVolume: this.handler('NodePublishVolume', async (r) => {
+        const target = text(r, 'targetPath');
+        const staging = text(r, 'stagingTargetPath');
+        const source = stage ? staging : this.volumeDir(r);
+        if (stage && !isMountPoint(staging)) throw new Error(`staging path ${staging} is not staged`);
+        mkdirSync(target, { recursive: true });
+        await bind(source, target, r['readonly'] === true);
+        return {};
+      }),
+      NodeUnpublishVolume: this.handler('NodeUnpublishVolume', async (r) => {
+        const target = text(r, 'targetPath');
+        await unbind(target);
+        rmSync(target, { recursive: true, force: true });
+        return {};
+      }),
+    });
+    await HostPathDriver.serve(server, this.o.socket);
+    this.servers.push(server);
+
+    const reg = new Server();
+    reg.addService((registration['Registration'] as ServiceClientConstructor).service, {
+      GetInfo: this.handler('GetInfo', () => Promise.resolve({ type: 'CSIPlugin', name: this.o.name, endpoint: this.o.socket, supportedVersions: ['1.0.0'] })),
+      NotifyRegistrationStatus: this.handler('NotifyRegistrationStatus', (r) => {
+        this.o.onEvent({ event: 'registration-status', registered: r['pluginRegistered'], error: r['error'] });
+        return Promise.resolve({});
+      }),
+    });
+    mkdirSync(this.o.pluginsRegistryDir, { recursive: true });
+    this.registrationSocket = path.join(this.o.pluginsRegistryDir, `${this.o.name}-reg.sock`);
+    await HostPathDriver.serve(reg, this.registrationSocket);
+    this.servers.push(reg);
+    this.o.onEvent({ event: 'started', socket: this.o.socket, registration: this.registrationSocket });
+  }
+
+  stop(): void {
+    for (const s of this.servers) s.forceShutdown();
+    this.servers = [];
+    rmSync(this.o.socket, { force: true });
+    if (this.registrationSocket !== '') rmSync(this.registrationSocket, { force: true });
+  }
+
+  private static serve(server: Server, socket: string): Promise<void> {
+    mkdirSync(path.dirname(socket), { recursive: true });
+    rmSync(socket, { force: true });
+    return new Promise((resolve, reject) => {
+      server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) => { if (err === null) resolve(); else reject(err); });
+    });
+  }
+}

@@ -1,0 +1,166 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
+import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
+
+import { OrchError } from '../../api/errors.js';
+import { csiAttachmentName } from '../../api/storage/index.js';
+import { FakeLogger } from '../logging/testing.js';
+import type { CsiNodeClient, NodeInfo, PublishRequest, StageRequest } from './client.js';
+import { createCsiDrivers, type NodeInfoPublisher } from './drivers.js';
+import { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED } from './errors.js';
+import { createCsiMounter, stagingPath } from './mounter.js';
+
+const DRIVER = 'd.example.com';
+
+/** A driver in memory: "mounts" are lines it writes to a fake mountinfo file. */
+class FakeDriver implements CsiNodeClient {
+  calls: string[] = [];
+  failing = new Set<string>();
+  stage = true;
+  info: NodeInfo = { nodeId: 'n1', maxVolumesPerNode: 0, topology: { zone: 'a' } };
+  closed = 0;
+  constructor(private readonly mountInfo: string) {}
+  private async record(method: string): Promise<void> {
+    this.calls.push(method);
+    if (this.failing.has(method)) throw Object.assign(new Error(method), { code: 13, details: `${method} broke` });
+    await Promise.resolve();
+  }
+  private async setMounted(path: string, mounted: boolean): Promise<void> {
+    const lines = (await readFile(this.mountInfo, 'utf8')).split('\n').filter((l) => l !== '' && l.split(' ')[4] !== path);
+    if (mounted) lines.push(`1 1 0:1 / ${path} rw - fake fake rw`);
+    await writeFile(this.mountInfo, lines.join('\n') + '\n');
+  }
+  async nodeGetInfo(): Promise<NodeInfo> { await this.record('NodeGetInfo'); return this.info; }
+  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME'] : []; }
+  async nodeStageVolume(r: StageRequest): Promise<void> { await this.record('NodeStageVolume'); await this.setMounted(r.stagingTargetPath, true); }
+  async nodeUnstageVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnstageVolume'); await this.setMounted(path, false); }
+  async nodePublishVolume(r: PublishRequest): Promise<void> { await this.record('NodePublishVolume'); await this.setMounted(r.targetPath, true); }
+  async nodeUnpublishVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnpublishVolume'); await this.setMounted(path, false); }
+  close(): void { this.closed++; }
+}
+
+class FakePublisher implements NodeInfoPublisher {
+  added: [string, NodeInfo][] = [];
+  removed: string[] = [];
+  add(driver: string, info: NodeInfo): Promise<void> { this.added.push([driver, info]); return Promise.resolve(); }
+  remove(driver: string): Promise<void> { this.removed.push(driver); return Promise.resolve(); }
+}
+
+const rejectsWith = async (p: Promise<unknown>, code: string, text: string): Promise<void> => {
+  await assert.rejects(p, (err: unknown) => err instanceof OrchError && err.code === code && err.message.includes(text));
+};
+
+const pv = (name: string, handle: string): PersistentVolume => ({
+  metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: handle } },
+});
+const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: 'ns', uid }, spec: { containers: [] } });
+
+void describe('CSI drivers and mounter', () => {
+  let dir = '';
+  let mountInfo = '';
+  let fake: FakeDriver;
+  let publisher: FakePublisher;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'csi-'));
+    mountInfo = join(dir, 'mountinfo');
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const setUpDrivers = async (): Promise<ReturnType<typeof createCsiDrivers>> => {
+    await writeFile(mountInfo, '');
+    fake = new FakeDriver(mountInfo);
+    publisher = new FakePublisher();
+    const drivers = createCsiDrivers({ logger: new FakeLogger(), publisher, dial: () => fake });
+    await drivers.pluginHandler.registerPlugin(DRIVER, '/x.sock', ['1.0.0']);
+    return drivers;
+  };
+
+  void it('validates versions, publishes node info on registration and removes it on deregistration', async () => {
+    const drivers = await setUpDrivers();
+    const h = drivers.pluginHandler;
+    assert.throws(() => h.validatePlugin(DRIVER, '/x.sock', ['0.3.0', '2.0.0']), /none of the requested versions \[0.3.0, 2.0.0\] is supported \(supported: 1.x\)/);
+    assert.doesNotThrow(() => h.validatePlugin(DRIVER, '/x.sock', ['v1.2.0']));
+    assert.deepEqual(publisher.added, [[DRIVER, fake.info]]);
+    assert.deepEqual(drivers.names(), [DRIVER]);
+    await h.deregisterPlugin(DRIVER, '/other.sock');
+    assert.deepEqual(drivers.names(), [DRIVER], 'another endpoint does not deregister it');
+    await h.deregisterPlugin(DRIVER, '/x.sock');
+    assert.deepEqual([drivers.names(), publisher.removed, fake.closed], [[], [DRIVER], 1]);
+    assert.throws(() => drivers.client(DRIVER), (e: unknown) => e instanceof OrchError && e.code === CSI_DRIVER_NOT_REGISTERED);
+    fake.failing.add('NodeGetInfo');
+    await rejectsWith(h.registerPlugin(DRIVER, '/x.sock', ['1.0.0']), CSI_DRIVER_INVALID, 'NodeGetInfo failed');
+    fake.failing.clear();
+    fake.info = { ...fake.info, nodeId: '' };
+    await rejectsWith(h.registerPlugin(DRIVER, '/x.sock', ['1.0.0']), CSI_DRIVER_INVALID, 'empty node_id');
+  });
+
+  void it('waits for the attachment, stages once, publishes per pod, and unstages after the last pod', async () => {
+    const drivers = await setUpDrivers();
+    const rootDir = join(dir, 'root1');
+    let attachment: VolumeAttachment | undefined;
+    const csiDriver: CSIDriver | undefined = undefined;
+    const mounter = createCsiMounter({
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) },
+    });
+    const vaName = csiAttachmentName('h1', DRIVER, 'node-1');
+    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
+    attachment = { metadata: { name: vaName }, spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: false } };
+    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false), CSI_MOUNT_FAILED, 'is not attached yet');
+    attachment = { ...attachment, status: { attached: true, attachmentMetadata: { dev: '/dev/x' } } };
+    const target = await mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false);
+    assert.equal(target, join(rootDir, 'pods', 'a', 'volumes', 'orch.io~csi', 'pv1', 'mount'));
+    assert.deepEqual(JSON.parse(await readFile(join(target, '..', 'vol_data.json'), 'utf8')), {
+      specVolID: 'pv1', volumeHandle: 'h1', driverName: DRIVER, nodeName: 'node-1', attachmentID: vaName, volumeLifecycleMode: 'Persistent',
+    });
+    await mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false);
+    await mounter.setUp(pod('b'), 'b', 'data', pv('pv1', 'h1'), true);
+    assert.deepEqual(fake.calls.filter((c) => c !== 'NodeGetCapabilities' && c !== 'NodeGetInfo'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume'], 'staged once, published once per pod');
+    fake.calls = [];
+    await mounter.tearDown('a');
+    assert.deepEqual(fake.calls, ['NodeUnpublishVolume'], 'pod b still uses it');
+    assert.equal(existsSync(join(rootDir, 'pods', 'a', 'volumes', 'orch.io~csi', 'pv1')), false);
+    fake.failing.add('NodeUnstageVolume');
+    await rejectsWith(mounter.tearDown('b'), CSI_UNMOUNT_FAILED, 'NodeUnstageVolume of h1 failed: rpc error: code = Internal desc = NodeUnstageVolume broke');
+    assert.ok(existsSync(join(rootDir, 'pods', 'b', 'volumes', 'orch.io~csi', 'pv1', 'vol_data.json')), 'kept for the retry');
+    fake.failing.clear();
+    fake.calls = [];
+    await mounter.tearDown('b');
+    assert.deepEqual(fake.calls, ['NodeUnpublishVolume', 'NodeGetCapabilities', 'NodeUnstageVolume']);
+    assert.equal(existsSync(stagingPath(rootDir, DRIVER, 'h1')), false);
+  });
+
+  void it('leaves no volume directory when publishing fails, and passes pod info when the CSIDriver asks', async () => {
+    const drivers = await setUpDrivers();
+    const rootDir = join(dir, 'root2');
+    const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true } };
+    const mounter = createCsiMounter({
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+    });
+    fake.stage = false;
+    fake.failing.add('NodePublishVolume');
+    await rejectsWith(mounter.setUp(pod('c'), 'c', 'data', pv('pv2', 'h2'), false), CSI_MOUNT_FAILED, `CSI driver ${DRIVER}: NodePublishVolume of h2 failed: rpc error: code = Internal desc = NodePublishVolume broke`);
+    assert.equal(existsSync(join(rootDir, 'pods', 'c', 'volumes', 'orch.io~csi', 'pv2')), false);
+    fake.failing.clear();
+    let seen: PublishRequest | undefined;
+    fake.nodePublishVolume = (r) => { seen = r; return Promise.resolve(); };
+    await mounter.setUp(pod('c'), 'c', 'data', pv('pv2', 'h2'), true);
+    assert.equal(seen?.readonly, true);
+    assert.equal(seen.stagingTargetPath, '');
+    assert.deepEqual(seen.volumeContext, {
+      'csi.storage.orch.io/pod.name': 'p-c', 'csi.storage.orch.io/pod.namespace': 'ns', 'csi.storage.orch.io/pod.uid': 'c',
+      'csi.storage.orch.io/serviceAccount.name': 'default', 'csi.storage.orch.io/ephemeral': 'false',
+    });
+    await mkdir(join(rootDir, 'pods', 'other'), { recursive: true });
+    await drivers.pluginHandler.deregisterPlugin(DRIVER, '/x.sock');
+    await rejectsWith(mounter.tearDown('c'), CSI_UNMOUNT_FAILED, `driver name ${DRIVER} not found in the list of registered CSI drivers`);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * persistentVolumeClaim volumes, as upstream's volume manager finds them (the desired state of
+ * world populator's getPVCExtractPV, then the PV's own plugin): the claim must exist, not be
+ * terminating, be Bound to a volume, and that volume's claimRef must carry the claim's UID. The
+ * bound PersistentVolume's source decides the rest:
+ *
+ * | PV source  | here                                                                          |
+ * |------------|-------------------------------------------------------------------------------|
+ * | local      | the path must exist (a directory or, for volumeMode Block, refused); used     |
+ * |            | in place, as a bind mount into the container                                  |
+ * | hostPath   | the hostPath plugin's `type` checks, then used in place                       |
+ * | csi        | the CSI plugin (src/agent/csi) when the agent has one: attach wait, stage,    |
+ * |            | publish into the pod's directory                                              |
+ * | other      | VOLUME_UNSUPPORTED naming the source                                          |
+ *
+ * The volume is read-only when the pod's volume says so (`persistentVolumeClaim.readOnly`) or
+ * the claim asks only for ReadOnlyMany (upstream mounts such a volume read-only too).
+ * Every failure names the pod's volume and the claim or volume at fault; the pod sync turns it
+ * into a FailedMount event and retries with its back-off.
+ */
+import { stat } from 'node:fs/promises';
+import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolumeSource } from 'kubernetes-types/core/v1.js';
+
+import { OrchError, messageOf } from '../../api/errors.js';
+import { getIfExists, type RestClient } from '../orchclient/index.js';
+import type { NodePod } from '../../api/pod/index.js';
+import { checkHostPath } from './host-path.js';
+import {
+  VOLUME_CLAIM_NOT_BOUND,
+  VOLUME_CLAIM_UNAVAILABLE,
+  VOLUME_MOUNT_FAILED,
+  VOLUME_UNSUPPORTED,
+  type CsiVolumePlugin,
+  type PersistentVolumeSource,
+  type PodVolume,
+} from './types.js';
+
+/** Reads claims and volumes with a GET each (the pod sync asks once per sync of a pod that has such volumes). */
+export function createClaimSource(options: { readonly rest: RestClient }): PersistentVolumeSource {
+  const { rest } = options;
+  return {
+    claim: (namespace, name) =>
+      getIfExists<PersistentVolumeClaim>(rest, `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`),
+    volume: (name) => getIfExists<PersistentVolume>(rest, `/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
+  };
+}
+
+/** The CSI plugin and the pod, for claims bound to CSI volumes. */
+export interface CsiMount {
+  readonly plugin: CsiVolumePlugin;
+  readonly pod: NodePod;
+  readonly podUID: string;
+}
+
+export interface ClaimVolumeSpec {
+  readonly name: string;
+  readonly index: number;
+  readonly source: PersistentVolumeClaimVolumeSource;
+}
+
+function notBound(spec: ClaimVolumeSpec, why: string): OrchError {
+  return new OrchError(VOLUME_CLAIM_NOT_BOUND, 'unavailable', `volume "${spec.name}": ${why}`, {
+    subject: `spec.volumes[${spec.index}].persistentVolumeClaim`,
+  });
+}
+
+async function read<T>(spec: ClaimVolumeSpec, what: string, get: () => Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await get();
+  } catch (err) {
+    throw new OrchError(VOLUME_CLAIM_UNAVAILABLE, 'unavailable', `volume "${spec.name}": cannot read ${what}: ${messageOf(err)}`, {
+      subject: `spec.volumes[${spec.index}].persistentVolumeClaim`,
+      cause: err,
+    });
+  }
+}
+
+/** The claim's bound volume, checked as upstream: throws VOLUME_CLAIM_NOT_BOUND or VOLUME_CLAIM_UNAVAILABLE. */
+export async function boundVolume(source: PersistentVolumeSource, namespace: string, spec: ClaimVolumeSpec): Promise<{ claim: PersistentVolumeClaim; volume: PersistentVolume }> {
+  const claimName = spec.source.claimName;
+  const claimRef = `persistentvolumeclaim ${namespace}/${claimName}`;
+  const claim = await read(spec, claimRef, () => source.claim(namespace, claimName));
+  if (claim === undefined) throw notBound(spec, `${claimRef} not found`);
+  if (claim.metadata?.deletionTimestamp !== undefined) throw notBound(spec, `${claimRef} is being deleted`);
+  const pvName = claim.spec?.volumeName ?? '';
+  if (claim.status?.phase !== 'Bound' || pvName === '') {
+    throw notBound(spec, `${claimRef} is not bound (phase ${claim.status?.phase ?? 'Pending'}); the pod waits until it is`);
+  }
+  const volume = await read(spec, `persistentvolume ${pvName}`, () => source.volume(pvName));
+  if (volume === undefined) throw notBound(spec, `persistentvolume ${pvName} (bound to ${claimRef}) not found`);
+  const ref = volume.spec?.claimRef;
+  const uid = claim.metadata?.uid;
+  if (ref?.uid === undefined || ref.uid !== uid || ref.name !== claimName || (ref.namespace ?? '') !== namespace) {
+    const holder = ref === undefined ? 'no claim' : `${ref.namespace ?? ''}/${ref.name ?? ''} (uid ${ref.uid ?? 'unset'})`;
+    throw notBound(spec, `persistentvolume ${pvName} is bound to ${holder}, not to ${claimRef} (uid ${uid ?? 'unset'})`);
+  }
+  return { claim, volume };
+}
+
+/** Sets up a persistentVolumeClaim volume: the bound PV's source checked and its path handed to the containers. */
+export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec, csi?: CsiMount): Promise<PodVolume> {
+  const subject = `spec.volumes[${spec.index}].persistentVolumeClaim`;
+  if (source === undefined) {
+    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type persistentVolumeClaim needs the API server (--orchconfig)`, { subject });
+  }
+  const { claim, volume } = await boundVolume(source, namespace, spec);
+  const pvName = volume.metadata?.name ?? '';
+  const modes = claim.spec?.accessModes ?? [];
+  const readOnly = spec.source.readOnly === true || (modes.length > 0 && modes.every((m) => m === 'ReadOnlyMany'));
+  const pv = volume.spec ?? {};
+  if (pv.volumeMode === 'Block') {
+    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}": persistentvolume ${pvName} has volumeMode Block, which this node does not support (use Filesystem)`, { subject });
+  }
+  if (pv.local !== undefined) {
+    const path = pv.local.path;
+    let isDir = false;
+    try {
+      isDir = (await stat(path)).isDirectory();
+    } catch (err) {
+      throw new OrchError(VOLUME_MOUNT_FAILED, 'unavailable', `volume "${spec.name}": local path ${path} of persistentvolume ${pvName} cannot be used: ${messageOf(err)}`, { subject, cause: err });
+    }
+    if (!isDir) {
+      throw new OrchError(VOLUME_MOUNT_FAILED, 'invalid', `volume "${spec.name}": local path ${path} of persistentvolume ${pvName} is not a directory`, { subject });
+    }
+    return { kind: 'persistentVolumeClaim', hostPath: path, readOnly };
+  }
+  if (pv.csi !== undefined && csi !== undefined) {
+    return { kind: 'persistentVolumeClaim', hostPath: await csi.plugin.setUp(csi.pod, csi.podUID, spec.name, volume, readOnly || pv.csi.readOnly === true), readOnly };
+  }
+  if (pv.hostPath !== undefined) {
+    await checkHostPath(spec.name, pv.hostPath);
+    return { kind: 'persistentVolumeClaim', hostPath: pv.hostPath.path, readOnly };
+  }
+  const kinds = Object.keys(pv).filter((k) => !['accessModes', 'capacity', 'claimRef', 'mountOptions', 'nodeAffinity', 'persistentVolumeReclaimPolicy', 'storageClassName', 'volumeMode', 'volumeAttributesClassName'].includes(k));
+  throw new OrchError(
+    VOLUME_UNSUPPORTED,
+    'invalid',
+    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'})`,
+    { subject },
+  );
+}
