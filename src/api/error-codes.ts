@@ -103,6 +103,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/volumes
   VOLUME_HOSTPATH_TYPE: 'a hostPath is not of the type the volume asks for',
   VOLUME_UNSUPPORTED: 'a volume type needs the API server or is not supported',
+  VOLUME_CLAIM_NOT_BOUND: 'a persistentVolumeClaim volume\'s claim is missing, terminating or not bound to a volume naming it',
+  VOLUME_CLAIM_UNAVAILABLE: 'the claim or volume of a persistentVolumeClaim volume could not be read from the API server',
   VOLUME_INVALID: 'a volume or mount is malformed',
   VOLUME_OBJECT_NOT_FOUND: 'a configMap or secret a volume needs does not exist and is not optional',
   VOLUME_KEY_NOT_FOUND: 'a volume item names a key its object lacks and is not optional',
