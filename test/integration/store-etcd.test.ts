@@ -5,6 +5,7 @@
  * down.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { isUnavailable } from '../../src/api/errors.js';
 import { openEtcdStore, type EtcdStoreOptions, type ManagedStore, type WatchEvent } from '../../src/apiserver/storage/index.js';
@@ -83,6 +84,8 @@ void describe('etcd store on a cluster', () => {
       const pid = etcd.pids()[0] as number;
       process.kill(pid, 'SIGSTOP');
       try {
+        // The signal is delivered asynchronously: calls sent before etcd has stopped may be answered.
+        await waitFor('etcd to be stopped', () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T') === true);
         const stalled = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.get(`/things/ns/missing-${i}`)));
         assert.ok(stalled.every((r) => r.status === 'rejected' && isUnavailable(r.reason)), 'calls during the stall fail at their deadline');
       } finally {
