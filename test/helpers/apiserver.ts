@@ -375,6 +375,19 @@ export function runKubectl(server: ApiServer, args: readonly string[], env: Reco
   });
 }
 
+/** `kubectl create -f` of these objects as one List (a file in the server's directory). */
+export async function kubectlCreate(server: ApiServer, objects: readonly Record<string, unknown>[]): Promise<void> {
+  const file = join(server.dir, `objects-${randomBytes(6).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  await runKubectl(server, ['create', '-f', file]);
+}
+
+/** The object at `path` (a GET), or undefined when the server does not answer 200. */
+export async function getObject<T>(server: ApiServer, path: string): Promise<T | undefined> {
+  const res = await server.client.request('GET', path);
+  return res.status === 200 ? (res.body as T) : undefined;
+}
+
 export interface CsrSpec {
   readonly commonName: string;
   readonly organizations?: readonly string[];

@@ -3,13 +3,12 @@
  * integration tests and benchmarks: writes its settings, starts it, makes methods fail, and
  * reads the calls it reports on stdout.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeTempDir } from './tempdir.js';
-import { WaitAbandoned, waitFor } from './wait.js';
+import { startSampleProcess } from './sample-process.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '../../examples/csi-hostpath/main.js');
 
@@ -48,37 +47,18 @@ export async function startCsiDriver(s: CsiDriverSettings): Promise<CsiDriverPro
   const settings = {
     ...s, dataDir, socket: join(dir, 'csi.sock'), pluginsRegistryDir: join(s.rootDir, 'plugins_registry'),
   };
-  await writeFile(join(dir, 'settings.json'), JSON.stringify(settings));
-  const child: ChildProcess = spawn(process.execPath, [MAIN, join(dir, 'settings.json')], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const events: DriverEvent[] = [];
-  let output = '';
-  let exited = false;
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-    const lines = output.split('\n');
-    output = lines.pop() ?? '';
-    for (const line of lines) if (line.trim() !== '') events.push(JSON.parse(line) as DriverEvent);
-  });
-  let errors = '';
-  child.stderr?.on('data', (d: Buffer) => { errors += d.toString(); });
-  const exit = new Promise<void>((resolve) => { child.on('exit', () => { exited = true; resolve(); }); });
-  const send = (command: object): void => { child.stdin?.write(`${JSON.stringify(command)}\n`); };
+  const proc = await startSampleProcess<DriverEvent>('CSI driver', MAIN, dir, settings);
+  const events = proc.events;
   return {
     dataDir,
     events,
     calls: (method) => events.filter((e) => e.event === 'call' && e.method === method),
-    waitFor(event, after = 0, timeoutMs = 30_000) {
-      return waitFor(`CSI driver event ${event}`, () => {
-        const found = events.slice(after).find((e) => e.event === event);
-        if (found === undefined && exited) throw new WaitAbandoned(`the driver exited: ${errors}${JSON.stringify(events)}`);
-        return found;
-      }, { timeoutMs });
-    },
-    setFailing(methods) { send({ cmd: 'fail', methods }); },
+    waitFor: (event, after, timeoutMs) => proc.waitFor(event, after, timeoutMs),
+    setFailing(methods) { proc.send({ cmd: 'fail', methods }); },
     async kill() {
-      if (!exited) send({ cmd: 'exit' });
-      const timer = setTimeout(() => { child.kill('SIGKILL'); }, 5_000);
-      await exit;
+      if (!proc.exited()) proc.send({ cmd: 'exit' });
+      const timer = setTimeout(() => { proc.child.kill('SIGKILL'); }, 5_000);
+      await proc.exit;
       clearTimeout(timer);
       await removeTempDir(dir);
     },

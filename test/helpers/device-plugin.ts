@@ -3,13 +3,12 @@
  * tests and benchmarks: writes its settings, starts it, sends it commands (device lists, stop,
  * start), and waits for what it reports on stdout (registered, allocate, prestart, ...).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeTempDir } from './tempdir.js';
-import { WaitAbandoned, waitFor } from './wait.js';
+import { startSampleProcess } from './sample-process.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '../../examples/device-plugin/main.js');
 
@@ -59,37 +58,17 @@ export async function startDevicePlugin(s: DevicePluginSettings): Promise<Device
     ...(s.cdiKind === undefined ? {} : { cdiKind: s.cdiKind }),
     ...(s.viaWatcher === true ? { pluginsRegistryDir: join(s.rootDir, 'plugins_registry') } : {}),
   };
-  await writeFile(join(dir, 'settings.json'), JSON.stringify(settings));
-  const child: ChildProcess = spawn(process.execPath, [MAIN, join(dir, 'settings.json')], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const events: PluginEvent[] = [];
-  let output = '';
-  let exited = false;
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-    const lines = output.split('\n');
-    output = lines.pop() ?? '';
-    for (const line of lines) if (line.trim() !== '') events.push(JSON.parse(line) as PluginEvent);
-  });
-  let errors = '';
-  child.stderr?.on('data', (d: Buffer) => { errors += d.toString(); });
-  const exit = new Promise<void>((resolve) => { child.on('exit', () => { exited = true; resolve(); }); });
-  const send = (command: object): void => { child.stdin?.write(`${JSON.stringify(command)}\n`); };
+  const proc = await startSampleProcess<PluginEvent>('device plugin', MAIN, dir, settings);
   const plugin: DevicePluginProcess = {
     dir,
-    events,
-    waitFor(event, after = 0, timeoutMs = 30_000) {
-      return waitFor(`device plugin event ${event}`, () => {
-        const found = events.slice(after).find((e) => e.event === event);
-        if (found === undefined && exited) throw new WaitAbandoned(`the plugin exited: ${errors}${JSON.stringify(events)}`);
-        return found;
-      }, { timeoutMs });
-    },
-    setDevices(devices) { send({ cmd: 'devices', devices }); },
-    stopServing() { send({ cmd: 'stop' }); },
-    startServing() { send({ cmd: 'start' }); },
+    events: proc.events,
+    waitFor: (event, after, timeoutMs) => proc.waitFor(event, after, timeoutMs),
+    setDevices(devices) { proc.send({ cmd: 'devices', devices }); },
+    stopServing() { proc.send({ cmd: 'stop' }); },
+    startServing() { proc.send({ cmd: 'start' }); },
     async kill() {
-      if (!exited) child.kill('SIGKILL');
-      await exit;
+      if (!proc.exited()) proc.child.kill('SIGKILL');
+      await proc.exit;
       await removeTempDir(dir);
     },
   };

@@ -14,7 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,7 +22,7 @@ import type { Event, EventList, Node, Pod } from 'kubernetes-types/core/v1.js';
 import type { CSINode } from 'kubernetes-types/storage/v1.js';
 import { csiAttachmentName } from '../../src/api/storage/index.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
-import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
+import { getObject, kubectlCreate, runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { startCsiDriver, type CsiDriverProcess } from '../helpers/csi-driver.js';
 import { NODE } from '../helpers/pods.js';
@@ -39,15 +39,8 @@ let agent: AgentProcess;
 let driver: CsiDriverProcess;
 const PODS = '/api/v1/namespaces/default/pods';
 
-const getJson = async <T>(path: string): Promise<T | undefined> => {
-  const res = await server.client.request('GET', path);
-  return res.status === 200 ? (res.body as T) : undefined;
-};
-async function create(objects: Obj[]): Promise<void> {
-  const file = join(dir, `objects-${Math.random().toString(16).slice(2)}.json`);
-  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  await runKubectl(server, ['create', '-f', file]);
-}
+const getJson = <T>(path: string): Promise<T | undefined> => getObject<T>(server, path);
+const create = (objects: Obj[]): Promise<void> => kubectlCreate(server, objects);
 const csiVolume = (name: string, handle: string): Obj => ({
   apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name },
   spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', csi: { driver: DRIVER, volumeHandle: handle, volumeAttributes: { size: 'small' } } },

@@ -10,13 +10,13 @@
  * - `readOnly` on the pod's volume: a write fails inside the container.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Event, EventList, Node, Pod } from 'kubernetes-types/core/v1.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
-import { runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
+import { getObject, kubectlCreate, runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { NODE } from '../helpers/pods.js';
 import { removeTempDir } from '../helpers/tempdir.js';
@@ -30,15 +30,8 @@ let agent: AgentProcess;
 const PODS = '/api/v1/namespaces/default/pods';
 const CLAIMS = '/api/v1/namespaces/default/persistentvolumeclaims';
 
-const getJson = async <T>(path: string): Promise<T | undefined> => {
-  const res = await server.client.request('GET', path);
-  return res.status === 200 ? (res.body as T) : undefined;
-};
-async function create(objects: Obj[]): Promise<void> {
-  const file = join(dir, `objects-${Math.random().toString(16).slice(2)}.json`);
-  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  await runKubectl(server, ['create', '-f', file]);
-}
+const getJson = <T>(path: string): Promise<T | undefined> => getObject<T>(server, path);
+const create = (objects: Obj[]): Promise<void> => kubectlCreate(server, objects);
 const localVolume = (name: string, path: string): Obj => ({
   apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name },
   spec: {
