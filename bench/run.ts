@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the busybox and pause images built first (untimed: minutes the first time on
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
- * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
+ * SQLite), the API-mode bench (bench/apimode.ts: bursts through the API and the scheduler), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
  * bench (bench/gc.ts), the eviction bench (bench/eviction.ts) and the devices bench
  * (bench/devices.ts), then the rows of the figures table (bench/README.md) with the commit and
  * the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
@@ -12,6 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { apiModeRows, runApiModeBench } from './apimode.js';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
 import { runSchedulerBench } from './scheduler.js';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   const benches: [string, () => Promise<Row[]>][] = [
     ['pods', async () => podRows(await runPodBench({ quick }))],
     ['apiserver', async () => apiServerRows(await runApiServerBench({ quick }))],
+    ['apimode', async () => apiModeRows(await runApiModeBench({ quick }))],
     ['store', () => runStoreBench({ quick })],
     ['scheduler', () => runSchedulerBench({ quick })],
     ['gc', async () => gcRows(await runGcBench({ quick }))],
