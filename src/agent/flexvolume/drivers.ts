@@ -9,8 +9,9 @@
  * changes: fs.watch on it and on each driver directory schedules a probe; when a watch cannot be
  * set up, a periodic probe takes its place. A volume naming a driver not known yet also probes
  * once before failing (upstream probes on each plugin lookup), so a driver installed after the
- * agent started is found even where no watch event arrives. A changed executable (inode, size or
- * mtime) is initialised again; a removed one is forgotten.
+ * agent started is found even where no watch event arrives, and a known driver's executable is
+ * checked (one stat) at each use. A changed executable (inode, size or mtime) is initialised
+ * again; a removed one is forgotten.
  */
 import { watch, type Dirent, type FSWatcher } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
@@ -70,6 +71,17 @@ export function executableName(dirName: string): string {
   return parts[parts.length - 1] ?? dirName;
 }
 
+/** Inode, size and mtime of the executable ('' when it is gone; throws instead when `strict`). */
+async function identityOf(path: string, strict = false): Promise<string> {
+  try {
+    const info = await stat(path);
+    return `${String(info.ino)}/${String(info.size)}/${String(info.mtimeMs)}`;
+  } catch (err) {
+    if (strict) throw err;
+    return '';
+  }
+}
+
 interface Known {
   readonly driver: FlexDriver | undefined;
   readonly identity: string;
@@ -109,7 +121,8 @@ class Prober implements FlexDrivers {
   async find(driver: string): Promise<FlexDriver | undefined> {
     const dir = driverDirName(driver);
     const known = this.known.get(dir);
-    if (known?.driver !== undefined) return known.driver;
+    // One stat: an executable removed or replaced since the last probe is probed again, watch event or not.
+    if (known?.driver !== undefined && (await identityOf(known.driver.execPath)) === known.identity) return known.driver;
     await this.probe();
     return this.known.get(dir)?.driver;
   }
@@ -215,8 +228,7 @@ class Prober implements FlexDrivers {
     const name = dirName.replaceAll('~', '/');
     let identity: string;
     try {
-      const info = await stat(execPath);
-      identity = `${String(info.ino)}/${String(info.size)}/${String(info.mtimeMs)}`;
+      identity = await identityOf(execPath, true);
     } catch (err) {
       const problem = `no executable ${execPath}: ${messageOf(err)}`;
       if (this.known.get(dirName)?.problem !== problem) this.o.logger.warn('FlexVolume driver directory without its executable', { driver: name, path: execPath });
