@@ -66,6 +66,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
+  disposers.push(() => { node.flex.drivers.stop(); });
   disposers.push(() => prober.stop());
   const health = new HealthChecks([
     { name: 'ping', check: () => undefined },

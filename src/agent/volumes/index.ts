@@ -43,6 +43,8 @@ export {
   type Mount,
   type MountPropagation,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
+  type FlexVolumeRequest,
   type NodeCapacity,
   type PersistentVolumeSource,
   type PodVolume,

@@ -18,6 +18,7 @@ import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
+import { setUpFlexVolume } from './flex.js';
 import { setUpClaimVolume } from './persistent.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
 import {
@@ -26,6 +27,7 @@ import {
   type Mount,
   type NodeCapacity,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
@@ -60,6 +62,8 @@ export interface VolumeManagerOptions {
   readonly claims?: PersistentVolumeSource;
   /** The CSI plugin: PVs with a csi source mount through it, and cleanupPodVolumes tears its volumes down first. */
   readonly csi?: CsiVolumePlugin;
+  /** The FlexVolume plugin: flexVolume volumes (and PVs with a flexVolume source) mount through it; without it they fail with `VOLUME_UNSUPPORTED`. */
+  readonly flex?: FlexVolumePlugin;
   /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
@@ -84,6 +88,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly tokens: ServiceAccountTokenSource | undefined;
   private readonly claims: PersistentVolumeSource | undefined;
   private readonly csi: CsiVolumePlugin | undefined;
+  private readonly flex: FlexVolumePlugin | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -104,6 +109,7 @@ class LocalVolumeManager implements VolumeManager {
     this.tokens = options.tokens;
     this.claims = options.claims;
     this.csi = options.csi;
+    this.flex = options.flex;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -175,7 +181,9 @@ class LocalVolumeManager implements VolumeManager {
       case 'emptyDir':
         return await this.setUp(uid, spec, mounts);
       case 'persistentVolumeClaim':
-        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec, this.csi === undefined ? undefined : { plugin: this.csi, pod, podUID: uid });
+        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec, this.csi === undefined ? undefined : { plugin: this.csi, pod, podUID: uid }, this.flex === undefined ? undefined : { plugin: this.flex, pod, podUID: uid });
+      case 'flexVolume':
+        return await setUpFlexVolume(this.flex, pod, uid, spec);
       default:
         return await setUpApiVolume(api, pod, uid, spec);
     }
@@ -246,6 +254,7 @@ class LocalVolumeManager implements VolumeManager {
       }
       try {
         await this.csi?.tearDown(podUID);
+        await this.flex?.tearDown(podUID);
       } catch (err) {
         // The volume stays mounted and the directory kept: the next cleanup retries (unpublish and unstage are idempotent).
         throw new OrchError(VOLUME_CLEANUP_FAILED, 'unavailable', messageOf(err), { subject: `pod ${podUID}`, cause: err });

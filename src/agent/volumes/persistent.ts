@@ -11,6 +11,8 @@
  * | hostPath   | the hostPath plugin's `type` checks, then used in place                       |
  * | csi        | the CSI plugin (src/agent/csi) when the agent has one: attach wait, stage,    |
  * |            | publish into the pod's directory                                              |
+ * | flexVolume | the FlexVolume plugin (src/agent/flexvolume) when the agent has one: mounted  |
+ * |            | into `<pod>/volumes/<vendor>~<driver>/<pv>`                                   |
  * | other      | VOLUME_UNSUPPORTED naming the source                                          |
  *
  * The volume is read-only when the pod's volume says so (`persistentVolumeClaim.readOnly`) or
@@ -24,6 +26,7 @@ import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolu
 import { OrchError, messageOf } from '../../api/errors.js';
 import { getIfExists, type RestClient } from '../orchclient/index.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { setUpFlexPersistentVolume, type FlexMount } from './flex.js';
 import { checkHostPath } from './host-path.js';
 import {
   VOLUME_CLAIM_NOT_BOUND,
@@ -98,7 +101,7 @@ export async function boundVolume(source: PersistentVolumeSource, namespace: str
 }
 
 /** Sets up a persistentVolumeClaim volume: the bound PV's source checked and its path handed to the containers. */
-export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec, csi?: CsiMount): Promise<PodVolume> {
+export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec, csi?: CsiMount, flex?: FlexMount): Promise<PodVolume> {
   const subject = `spec.volumes[${spec.index}].persistentVolumeClaim`;
   if (source === undefined) {
     throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type persistentVolumeClaim needs the API server (--orchconfig)`, { subject });
@@ -127,6 +130,9 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
   if (pv.csi !== undefined && csi !== undefined) {
     return { kind: 'persistentVolumeClaim', hostPath: await csi.plugin.setUp(csi.pod, csi.podUID, spec.name, volume, readOnly || pv.csi.readOnly === true), readOnly };
   }
+  if (pv.flexVolume !== undefined && flex !== undefined) {
+    return { kind: 'persistentVolumeClaim', hostPath: await setUpFlexPersistentVolume(flex, spec.name, volume, pv.flexVolume, readOnly, subject), readOnly };
+  }
   if (pv.hostPath !== undefined) {
     await checkHostPath(spec.name, pv.hostPath);
     return { kind: 'persistentVolumeClaim', hostPath: pv.hostPath.path, readOnly };
@@ -135,7 +141,7 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'})`,
+    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'}${flex === undefined ? '' : ', flexVolume'})`,
     { subject },
   );
 }

@@ -6,6 +6,7 @@
 import type {
   ConfigMapVolumeSource,
   DownwardAPIVolumeSource,
+  FlexVolumeSource,
   HostPathVolumeSource,
   PersistentVolumeClaimVolumeSource,
   Pod,
@@ -28,7 +29,8 @@ export type VolumeSpec =
   | { readonly kind: 'secret'; readonly name: string; readonly index: number; readonly source: SecretVolumeSource }
   | { readonly kind: 'projected'; readonly name: string; readonly index: number; readonly source: ProjectedVolumeSource }
   | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource }
-  | { readonly kind: 'persistentVolumeClaim'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource };
+  | { readonly kind: 'persistentVolumeClaim'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource }
+  | { readonly kind: 'flexVolume'; readonly name: string; readonly index: number; readonly source: FlexVolumeSource };
 
 /** The volume kinds whose files the manager writes (and refreshes on every call). */
 export type ApiVolumeSpec = Extract<VolumeSpec, { kind: 'configMap' | 'secret' | 'projected' | 'downwardAPI' }>;
@@ -107,10 +109,11 @@ function classify(volume: Volume, index: number, options: VolumeSpecOptions): Vo
     }
     return { kind: 'persistentVolumeClaim', name, index, source: volume.persistentVolumeClaim };
   }
+  if (volume.flexVolume !== undefined) return { kind: 'flexVolume', name, index, source: volume.flexVolume };
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim)`,
+    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim, flexVolume)`,
     { subject },
   );
 }
