@@ -4,7 +4,8 @@
  * plugins_registry directory (pluginregistration v1, type CSIPlugin). A volume is the directory
  * `<dataDir>/<volume handle>` (made on first use); staging bind-mounts it at the staging path,
  * publishing bind-mounts it (or the staging path) at the target, read-only when asked. Every call
- * is reported through `onEvent`, and any method can be made to fail.
+ * and every answer is reported through `onEvent`, and any method can be made to fail or to
+ * answer late.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -45,6 +46,8 @@ export interface HostPathDriverOptions {
   readonly maxVolumesPerNode?: number;
   /** Methods answering INTERNAL errors (for testing the agent's handling). */
   readonly failing?: readonly string[];
+  /** Methods that answer only after this many milliseconds (a slow or hanging driver). */
+  readonly delays?: Readonly<Record<string, number>>;
   readonly onEvent: (event: Record<string, unknown>) => void;
 }
 
@@ -74,27 +77,47 @@ async function unbind(target: string): Promise<void> {
 
 export class HostPathDriver {
   private failing: Set<string>;
+  private delays: Map<string, number>;
   private servers: Server[] = [];
   private registrationSocket = '';
 
   constructor(private readonly o: HostPathDriverOptions) {
     this.failing = new Set(o.failing ?? []);
+    this.delays = new Map(Object.entries(o.delays ?? {}));
   }
 
   setFailing(methods: readonly string[]): void {
     this.failing = new Set(methods);
   }
 
+  /** Makes `methods` answer only after `ms` milliseconds (0: at once again). */
+  setDelay(methods: readonly string[], ms: number): void {
+    for (const m of methods) {
+      if (ms > 0) this.delays.set(m, ms);
+      else this.delays.delete(m);
+    }
+  }
+
   private handler(method: string, work: (request: Request) => Promise<unknown>): Unary {
     return (call, callback) => {
       this.o.onEvent({ event: 'call', method, request: call.request });
-      if (this.failing.has(method)) {
-        callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
-        return;
-      }
-      work(call.request).then((reply) => { callback(null, reply); }, (err: unknown) => {
-        callback({ code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) });
-      });
+      const answer = (): void => {
+        if (this.failing.has(method)) {
+          this.o.onEvent({ event: 'reply', method, ok: false });
+          callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
+          return;
+        }
+        work(call.request).then((reply) => {
+          this.o.onEvent({ event: 'reply', method, ok: true });
+          callback(null, reply);
+        }, (err: unknown) => {
+          this.o.onEvent({ event: 'reply', method, ok: false });
+          callback({ code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) });
+        });
+      };
+      const delay = this.delays.get(method) ?? 0;
+      if (delay > 0) setTimeout(answer, delay).unref();
+      else answer();
     };
   }
 

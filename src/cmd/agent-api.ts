@@ -24,7 +24,7 @@ import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
-import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher } from '../agent/csi/index.js';
+import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher, csiTimeoutFromEnv } from '../agent/csi/index.js';
 import type { PluginHandler } from '../agent/pluginmanager/index.js';
 import {
   createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
@@ -140,7 +140,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
 function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
-  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }) });
+  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
   return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
 }
 
