@@ -101,10 +101,18 @@ export async function startStorageStack(o: StorageStackOptions = {}): Promise<St
     dir, rootDir, server, containerd, agent, driver, getJson,
     create: (objects) => kubectlCreate(server, objects),
     pod: (name) => getJson<Pod>(`${PODS}/${name}`),
-    waitForPhase: (name, phase, timeoutMs = 90_000) => waitFor(`pod ${name} ${phase}`, async () => {
-      const p = await stack.pod(name);
-      return p?.status?.phase === phase ? p : undefined;
-    }, { timeoutMs }),
+    async waitForPhase(name, phase, timeoutMs = 90_000) {
+      try {
+        return await waitFor(`pod ${name} ${phase}`, async () => {
+          const p = await stack.pod(name);
+          return p?.status?.phase === phase ? p : undefined;
+        }, { timeoutMs });
+      } catch (err) {
+        // What the pod went through says why: its status and events in the failure.
+        const events = (await stack.events(name)).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+        throw new Error(`${(err as Error).message}; status ${JSON.stringify((await stack.pod(name))?.status)}; events ${JSON.stringify(events)}`, { cause: err });
+      }
+    },
     async events(name) {
       const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
       return list?.items ?? [];

@@ -9,7 +9,8 @@
  * - an inline volume of a driver whose CSIDriver lists only Persistent, or that has no
  *   CSIDriver: a FailedMount event with upstream's message;
  * - a generic `ephemeral` volume: the claim `<pod>-<volume>` the API server made, bound to a CSI
- *   PersistentVolume, staged and published for the pod;
+ *   PersistentVolume, staged and published for the pod, with the driver's NodeGetVolumeStats in
+ *   /stats/summary;
  * - a generic ephemeral volume whose claim exists but was not made for the pod: a FailedMount
  *   event (the pod is not the claim's owner).
  */
@@ -87,6 +88,12 @@ void describe('ephemeral volumes on the node', () => {
     assert.ok(s.driver.calls('NodePublishVolume').some((c) => c.request?.['targetPath'] === target));
     assert.ok(s.driver.calls('NodeStageVolume').some((c) => c.request?.['volumeId'] === 'vol-eph'));
     await waitFor('the file on the volume', async () => (await readFile(join(s.driver.dataDir, 'vol-eph', 'file'), 'utf8').catch(() => '')) === 'generic\n');
+    // The driver's NodeGetVolumeStats in the summary API, through the API server's node proxy.
+    const stats = await waitFor('the volume\'s stats in /stats/summary', async () => {
+      const summary = await s.getJson<{ pods: { podRef: { name: string }; volume?: { name: string; usedBytes?: number; capacityBytes?: number; inodesUsed?: number }[] }[] }>(`/api/v1/nodes/${NODE}/proxy/stats/summary`);
+      return summary?.pods.find((p) => p.podRef.name === 'generic')?.volume?.find((v) => v.name === 'data');
+    }, { timeoutMs: 60_000 });
+    assert.ok((stats.usedBytes ?? 0) > 0 && (stats.capacityBytes ?? 0) > (stats.usedBytes ?? 0) && (stats.inodesUsed ?? 0) >= 2, JSON.stringify(stats));
     await runKubectl(s.server, ['delete', 'pod', 'generic', '--wait=true']);
     await waitFor('unstaged', () => s.driver.calls('NodeUnstageVolume').some((c) => c.request?.['volumeId'] === 'vol-eph'), { timeoutMs: 60_000 });
   });

@@ -37,7 +37,7 @@ class FakeDriver implements CsiNodeClient {
     await writeFile(this.mountInfo, lines.join('\n') + '\n');
   }
   async nodeGetInfo(): Promise<NodeInfo> { await this.record('NodeGetInfo'); return this.info; }
-  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME'] : []; }
+  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS'] : []; }
   async nodeStageVolume(r: StageRequest): Promise<void> { await this.record('NodeStageVolume'); await this.setMounted(r.stagingTargetPath, true); }
   async nodeUnstageVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnstageVolume'); await this.setMounted(path, false); }
   async nodePublishVolume(r: PublishRequest): Promise<void> { await this.record('NodePublishVolume'); await this.setMounted(r.targetPath, true); }
@@ -175,7 +175,9 @@ void describe('CSI drivers and mounter', () => {
     });
     await Promise.all([mounter.setUp(pod('x'), 'x', 'data', persistent(pv('pv3', 'h3'), false)), mounter.setUp(pod('y'), 'y', 'data', persistent(pv('pv3', 'h3'), false))]);
     assert.deepEqual(fake.calls.filter((c) => c === 'NodeStageVolume' || c === 'NodePublishVolume'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume']);
+    assert.deepEqual(await mounter.podVolumeStats('x'), [{ name: 'data', usedBytes: 2, capacityBytes: 3, availableBytes: 1 }]);
     await Promise.all([mounter.tearDown('x'), mounter.tearDown('y')]);
+    assert.deepEqual(await mounter.podVolumeStats('x'), [], 'forgotten with the pod');
     assert.equal(fake.calls.filter((c) => c === 'NodeUnstageVolume').length, 1, 'unstaged once, after both');
   });
 

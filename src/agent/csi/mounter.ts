@@ -37,6 +37,28 @@ import {
 } from './vol-data.js';
 
 const STAGE_CAPABILITY = 'STAGE_UNSTAGE_VOLUME';
+const STATS_CAPABILITY = 'GET_VOLUME_STATS';
+
+/** One volume's NodeGetVolumeStats answer as the summary API's volume stats. */
+export interface CsiPodVolumeStats {
+  /** The pod's volume name. */
+  readonly name: string;
+  readonly usedBytes?: number;
+  readonly capacityBytes?: number;
+  readonly availableBytes?: number;
+  readonly inodes?: number;
+  readonly inodesFree?: number;
+  readonly inodesUsed?: number;
+}
+
+/** The mounter: the volume manager's CSI plugin, and the pods' CSI volume stats for the summary API. */
+export interface CsiMounter extends CsiVolumePlugin {
+  /**
+   * NodeGetVolumeStats of each CSI volume the pod has published (as this agent set it up) whose
+   * driver is registered and has GET_VOLUME_STATS; a volume whose call fails is left out (logged).
+   */
+  podVolumeStats(podUID: string): Promise<CsiPodVolumeStats[]>;
+}
 
 /** What the node reads from the API server for CSI volumes. */
 export interface CsiApi {
@@ -105,9 +127,11 @@ function checkLifecycleMode(volumeName: string, driver: string, csiDriver: CSIDr
   throw new OrchError(CSI_VOLUME_MODE_UNSUPPORTED, 'invalid', `volume "${volumeName}": volume mode "${mode}" not supported by driver ${driver} (${why})`, { subject: volumeName });
 }
 
-export function createCsiMounter(o: CsiMounterOptions): CsiVolumePlugin {
+export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
   const mountInfoPath = o.mountInfoPath ?? MOUNTINFO_PATH;
   const queue = new KeyedQueue();
+  /** Pod UID → volume name → what NodeGetVolumeStats needs; set by each setUp, dropped by tearDown. */
+  const published = new Map<string, Map<string, { driver: string; handle: string; target: string; staging: string }>>();
   /** The volumes (`<driver>^<handle>`) this agent staged (drivers need not mount at the staging path). */
   const staged = new Set<string>();
   const isMounted = async (path: string): Promise<boolean> => (await readMountInfo(mountInfoPath)).some((m) => m.mountPoint === path);
@@ -249,12 +273,37 @@ export function createCsiMounter(o: CsiMounterOptions): CsiVolumePlugin {
       const plan = planOf(uid, volumeName, source);
       const dir = podVolumeDir(o.rootDir, uid, plan.specVolID);
       const target = join(dir, 'mount');
+      const staging = plan.mode === 'Persistent' ? stagingPath(o.rootDir, plan.driver, plan.handle) : '';
       // Published already (an earlier sync, or before the agent restarted): nothing to call, the driver need not be registered yet.
-      if (await isMounted(target)) return target;
-      return await queue.run(`${plan.driver}^${plan.handle}`, () => mount(pod, uid, volumeName, plan, dir, target));
+      if (!(await isMounted(target))) await queue.run(`${plan.driver}^${plan.handle}`, () => mount(pod, uid, volumeName, plan, dir, target));
+      const volumes = published.get(uid) ?? new Map<string, { driver: string; handle: string; target: string; staging: string }>();
+      volumes.set(volumeName, { driver: plan.driver, handle: plan.handle, target, staging });
+      published.set(uid, volumes);
+      return target;
+    },
+
+    async podVolumeStats(uid: string): Promise<CsiPodVolumeStats[]> {
+      const result: CsiPodVolumeStats[] = [];
+      for (const [name, v] of published.get(uid) ?? []) {
+        try {
+          const client = o.drivers.client(v.driver);
+          const capabilities = await client.nodeGetCapabilities();
+          if (!capabilities.includes(STATS_CAPABILITY)) continue;
+          const stats = await client.nodeGetVolumeStats(v.handle, v.target, capabilities.includes(STAGE_CAPABILITY) && (await isMounted(v.staging)) ? v.staging : '');
+          result.push({
+            name,
+            ...(stats.bytes === undefined ? {} : { usedBytes: stats.bytes.used, capacityBytes: stats.bytes.total, availableBytes: stats.bytes.available }),
+            ...(stats.inodes === undefined ? {} : { inodes: stats.inodes.total, inodesFree: stats.inodes.available, inodesUsed: stats.inodes.used }),
+          });
+        } catch (err) {
+          o.logger.v(4, 'NodeGetVolumeStats failed; the volume has no stats this time', { podUID: uid, volume: name, driver: v.driver, err: csiErrorText(err) });
+        }
+      }
+      return result;
     },
 
     async tearDown(uid: string): Promise<void> {
+      published.delete(uid);
       for (const dir of await podCsiDirs(o.rootDir, uid)) {
         const data = await readVolData(dir);
         if (data === undefined) continue;
