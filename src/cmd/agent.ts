@@ -77,7 +77,10 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   disposers.push(() => workers.stop());
   const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
   // The pods' volume stats (every volumeStatsAggPeriod) and the stats snapshots the servers and the eviction manager share.
-  const volumeStats = createVolumeStatsCache({ rootDir: resolved.options.rootDir, pods: () => pods.pods(), periodMs: durationToMs(c.volumeStatsAggPeriod), clock, logger: logs.logger('stats') });
+  const volumeStats = createVolumeStatsCache({
+    rootDir: resolved.options.rootDir, pods: () => pods.pods(), periodMs: durationToMs(c.volumeStatsAggPeriod), clock, logger: logs.logger('stats'),
+    ...(api === undefined ? {} : { csi: (uid: string) => api.csi.mounter.podVolumeStats(uid) }),
+  });
   volumeStats.start();
   disposers.push(() => volumeStats.stop());
   const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });

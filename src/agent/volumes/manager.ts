@@ -24,6 +24,7 @@ import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUID
 import {
   VOLUME_CLEANUP_FAILED,
   VOLUME_MOUNT_FAILED,
+  VOLUME_UNSUPPORTED,
   type Mount,
   type NodeCapacity,
   type CsiVolumePlugin,
@@ -35,7 +36,7 @@ import {
   type VolumeManager,
   type VolumeObjectSource,
 } from './types.js';
-import { containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
+import { checkNoVolumeDevices, containerNames, volumeSpecs, type VolumeSpec } from './volume-spec.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 /** Upstream's emptyDir mode: every user of the pod may write (fsGroup ownership comes later). */
@@ -133,6 +134,7 @@ class LocalVolumeManager implements VolumeManager {
   async preparePodVolumes(pod: NodePod): Promise<PodVolumes> {
     const uid = podUIDOf(pod);
     const specs = volumeSpecs(pod, { apiServer: this.objects !== undefined });
+    checkNoVolumeDevices(pod);
     const containers = containerNames(pod);
     return await this.serialize(uid, async () => {
       const dir = podDir(this.rootDir, uid);
@@ -181,7 +183,13 @@ class LocalVolumeManager implements VolumeManager {
       case 'emptyDir':
         return await this.setUp(uid, spec, mounts);
       case 'persistentVolumeClaim':
-        return await setUpClaimVolume(this.claims, pod.metadata.namespace, spec, this.csi === undefined ? undefined : { plugin: this.csi, pod, podUID: uid }, this.flex === undefined ? undefined : { plugin: this.flex, pod, podUID: uid });
+      case 'ephemeral':
+        return await setUpClaimVolume(this.claims, pod, spec, this.csi, this.flex);
+      case 'csi':
+        if (this.csi === undefined) {
+          throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type csi needs the API server (--orchconfig)`, { subject: `spec.volumes[${spec.index}].csi` });
+        }
+        return { kind: 'csi', hostPath: await this.csi.setUp(pod, uid, spec.name, { kind: 'inline', source: spec.source }), readOnly: spec.source.readOnly === true };
       case 'flexVolume':
         return await setUpFlexVolume(this.flex, pod, uid, spec);
       default:

@@ -1,7 +1,7 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { ConfigMap, Container, PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
+import type { CSIVolumeSource, ConfigMap, Container, PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
@@ -37,7 +37,7 @@ export const VOLUME_CLAIM_NOT_BOUND = 'VOLUME_CLAIM_NOT_BOUND';
 /** Reading a claim or a persistent volume from the API server failed (other than not found). */
 export const VOLUME_CLAIM_UNAVAILABLE = 'VOLUME_CLAIM_UNAVAILABLE';
 
-export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'flexVolume';
+export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'csi' | 'ephemeral' | 'flexVolume';
 
 /**
  * Where configMap and secret volumes read their objects (from the API server, usually through a
@@ -57,10 +57,18 @@ export interface PersistentVolumeSource {
   volume(name: string): Promise<PersistentVolume | undefined>;
 }
 
-/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source for a pod and tears a pod's CSI volumes down. */
+/** What a CSI volume of a pod comes from: a claim's bound PersistentVolume, or the pod's inline `csi` volume. */
+export type CsiVolumeSource =
+  | { readonly kind: 'persistent'; readonly volume: PersistentVolume; readonly readOnly: boolean }
+  | { readonly kind: 'inline'; readonly source: CSIVolumeSource };
+
+/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source or an inline csi volume for a pod and tears a pod's CSI volumes down. */
 export interface CsiVolumePlugin {
-  /** Attach wait, stage and publish; returns the pod's mount directory of the volume. Throws an OrchError naming the volume. */
-  setUp(pod: NodePod, podUID: string, volumeName: string, volume: PersistentVolume, readOnly: boolean): Promise<string>;
+  /**
+   * Lifecycle mode check, attach wait, stage and publish; returns the pod's mount directory of the
+   * volume. Idempotent (a mounted target is returned at once). Throws an OrchError naming the volume.
+   */
+  setUp(pod: NodePod, podUID: string, volumeName: string, source: CsiVolumeSource): Promise<string>;
   /** Unpublishes each CSI volume of the pod (found from its directory's vol_data.json), and unstages those no other pod uses. */
   tearDown(podUID: string): Promise<void>;
 }
