@@ -76,7 +76,7 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
 
   for (const name of unknownGates(c.featureGates)) add('featureGates', `unrecognized feature gate: ${name}`);
   // Gates whose feature this agent does not have: refused when on rather than accepted and inert.
-  for (const [gate, why] of [['InPlacePodVerticalScaling', 'in-place resize of pod resources is not implemented by this node agent'], ['EventedPLEG', 'the event-driven pod lifecycle is not implemented by this node agent; the 1 s relist is used']] as const) {
+  for (const [gate, why] of [['InPlacePodVerticalScaling', 'in-place resize of pod resources is not implemented by this node agent']] as const) {
     if (g.enabled(gate)) add('featureGates', `${gate} cannot be enabled: ${why}`);
   }
 
