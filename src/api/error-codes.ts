@@ -44,6 +44,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/runtime/cri
   CRI_TIMEOUT: 'a runtime call passed runtimeRequestTimeout (cancelled; retried on a later sync)',
   CRI_UNAVAILABLE: 'the container runtime does not answer at its endpoint',
+  CRI_EVENTS_STREAM_FAILED: "containerd's event stream (the evented PLEG's) failed or ended; the PLEG relists every second until it is back",
   CRI_NOT_FOUND: 'the runtime does not know the sandbox, container or image',
   CRI_CANCELLED: 'the caller cancelled the runtime call',
   CRI_CLOSED: 'a runtime call after the client was closed',
