@@ -10,7 +10,9 @@
  *   below its directory; a pod of another driver runs meanwhile;
  * - drivers installed after the agent started are found, and mount gets upstream's options
  *   renamed (orch.io/pod.*, orch.io/serviceAccount.name, orch.io/readwrite, orch.io/secret/<key>
- *   from a secret of the driver's type, base64) with the volume's own options.
+ *   from a secret of the driver's type, base64) with the volume's own options;
+ * - a PersistentVolume with a flexVolume source, bound to a claim by the PV controller, is
+ *   mounted for the claim's pod in `<pod>/volumes/<vendor>~<driver>/<pv name>`.
  */
 import assert from 'node:assert/strict';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
@@ -165,5 +167,29 @@ void describe('FlexVolume drivers on the node', () => {
     });
     assert.equal((await podOf('flex-garbage'))?.status?.phase, 'Pending');
     await runKubectl(server, ['delete', 'pod', 'flex-garbage', 'flex-recorded', '--wait=true']);
+  });
+
+  void it('mounts a claim bound to a PersistentVolume with a flexVolume source', async () => {
+    const host = join(dir, 'host-pv');
+    await kubectlCreate(server, [
+      {
+        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'flex-pv' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', flexVolume: { driver: 'example.com/hostdir', options: { hostDir: host } } },
+      },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'flex-claim' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } },
+    ]);
+    await waitFor('claim flex-claim Bound', async () => (await getJson<Obj>('/api/v1/namespaces/default/persistentvolumeclaims/flex-claim') as { status?: { phase?: string } } | undefined)?.status?.phase === 'Bound');
+    await kubectlCreate(server, [{
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'flex-pv-writer' },
+      spec: {
+        nodeName: NODE, restartPolicy: 'Never', terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'c', image: 'busybox:1.35', imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo pv > /data/file'], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'flex-claim' } }],
+      },
+    }]);
+    const pod = await waitForPhase('flex-pv-writer', 'Succeeded');
+    assert.equal(await readFile(join(host, 'file'), 'utf8'), 'pv\n');
+    assert.ok(await exists(join(rootDir, 'pods', pod.metadata?.uid ?? '', 'volumes', 'example.com~hostdir', 'flex-pv')), 'the volume directory is named after the PV');
+    await runKubectl(server, ['delete', 'pod', 'flex-pv-writer', '--wait=true']);
   });
 });
