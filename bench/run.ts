@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: the busybox and pause images built first (untimed: minutes the first time on
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
- * SQLite), the API-mode bench (bench/apimode.ts: bursts through the API and the scheduler), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
- * bench (bench/gc.ts), the eviction bench (bench/eviction.ts) and the devices bench
- * (bench/devices.ts), then the rows of the figures table (bench/README.md) with the commit and
+ * SQLite), the API-mode bench (bench/apimode.ts: bursts through the API and the scheduler), the
+ * store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC bench
+ * (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench (bench/devices.ts) and
+ * the storage bench (bench/storage.ts), then the rows of the figures table (bench/README.md) with the commit and
  * the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
  * test: targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and
  * the next one still runs.
@@ -20,6 +21,7 @@ import { devicesRows, runDevicesBench } from './devices.js';
 import { evictionRows, runEvictionBench } from './eviction.js';
 import { gcRows, runGcBench } from './gc.js';
 import { runStoreBench } from './store.js';
+import { runStorageBench, storageRows } from './storage.js';
 import { exitOnSignals, formatTable, type Row } from './table.js';
 import { localImages } from '../test/helpers/containerd.js';
 
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
     ['gc', async () => gcRows(await runGcBench({ quick }))],
     ['eviction', async () => evictionRows(await runEvictionBench({ quick }))],
     ['devices', async () => devicesRows(await runDevicesBench({ quick }))],
+    ['storage', async () => storageRows(await runStorageBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {

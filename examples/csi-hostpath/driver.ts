@@ -3,11 +3,14 @@
  * (proto/csi-v1.proto) on a unix socket, and a registration socket in the agent's
  * plugins_registry directory (pluginregistration v1, type CSIPlugin). A volume is the directory
  * `<dataDir>/<volume handle>` (made on first use); staging bind-mounts it at the staging path,
- * publishing bind-mounts it (or the staging path) at the target, read-only when asked. Every call
- * is reported through `onEvent`, and any method can be made to fail.
+ * publishing bind-mounts it (or the staging path) at the target, read-only when asked;
+ * NodeGetVolumeStats reports a published volume's usage (du) and its file system. Every call
+ * and every answer is reported through `onEvent`, and any method can be made to fail or to
+ * answer late.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { lstat, readdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -45,6 +48,8 @@ export interface HostPathDriverOptions {
   readonly maxVolumesPerNode?: number;
   /** Methods answering INTERNAL errors (for testing the agent's handling). */
   readonly failing?: readonly string[];
+  /** Methods that answer only after this many milliseconds (a slow or hanging driver). */
+  readonly delays?: Readonly<Record<string, number>>;
   readonly onEvent: (event: Record<string, unknown>) => void;
 }
 
@@ -68,33 +73,68 @@ async function bind(source: string, target: string, readonly: boolean): Promise<
   if (readonly) await run('mount', ['-o', 'remount,bind,ro', target]);
 }
 
+/** The blocks (as bytes) and inodes below `dir`, as du counts them. */
+async function usage(dir: string): Promise<{ bytes: number; inodes: number }> {
+  const top = await lstat(dir);
+  let bytes = top.blocks * 512;
+  let inodes = 1;
+  if (top.isDirectory()) {
+    for (const name of await readdir(dir)) {
+      const u = await usage(path.join(dir, name));
+      bytes += u.bytes;
+      inodes += u.inodes;
+    }
+  }
+  return { bytes, inodes };
+}
+
 async function unbind(target: string): Promise<void> {
   if (isMountPoint(target)) await run('umount', [target]);
 }
 
 export class HostPathDriver {
   private failing: Set<string>;
+  private delays: Map<string, number>;
   private servers: Server[] = [];
   private registrationSocket = '';
 
   constructor(private readonly o: HostPathDriverOptions) {
     this.failing = new Set(o.failing ?? []);
+    this.delays = new Map(Object.entries(o.delays ?? {}));
   }
 
   setFailing(methods: readonly string[]): void {
     this.failing = new Set(methods);
   }
 
+  /** Makes `methods` answer only after `ms` milliseconds (0: at once again). */
+  setDelay(methods: readonly string[], ms: number): void {
+    for (const m of methods) {
+      if (ms > 0) this.delays.set(m, ms);
+      else this.delays.delete(m);
+    }
+  }
+
   private handler(method: string, work: (request: Request) => Promise<unknown>): Unary {
     return (call, callback) => {
       this.o.onEvent({ event: 'call', method, request: call.request });
-      if (this.failing.has(method)) {
-        callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
-        return;
-      }
-      work(call.request).then((reply) => { callback(null, reply); }, (err: unknown) => {
-        callback({ code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) });
-      });
+      const answer = (): void => {
+        if (this.failing.has(method)) {
+          this.o.onEvent({ event: 'reply', method, ok: false });
+          callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
+          return;
+        }
+        work(call.request).then((reply) => {
+          this.o.onEvent({ event: 'reply', method, ok: true });
+          callback(null, reply);
+        }, (err: unknown) => {
+          this.o.onEvent({ event: 'reply', method, ok: false });
+          callback({ code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) });
+        });
+      };
+      const delay = this.delays.get(method) ?? 0;
+      if (delay > 0) setTimeout(answer, delay).unref();
+      else answer();
     };
   }
 
@@ -120,8 +160,20 @@ export class HostPathDriver {
         ...(this.o.topology === undefined ? {} : { accessibleTopology: { segments: this.o.topology } }),
       })),
       NodeGetCapabilities: this.handler('NodeGetCapabilities', () => Promise.resolve({
-        capabilities: stage ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : [],
+        capabilities: [...(stage ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : []), { rpc: { type: 'GET_VOLUME_STATS' } }],
       })),
+      NodeGetVolumeStats: this.handler('NodeGetVolumeStats', async (r) => {
+        const target = text(r, 'volumePath');
+        if (!isMountPoint(target)) throw new Error(`volume path ${target} is not published`);
+        const fs = await statfs(target);
+        const used = await usage(target);
+        return {
+          usage: [
+            { unit: 'BYTES', total: fs.blocks * fs.bsize, available: fs.bavail * fs.bsize, used: used.bytes },
+            { unit: 'INODES', total: fs.files, available: fs.ffree, used: used.inodes },
+          ],
+        };
+      }),
       NodeStageVolume: this.handler('NodeStageVolume', async (r) => {
         const staging = text(r, 'stagingTargetPath');
         mkdirSync(staging, { recursive: true });
@@ -137,8 +189,10 @@ export class HostPathDriver {
       NodePublishVolume: this.handler('NodePublishVolume', async (r) => {
         const target = text(r, 'targetPath');
         const staging = text(r, 'stagingTargetPath');
-        const source = stage ? staging : this.volumeDir(r);
-        if (stage && !isMountPoint(staging)) throw new Error(`staging path ${staging} is not staged`);
+        // An inline (ephemeral) volume is never staged: published straight from its directory.
+        const staged = stage && staging !== '';
+        const source = staged ? staging : this.volumeDir(r);
+        if (staged && !isMountPoint(staging)) throw new Error(`staging path ${staging} is not staged`);
         mkdirSync(target, { recursive: true });
         await bind(source, target, r['readonly'] === true);
         return {};

@@ -5,7 +5,8 @@
  *   node dist/examples/csi-hostpath/main.js driver.json
  *
  * Commands on stdin, one JSON line each: {"cmd":"fail","methods":["NodePublishVolume"]} makes
- * those methods answer errors ([] to heal); {"cmd":"exit"} stops and exits.
+ * those methods answer errors ([] to heal); {"cmd":"delay","methods":["NodeStageVolume"],"ms":5000}
+ * makes them answer that late (0 heals); {"cmd":"exit"} stops and exits.
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -27,8 +28,9 @@ async function main(): Promise<void> {
   for await (const line of createInterface({ input: process.stdin })) {
     if (line.trim() === '') continue;
     try {
-      const command = JSON.parse(line) as { cmd: string; methods?: string[] };
+      const command = JSON.parse(line) as { cmd: string; methods?: string[]; ms?: number };
       if (command.cmd === 'fail') driver.setFailing(command.methods ?? []);
+      else if (command.cmd === 'delay') driver.setDelay(command.methods ?? [], command.ms ?? 0);
       else if (command.cmd === 'exit') break;
       else print({ event: 'error', message: `unknown command ${command.cmd}` });
     } catch (err) {

@@ -24,7 +24,7 @@ import type { ResolvedConfiguration } from '../agent/config/index.js';
 import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
-import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher } from '../agent/csi/index.js';
+import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher, csiTimeoutFromEnv, type CsiMounter } from '../agent/csi/index.js';
 import type { PluginHandler } from '../agent/pluginmanager/index.js';
 import {
   createLeaseController, createNodeStatusController, goArch, runtimeNodeFacts, type LeaseController, type MachineInfo, type NodePressure,
@@ -40,7 +40,7 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import {
-  createClaimSource, createObjectManager, createTokenManager, type ChangeDetectionStrategy, type CsiVolumePlugin, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -54,7 +54,7 @@ export interface ApiConnection {
   readonly objects: ObjectManager;
   readonly claims: PersistentVolumeSource;
   /** CSI drivers: the plugin watcher's CSIPlugin handler and the volume manager's CSI plugin. */
-  readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiVolumePlugin };
+  readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiMounter };
   /** The service account tokens of projected volumes. */
   readonly tokens: ServiceAccountTokenSource;
   readonly pullCredentials: ReturnType<typeof pullCredentials>;
@@ -140,7 +140,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
 function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
-  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }) });
+  const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
   return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
 }
 

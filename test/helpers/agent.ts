@@ -100,6 +100,8 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     `--root-dir=${rootDir}`,
     `--cert-dir=${join(rootDir, 'pki')}`,
     `--cgroup-root=${options.cgroupRoot}`,
+    // FlexVolume drivers: the agent's own directory, never the host's default (made by the agent when missing).
+    ...((options.args ?? []).some((a) => a.startsWith('--volume-plugin-dir')) ? [] : [`--volume-plugin-dir=${join(rootDir, 'volume-plugins')}`]),
     '--healthz-port=0',
     '--read-only-port=0',
     '--file-check-frequency=2s',

@@ -3,7 +3,7 @@
  * integration tests and benchmarks: writes its settings, starts it, makes methods fail, and
  * reads the calls it reports on stdout.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,13 @@ export interface CsiDriverSettings {
   readonly topology?: Readonly<Record<string, string>>;
   readonly maxVolumesPerNode?: number;
   readonly failing?: readonly string[];
+  /** Methods answering only after this many ms (a slow or hanging driver). */
+  readonly delays?: Readonly<Record<string, number>>;
+  /**
+   * The driver's own directory (data, socket, settings), kept by kill() so that a driver
+   * started again on it finds its volumes; a temporary one, removed by kill(), when absent.
+   */
+  readonly dir?: string;
 }
 
 export interface DriverEvent {
@@ -36,16 +43,23 @@ export interface CsiDriverProcess {
   readonly events: readonly DriverEvent[];
   /** The calls of `method` so far. */
   calls(method: string): DriverEvent[];
+  /** The answers to calls of `method` so far (a delayed call answers late). */
+  replies(method: string): DriverEvent[];
   waitFor(event: string, after?: number, timeoutMs?: number): Promise<DriverEvent>;
   setFailing(methods: readonly string[]): void;
+  /** Makes these methods answer only after `ms` (0 heals). */
+  setDelay(methods: readonly string[], ms: number): void;
   kill(): Promise<void>;
 }
 
 export async function startCsiDriver(s: CsiDriverSettings): Promise<CsiDriverProcess> {
-  const dir = await mkdtemp(join(tmpdir(), 'csi-driver-'));
+  const own = s.dir === undefined;
+  const dir = s.dir ?? (await mkdtemp(join(tmpdir(), 'csi-driver-')));
+  await mkdir(dir, { recursive: true });
   const dataDir = join(dir, 'data');
+  const { dir: _dir, ...rest } = s;
   const settings = {
-    ...s, dataDir, socket: join(dir, 'csi.sock'), pluginsRegistryDir: join(s.rootDir, 'plugins_registry'),
+    ...rest, dataDir, socket: join(dir, 'csi.sock'), pluginsRegistryDir: join(s.rootDir, 'plugins_registry'),
   };
   const proc = await startSampleProcess<DriverEvent>('CSI driver', MAIN, dir, settings);
   const events = proc.events;
@@ -53,14 +67,16 @@ export async function startCsiDriver(s: CsiDriverSettings): Promise<CsiDriverPro
     dataDir,
     events,
     calls: (method) => events.filter((e) => e.event === 'call' && e.method === method),
+    replies: (method) => events.filter((e) => e.event === 'reply' && e.method === method),
     waitFor: (event, after, timeoutMs) => proc.waitFor(event, after, timeoutMs),
     setFailing(methods) { proc.send({ cmd: 'fail', methods }); },
+    setDelay(methods, ms) { proc.send({ cmd: 'delay', methods, ms }); },
     async kill() {
       if (!proc.exited()) proc.send({ cmd: 'exit' });
       const timer = setTimeout(() => { proc.child.kill('SIGKILL'); }, 5_000);
       await proc.exit;
       clearTimeout(timer);
-      await removeTempDir(dir);
+      if (own) await removeTempDir(dir);
     },
   };
 }

@@ -3,12 +3,38 @@
  * proto/csi-v1.proto, v1.8.0 as upstream v1.28 vendors), on the unix socket the driver gave at
  * registration. Every call has a deadline; errors carry the driver's gRPC code and details.
  */
-import { Metadata, credentials, type Client, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
+import { Metadata, credentials, status, type Client, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
+import { durationToMs, parseDurationField } from '../../api/duration.js';
+import { OrchError } from '../../api/errors.js';
 import { grpcErrorText, grpcPackage, unaryCall } from '../../api/grpc-proto.js';
+import { CSI_INVALID_TIMEOUT } from './errors.js';
 
 export const CSI_PROTO = 'csi-v1.proto';
 /** Upstream's csiTimeout for node calls (2 min); the pod sync retries after it. */
 export const CSI_CALL_TIMEOUT_MS = 120_000;
+/** Shortens CSI_CALL_TIMEOUT_MS (a Go duration) for tests and experiments. */
+export const CSI_TIMEOUT_ENV = 'NODEAGENT_CSI_TIMEOUT';
+
+/** The node calls' deadline: `NODEAGENT_CSI_TIMEOUT` when set, else upstream's. Throws CSI_INVALID_TIMEOUT naming the variable. */
+export function csiTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number {
+  const text = env[CSI_TIMEOUT_ENV];
+  if (text === undefined || text === '') return CSI_CALL_TIMEOUT_MS;
+  const ms = durationToMs(parseDurationField(text, CSI_TIMEOUT_ENV));
+  if (!(ms > 0)) throw new OrchError(CSI_INVALID_TIMEOUT, 'invalid', `${CSI_TIMEOUT_ENV}=${text}: the timeout must be a positive duration such as 30s`, { subject: CSI_TIMEOUT_ENV });
+  return ms;
+}
+
+/**
+ * False for the gRPC codes after which the driver may still be working on the call (upstream's
+ * isFinalError: Canceled, DeadlineExceeded, Unavailable, ResourceExhausted, Aborted) and for
+ * errors that are not gRPC statuses; true for the rest, which say the call did nothing.
+ */
+export function isFinalCsiError(err: unknown): boolean {
+  const code: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
+  if (typeof code !== 'number') return false;
+  const maybeRunning: readonly number[] = [status.CANCELLED, status.DEADLINE_EXCEEDED, status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.ABORTED];
+  return !maybeRunning.includes(code);
+}
 
 /** A volume capability as the loader takes it (camelCase fields). */
 export interface VolumeCapability {
@@ -35,6 +61,14 @@ export interface PublishRequest extends StageRequest {
   readonly readonly: boolean;
 }
 
+/** NodeGetVolumeStats's answer, in bytes and inodes (each undefined when the driver did not say). */
+export interface VolumeStats {
+  readonly bytes?: { readonly available: number; readonly total: number; readonly used: number };
+  readonly inodes?: { readonly available: number; readonly total: number; readonly used: number };
+  /** The driver's VolumeCondition, when it reports one. */
+  readonly condition?: { readonly abnormal: boolean; readonly message: string };
+}
+
 export interface CsiNodeClient {
   nodeGetInfo(): Promise<NodeInfo>;
   /** The node service's capability types (`STAGE_UNSTAGE_VOLUME`, `GET_VOLUME_STATS`, ...). */
@@ -43,6 +77,8 @@ export interface CsiNodeClient {
   nodeUnstageVolume(volumeId: string, stagingTargetPath: string): Promise<void>;
   nodePublishVolume(request: PublishRequest): Promise<void>;
   nodeUnpublishVolume(volumeId: string, targetPath: string): Promise<void>;
+  /** For drivers with GET_VOLUME_STATS: the usage of a published (or staged) volume. */
+  nodeGetVolumeStats(volumeId: string, volumePath: string, stagingTargetPath: string): Promise<VolumeStats>;
   close(): void;
 }
 
@@ -79,6 +115,15 @@ export function dialCsi(endpoint: string, timeoutMs: number = CSI_CALL_TIMEOUT_M
     },
     async nodeUnpublishVolume(volumeId, targetPath) {
       await call('NodeUnpublishVolume', { volumeId, targetPath });
+    },
+    async nodeGetVolumeStats(volumeId, volumePath, stagingTargetPath) {
+      type Usage = { available: number; total: number; used: number; unit: string };
+      const r = await call<{ usage: Usage[]; volumeCondition: { abnormal: boolean; message: string } | null }>('NodeGetVolumeStats', { volumeId, volumePath, stagingTargetPath });
+      const of = (unit: string): Record<string, { available: number; total: number; used: number }> => {
+        const u = r.usage.find((x) => x.unit === unit);
+        return u === undefined ? {} : { [unit === 'BYTES' ? 'bytes' : 'inodes']: { available: u.available, total: u.total, used: u.used } };
+      };
+      return { ...of('BYTES'), ...of('INODES'), ...(r.volumeCondition === null ? {} : { condition: { abnormal: r.volumeCondition.abnormal, message: r.volumeCondition.message } }) };
     },
     close() {
       node.close();

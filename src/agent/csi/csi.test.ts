@@ -10,10 +10,11 @@ import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js
 import { OrchError } from '../../api/errors.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import { FakeLogger } from '../logging/testing.js';
-import type { CsiNodeClient, NodeInfo, PublishRequest, StageRequest } from './client.js';
+import type { CsiNodeClient, NodeInfo, PublishRequest, StageRequest, VolumeStats } from './client.js';
 import { createCsiDrivers, type NodeInfoPublisher } from './drivers.js';
-import { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED } from './errors.js';
-import { createCsiMounter, stagingPath } from './mounter.js';
+import { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
+import { createCsiMounter } from './mounter.js';
+import { inlineVolumeHandle, stagingPath } from './vol-data.js';
 
 const DRIVER = 'd.example.com';
 
@@ -36,11 +37,12 @@ class FakeDriver implements CsiNodeClient {
     await writeFile(this.mountInfo, lines.join('\n') + '\n');
   }
   async nodeGetInfo(): Promise<NodeInfo> { await this.record('NodeGetInfo'); return this.info; }
-  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME'] : []; }
+  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS'] : []; }
   async nodeStageVolume(r: StageRequest): Promise<void> { await this.record('NodeStageVolume'); await this.setMounted(r.stagingTargetPath, true); }
   async nodeUnstageVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnstageVolume'); await this.setMounted(path, false); }
   async nodePublishVolume(r: PublishRequest): Promise<void> { await this.record('NodePublishVolume'); await this.setMounted(r.targetPath, true); }
   async nodeUnpublishVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnpublishVolume'); await this.setMounted(path, false); }
+  async nodeGetVolumeStats(): Promise<VolumeStats> { await this.record('NodeGetVolumeStats'); return { bytes: { available: 1, total: 3, used: 2 } }; }
   close(): void { this.closed++; }
 }
 
@@ -58,6 +60,7 @@ const rejectsWith = async (p: Promise<unknown>, code: string, text: string): Pro
 const pv = (name: string, handle: string): PersistentVolume => ({
   metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], csi: { driver: DRIVER, volumeHandle: handle } },
 });
+const persistent = (volume: PersistentVolume, readOnly: boolean) => ({ kind: 'persistent' as const, volume, readOnly });
 const pod = (uid: string) => ({ metadata: { name: `p-${uid}`, namespace: 'ns', uid }, spec: { containers: [] } });
 
 void describe('CSI drivers and mounter', () => {
@@ -111,17 +114,17 @@ void describe('CSI drivers and mounter', () => {
       api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) },
     });
     const vaName = csiAttachmentName('h1', DRIVER, 'node-1');
-    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
+    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
     attachment = { metadata: { name: vaName }, spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: false } };
-    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false), CSI_MOUNT_FAILED, 'is not attached yet');
+    await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, 'is not attached yet');
     attachment = { ...attachment, status: { attached: true, attachmentMetadata: { dev: '/dev/x' } } };
-    const target = await mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false);
+    const target = await mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false));
     assert.equal(target, join(rootDir, 'pods', 'a', 'volumes', 'orch.io~csi', 'pv1', 'mount'));
     assert.deepEqual(JSON.parse(await readFile(join(target, '..', 'vol_data.json'), 'utf8')), {
       specVolID: 'pv1', volumeHandle: 'h1', driverName: DRIVER, nodeName: 'node-1', attachmentID: vaName, volumeLifecycleMode: 'Persistent',
     });
-    await mounter.setUp(pod('a'), 'a', 'data', pv('pv1', 'h1'), false);
-    await mounter.setUp(pod('b'), 'b', 'data', pv('pv1', 'h1'), true);
+    await mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false));
+    await mounter.setUp(pod('b'), 'b', 'data', persistent(pv('pv1', 'h1'), true));
     assert.deepEqual(fake.calls.filter((c) => c !== 'NodeGetCapabilities' && c !== 'NodeGetInfo'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume'], 'staged once, published once per pod');
     fake.calls = [];
     await mounter.tearDown('a');
@@ -147,12 +150,12 @@ void describe('CSI drivers and mounter', () => {
     });
     fake.stage = false;
     fake.failing.add('NodePublishVolume');
-    await rejectsWith(mounter.setUp(pod('c'), 'c', 'data', pv('pv2', 'h2'), false), CSI_MOUNT_FAILED, `CSI driver ${DRIVER}: NodePublishVolume of h2 failed: rpc error: code = Internal desc = NodePublishVolume broke`);
+    await rejectsWith(mounter.setUp(pod('c'), 'c', 'data', persistent(pv('pv2', 'h2'), false)), CSI_MOUNT_FAILED, `CSI driver ${DRIVER}: NodePublishVolume of h2 failed: rpc error: code = Internal desc = NodePublishVolume broke`);
     assert.equal(existsSync(join(rootDir, 'pods', 'c', 'volumes', 'orch.io~csi', 'pv2')), false);
     fake.failing.clear();
     let seen: PublishRequest | undefined;
     fake.nodePublishVolume = (r) => { seen = r; return Promise.resolve(); };
-    await mounter.setUp(pod('c'), 'c', 'data', pv('pv2', 'h2'), true);
+    await mounter.setUp(pod('c'), 'c', 'data', persistent(pv('pv2', 'h2'), true));
     assert.equal(seen?.readonly, true);
     assert.equal(seen.stagingTargetPath, '');
     assert.deepEqual(seen.volumeContext, {
@@ -162,5 +165,70 @@ void describe('CSI drivers and mounter', () => {
     await mkdir(join(rootDir, 'pods', 'other'), { recursive: true });
     await drivers.pluginHandler.deregisterPlugin(DRIVER, '/x.sock');
     await rejectsWith(mounter.tearDown('c'), CSI_UNMOUNT_FAILED, `driver name ${DRIVER} not found in the list of registered CSI drivers`);
+  });
+  void it('stages a volume once when two pods set it up at the same time', async () => {
+    const drivers = await setUpDrivers();
+    const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
+    const mounter = createCsiMounter({
+      rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+    });
+    await Promise.all([mounter.setUp(pod('x'), 'x', 'data', persistent(pv('pv3', 'h3'), false)), mounter.setUp(pod('y'), 'y', 'data', persistent(pv('pv3', 'h3'), false))]);
+    assert.deepEqual(fake.calls.filter((c) => c === 'NodeStageVolume' || c === 'NodePublishVolume'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume']);
+    assert.deepEqual(await mounter.podVolumeStats('x'), [{ name: 'data', usedBytes: 2, capacityBytes: 3, availableBytes: 1 }]);
+    await Promise.all([mounter.tearDown('x'), mounter.tearDown('y')]);
+    assert.deepEqual(await mounter.podVolumeStats('x'), [], 'forgotten with the pod');
+    assert.equal(fake.calls.filter((c) => c === 'NodeUnstageVolume').length, 1, 'unstaged once, after both');
+  });
+
+  void it('mounts an inline volume only for a driver listing Ephemeral, never staged, with the ephemeral flag', async () => {
+    const drivers = await setUpDrivers();
+    const rootDir = join(dir, 'root4');
+    let csiDriver: CSIDriver | undefined;
+    const mounter = createCsiMounter({
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+    });
+    const inline = { kind: 'inline' as const, source: { driver: DRIVER, volumeAttributes: { size: '1' } } };
+    await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume "scratch": volume mode "Ephemeral" not supported by driver ${DRIVER} (no CSIDriver object)`);
+    csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Persistent'], podInfoOnMount: true } };
+    await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume mode "Ephemeral" not supported by driver ${DRIVER} (only supports ["Persistent"])`);
+    await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_MOUNT_FAILED, 'volumeattachment');
+    csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Ephemeral'], podInfoOnMount: true } };
+    await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_VOLUME_MODE_UNSUPPORTED, 'volume mode "Persistent" not supported');
+    let seen: PublishRequest | undefined;
+    fake.nodePublishVolume = async (r) => { seen = r; fake.calls.push('NodePublishVolume'); await writeFile(mountInfo, `1 1 0:1 / ${r.targetPath} rw - fake fake rw\n`); };
+    fake.calls = [];
+    const target = await mounter.setUp(pod('e'), 'e', 'scratch', inline);
+    assert.equal(target, join(rootDir, 'pods', 'e', 'volumes', 'orch.io~csi', 'scratch', 'mount'));
+    assert.deepEqual(fake.calls, ['NodeGetCapabilities', 'NodePublishVolume'], 'never staged');
+    assert.equal(seen?.volumeId, inlineVolumeHandle('e', 'scratch'));
+    assert.match(seen.volumeId, /^csi-[0-9a-f]{64}$/);
+    assert.equal(seen.volumeContext['csi.storage.orch.io/ephemeral'], 'true');
+    assert.equal(seen.volumeContext['size'], '1');
+    assert.equal((JSON.parse(await readFile(join(target, '..', 'vol_data.json'), 'utf8')) as { volumeLifecycleMode: string }).volumeLifecycleMode, 'Ephemeral');
+    fake.calls = [];
+    await mounter.tearDown('e');
+    assert.deepEqual(fake.calls, ['NodeUnpublishVolume'], 'not unstaged');
+  });
+
+  void it('keeps the directory of a publish that timed out, for the retry or the teardown', async () => {
+    const drivers = await setUpDrivers();
+    const rootDir = join(dir, 'root5');
+    const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
+    const mounter = createCsiMounter({
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+    });
+    fake.nodePublishVolume = () => Promise.reject(Object.assign(new Error('late'), { code: 4, details: 'Deadline exceeded' }));
+    await rejectsWith(mounter.setUp(pod('t'), 't', 'data', persistent(pv('pv5', 'h5'), false)), CSI_MOUNT_FAILED, 'NodePublishVolume of h5 failed: rpc error: code = DeadlineExceeded desc = Deadline exceeded');
+    const volDir = join(rootDir, 'pods', 't', 'volumes', 'orch.io~csi', 'pv5');
+    assert.ok(existsSync(join(volDir, 'vol_data.json')), 'kept: the driver may still be publishing');
+    fake.calls = [];
+    await mounter.tearDown('t');
+    assert.deepEqual(fake.calls, ['NodeUnpublishVolume', 'NodeGetCapabilities', 'NodeUnstageVolume']);
+    assert.equal(existsSync(volDir), false);
+    await drivers.pluginHandler.deregisterPlugin(DRIVER, '/x.sock');
+    await rejectsWith(mounter.setUp(pod('u'), 'u', 'data', persistent(pv('pv6', 'h6'), false)), CSI_DRIVER_NOT_REGISTERED, `volume "data": driver name ${DRIVER} not found`);
   });
 });

@@ -32,6 +32,8 @@ export interface CsiDriversOptions {
   readonly publisher?: NodeInfoPublisher;
   /** Makes a driver's client (tests inject a fake). */
   readonly dial?: (endpoint: string) => CsiNodeClient;
+  /** The deadline of each call to a driver (default upstream's 2 minutes). */
+  readonly callTimeoutMs?: number;
 }
 
 /** The versions upstream accepts: any 1.x (the highest is used). */
@@ -40,7 +42,7 @@ function supported(versions: readonly string[]): boolean {
 }
 
 export function createCsiDrivers(options: CsiDriversOptions): CsiDrivers {
-  const dial = options.dial ?? ((endpoint: string) => dialCsi(endpoint));
+  const dial = options.dial ?? ((endpoint: string) => dialCsi(endpoint, options.callTimeoutMs));
   const drivers = new Map<string, { endpoint: string; client: CsiNodeClient }>();
   const pluginHandler: PluginHandler = {
     validatePlugin(name, _endpoint, versions) {

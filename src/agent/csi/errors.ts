@@ -10,3 +10,7 @@ export const CSI_MOUNT_FAILED = 'CSI_MOUNT_FAILED';
 export const CSI_UNMOUNT_FAILED = 'CSI_UNMOUNT_FAILED';
 /** Writing the Node's CSI annotation or labels or the CSINode failed. */
 export const CSI_NODE_INFO_FAILED = 'CSI_NODE_INFO_FAILED';
+/** A volume's lifecycle mode (an inline volume is Ephemeral) is not among those its driver's CSIDriver lists. */
+export const CSI_VOLUME_MODE_UNSUPPORTED = 'CSI_VOLUME_MODE_UNSUPPORTED';
+/** NODEAGENT_CSI_TIMEOUT is not a positive Go duration. */
+export const CSI_INVALID_TIMEOUT = 'CSI_INVALID_TIMEOUT';

@@ -3,19 +3,22 @@
  * `orch.io/csi`, the pod directory `orch.io~csi`). Drivers register through the plugin watcher
  * (type CSIPlugin, versions 1.x); on registration NodeGetInfo gives the node ID, topology and
  * volume limit, written to the Node (`csi.volume.orch.io/nodeid`, topology labels) and the
- * CSINode. The mounter is the volume manager's CsiVolumePlugin: waits for the VolumeAttachment
+ * CSINode. The mounter is the volume manager's CsiVolumePlugin, for PersistentVolumes and inline
+ * (Ephemeral) volumes: checks the driver's lifecycle modes, waits for the VolumeAttachment
  * when the driver attaches, NodeStageVolume at the global mount when the driver stages,
  * NodePublishVolume into the pod's directory with vol_data.json beside it; teardown reads
- * vol_data.json (so it works after a restart), unpublishes, and unstages after the last pod.
+ * vol_data.json (so it works after a restart: reconstruction), unpublishes, and unstages after
+ * the last pod. One operation at a time per volume.
  *
  * It owns: the CSI gRPC clients (proto/csi-v1.proto, the spec's own), the registered drivers,
  * `<root-dir>/plugins/orch.io/csi/` and the `orch.io~csi` directories of pods. It must not:
  * mount anything itself (drivers mount), attach volumes (the attach/detach controller and an
  * external attacher do), or touch other volume types.
  */
-export { CSI_CALL_TIMEOUT_MS, CSI_PROTO, dialCsi, type CsiNodeClient, type NodeInfo, type PublishRequest, type StageRequest, type VolumeCapability } from './client.js';
+export { CSI_CALL_TIMEOUT_MS, CSI_PROTO, CSI_TIMEOUT_ENV, csiTimeoutFromEnv, dialCsi, isFinalCsiError, type VolumeStats, type CsiNodeClient, type NodeInfo, type PublishRequest, type StageRequest, type VolumeCapability } from './client.js';
 export { createCsiDrivers, type CsiDrivers, type CsiDriversOptions, type NodeInfoPublisher } from './drivers.js';
-export { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_NODE_INFO_FAILED, CSI_UNMOUNT_FAILED } from './errors.js';
-export { CSI_POD_DIR, VOL_DATA_FILE, createCsiMounter, stagingPath, type CsiApi, type CsiMounterOptions } from './mounter.js';
+export { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_INVALID_TIMEOUT, CSI_MOUNT_FAILED, CSI_NODE_INFO_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
+export { createCsiMounter, type CsiApi, type CsiMounter, type CsiMounterOptions, type CsiPodVolumeStats } from './mounter.js';
+export { CSI_POD_DIR, VOL_DATA_FILE, inlineVolumeHandle, stagingPath } from './vol-data.js';
 export { NODE_ID_ANNOTATION, createNodeInfoPublisher } from './node-info.js';
 export { createCsiApi } from './api.js';

@@ -1,38 +1,64 @@
 /**
- * Mounting a CSI volume for a pod, as upstream's csiMountMgr and csiAttacher (pkg/volume/csi):
+ * The CSI volume plugin's mounter (upstream: pkg/volume/csi's csiAttacher.MountDevice and
+ * csiMountMgr.SetUpAt/TearDownAt): a PersistentVolume's csi source or a pod's inline `csi`
+ * volume, set up for one pod and torn down from what vol_data.json says.
  *
- * 1. attach: when the CSIDriver says attachRequired (or there is no CSIDriver), the
- *    VolumeAttachment `csi-<sha256(handle+driver+node)>` must have `status.attached` (its
- *    attachment metadata is the publish context); until then a retried error;
- * 2. stage (drivers with STAGE_UNSTAGE_VOLUME): NodeStageVolume at
- *    `<root-dir>/plugins/orch.io/csi/<driver>/<sha256(volumeHandle)>/globalmount` (idempotent);
- * 3. publish: `vol_data.json` written beside `<root-dir>/pods/<uid>/volumes/orch.io~csi/<pv>/mount`,
- *    then NodePublishVolume there (skipped when the target is a mount point already: no double
- *    mount after a restart), with the pod's info in the volume context when the CSIDriver asks.
+ * | step          | persistent (a PV)                             | inline (Ephemeral)                 |
+ * |---------------|-----------------------------------------------|------------------------------------|
+ * | lifecycle     | the CSIDriver (if any) lists Persistent       | the CSIDriver lists Ephemeral      |
+ * | attach        | VolumeAttachment attached (attachRequired)    | never                              |
+ * | stage         | once per node, if STAGE_UNSTAGE_VOLUME        | never                              |
+ * | publish       | per pod, at `<pod dir>/<pv>/mount`            | per pod, at `<pod dir>/<name>/mount` |
+ * | unstage       | after the last pod on the node                | -                                  |
  *
- * A failed publish leaves no directory behind (the volume's directory is removed when nothing is
- * mounted there). Teardown reads each `vol_data.json` of the pod (so it works after a restart),
- * unpublishes, removes the directory, and unstages once no other pod directory on the node
- * holds the same driver and handle.
+ * Operations on one volume (driver and handle) run one at a time, across pods, as upstream's
+ * pending operations: two pods of one volume never stage it twice, and an unstage never races
+ * a publish. A target already mounted is not published again (the agent restarted, or an
+ * earlier sync did it). When a call fails for good (any gRPC code but the "maybe still running"
+ * ones upstream lists: Canceled, DeadlineExceeded, Unavailable, ResourceExhausted, Aborted),
+ * the volume's directory goes; otherwise it stays with its vol_data.json, so the retry, or the
+ * teardown when the pod goes, finishes or undoes what the driver may have done.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
+import type { CSIVolumeSource, PersistentVolume } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import type { Logger } from '../logging/index.js';
-import { MOUNTINFO_PATH, readMountInfo, type CsiVolumePlugin } from '../volumes/index.js';
-import { csiErrorText, type VolumeCapability } from './client.js';
+import { MOUNTINFO_PATH, readMountInfo, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
+import { csiErrorText, isFinalCsiError, type CsiNodeClient, type VolumeCapability } from './client.js';
 import type { CsiDrivers } from './drivers.js';
-import { CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED } from './errors.js';
+import { CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
+import {
+  KeyedQueue, inlineVolumeHandle, podCsiDirs, podVolumeDir, readVolData, stagingPath, usedElsewhere, writeVolData, type VolData, type VolumeLifecycleMode,
+} from './vol-data.js';
 
-export const CSI_POD_DIR = 'orch.io~csi';
-export const VOL_DATA_FILE = 'vol_data.json';
 const STAGE_CAPABILITY = 'STAGE_UNSTAGE_VOLUME';
+const STATS_CAPABILITY = 'GET_VOLUME_STATS';
+
+/** One volume's NodeGetVolumeStats answer as the summary API's volume stats. */
+export interface CsiPodVolumeStats {
+  /** The pod's volume name. */
+  readonly name: string;
+  readonly usedBytes?: number;
+  readonly capacityBytes?: number;
+  readonly availableBytes?: number;
+  readonly inodes?: number;
+  readonly inodesFree?: number;
+  readonly inodesUsed?: number;
+}
+
+/** The mounter: the volume manager's CSI plugin, and the pods' CSI volume stats for the summary API. */
+export interface CsiMounter extends CsiVolumePlugin {
+  /**
+   * NodeGetVolumeStats of each CSI volume the pod has published (as this agent set it up) whose
+   * driver is registered and has GET_VOLUME_STATS; a volume whose call fails is left out (logged).
+   */
+  podVolumeStats(podUID: string): Promise<CsiPodVolumeStats[]>;
+}
 
 /** What the node reads from the API server for CSI volumes. */
 export interface CsiApi {
@@ -49,18 +75,19 @@ export interface CsiMounterOptions {
   readonly mountInfoPath?: string;
 }
 
-/** The file beside each published volume's mount directory (upstream's keys). */
-interface VolData {
+/** One volume to set up, whatever its source. */
+interface Plan {
+  readonly driver: string;
+  readonly handle: string;
   readonly specVolID: string;
-  readonly volumeHandle: string;
-  readonly driverName: string;
-  readonly nodeName: string;
-  readonly attachmentID: string;
-  readonly volumeLifecycleMode: 'Persistent' | 'Ephemeral';
-}
-
-export function stagingPath(rootDir: string, driver: string, volumeHandle: string): string {
-  return join(rootDir, 'plugins', 'orch.io', 'csi', driver, createHash('sha256').update(volumeHandle).digest('hex'), 'globalmount');
+  readonly mode: VolumeLifecycleMode;
+  readonly readOnly: boolean;
+  readonly fsType: string;
+  readonly mountFlags: readonly string[];
+  readonly accessModes: readonly string[];
+  readonly attributes: Readonly<Record<string, string>>;
+  /** For messages: `persistentvolume <name>` or `inline volume`. */
+  readonly what: string;
 }
 
 function accessMode(modes: readonly string[], readOnly: boolean): VolumeCapability['accessMode']['mode'] {
@@ -69,164 +96,218 @@ function accessMode(modes: readonly string[], readOnly: boolean): VolumeCapabili
   return 'SINGLE_NODE_WRITER';
 }
 
-export function createCsiMounter(o: CsiMounterOptions): CsiVolumePlugin {
+function planOf(podUID: string, volumeName: string, source: CsiVolumeSource): Plan {
+  if (source.kind === 'inline') {
+    const csi: CSIVolumeSource = source.source;
+    if (csi.nodePublishSecretRef !== undefined) {
+      throw new OrchError(CSI_MOUNT_FAILED, 'invalid', `volume "${volumeName}": csi.nodePublishSecretRef is not supported on this node`, { subject: volumeName });
+    }
+    return {
+      driver: csi.driver, handle: inlineVolumeHandle(podUID, volumeName), specVolID: volumeName, mode: 'Ephemeral', readOnly: csi.readOnly === true,
+      fsType: csi.fsType ?? '', mountFlags: [], accessModes: [], attributes: csi.volumeAttributes ?? {}, what: 'inline volume',
+    };
+  }
+  const pv: PersistentVolume = source.volume;
+  const pvName = pv.metadata?.name ?? '';
+  const csi = pv.spec?.csi;
+  if (csi === undefined) throw new OrchError(CSI_MOUNT_FAILED, 'invalid', `volume "${volumeName}": persistentvolume ${pvName} has no csi source`, { subject: volumeName });
+  return {
+    driver: csi.driver, handle: csi.volumeHandle, specVolID: pvName, mode: 'Persistent', readOnly: source.readOnly || csi.readOnly === true,
+    fsType: csi.fsType ?? '', mountFlags: pv.spec?.mountOptions ?? [], accessModes: pv.spec?.accessModes ?? [], attributes: csi.volumeAttributes ?? {},
+    what: `persistentvolume ${pvName}`,
+  };
+}
+
+/** Upstream's supportsVolumeLifecycleMode, with its messages: without a CSIDriver only Persistent. */
+function checkLifecycleMode(volumeName: string, driver: string, csiDriver: CSIDriver | undefined, mode: VolumeLifecycleMode): void {
+  const modes = csiDriver?.spec.volumeLifecycleModes ?? ['Persistent'];
+  if (csiDriver === undefined && mode === 'Persistent') return;
+  if (modes.includes(mode)) return;
+  const why = csiDriver === undefined ? 'no CSIDriver object' : `only supports [${modes.map((m) => JSON.stringify(m)).join(' ')}]`;
+  throw new OrchError(CSI_VOLUME_MODE_UNSUPPORTED, 'invalid', `volume "${volumeName}": volume mode "${mode}" not supported by driver ${driver} (${why})`, { subject: volumeName });
+}
+
+export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
   const mountInfoPath = o.mountInfoPath ?? MOUNTINFO_PATH;
-  /** The volumes (`<driver>^<handle>`) this agent staged. */
+  const queue = new KeyedQueue();
+  /** Pod UID → volume name → what NodeGetVolumeStats needs; set by each setUp, dropped by tearDown. */
+  const published = new Map<string, Map<string, { driver: string; handle: string; target: string; staging: string }>>();
+  /** The volumes (`<driver>^<handle>`) this agent staged (drivers need not mount at the staging path). */
   const staged = new Set<string>();
   const isMounted = async (path: string): Promise<boolean> => (await readMountInfo(mountInfoPath)).some((m) => m.mountPoint === path);
   const failed = (volume: string, what: string, err?: unknown): OrchError =>
     new OrchError(CSI_MOUNT_FAILED, 'unavailable', `volume "${volume}": ${what}${err === undefined ? '' : `: ${csiErrorText(err)}`}`, { subject: volume, ...(err === undefined ? {} : { cause: err }) });
 
-  async function readVolData(dir: string): Promise<VolData | undefined> {
+  /** The driver's client; a driver that is not registered (yet, or any more) is named with the volume. */
+  const clientOf = (driver: string, volume: string): CsiNodeClient => {
     try {
-      return JSON.parse(await readFile(join(dir, VOL_DATA_FILE), 'utf8')) as VolData;
-    } catch {
-      return undefined;
+      return o.drivers.client(driver);
+    } catch (err) {
+      throw new OrchError(CSI_DRIVER_NOT_REGISTERED, 'unavailable', `volume "${volume}": ${messageOf(err)}`, { subject: volume, cause: err });
     }
+  };
+
+  /** After a failed stage or publish: the directory goes unless the driver may still be working on it. */
+  async function abandon(dir: string, target: string, err: unknown, volume: string): Promise<void> {
+    if (isFinalCsiError(err) && !(await isMounted(target))) {
+      await rm(dir, { recursive: true, force: true });
+      return;
+    }
+    o.logger.info('CSI call may still be in progress; keeping the volume directory for the retry or the teardown', { volume, dir, err: csiErrorText(err) });
   }
 
-  async function podCsiDirs(uid: string): Promise<string[]> {
-    const base = join(o.rootDir, 'pods', uid, 'volumes', CSI_POD_DIR);
-    try {
-      return (await readdir(base)).map((name) => join(base, name));
-    } catch {
-      return [];
-    }
-  }
-
-  /** True when a pod other than `uid` has a volume of `driver` with `handle` on this node. */
-  async function usedElsewhere(uid: string, driver: string, handle: string): Promise<boolean> {
-    let pods: string[] = [];
-    try {
-      pods = await readdir(join(o.rootDir, 'pods'));
-    } catch {
-      return false;
-    }
-    for (const other of pods.filter((p) => p !== uid)) {
-      for (const dir of await podCsiDirs(other)) {
-        const data = await readVolData(dir);
-        if (data?.driverName === driver && data.volumeHandle === handle) return true;
-      }
-    }
-    return false;
-  }
-
-  return {
-    async setUp(pod: NodePod, uid: string, volumeName: string, pv: PersistentVolume, readOnly: boolean): Promise<string> {
-      const source = pv.spec?.csi;
-      const pvName = pv.metadata?.name ?? '';
-      if (source === undefined) throw failed(volumeName, `persistentvolume ${pvName} has no csi source`);
-      const driver = source.driver;
-      const dir = join(o.rootDir, 'pods', uid, 'volumes', CSI_POD_DIR, pvName);
-      const target = join(dir, 'mount');
-      // Published already (an earlier sync, or before the agent restarted): nothing to call.
-      if (await isMounted(target)) return target;
-      const client = o.drivers.client(driver);
-      const csiDriver = await o.api.csiDriver(driver).catch((err: unknown) => {
-        throw failed(volumeName, `cannot read csidriver ${driver}: ${messageOf(err)}`);
+  async function mount(pod: NodePod, uid: string, volumeName: string, plan: Plan, dir: string, target: string): Promise<string> {
+    if (await isMounted(target)) return target;
+    const { driver, handle } = plan;
+    const csiDriver = await o.api.csiDriver(driver).catch((err: unknown) => {
+      throw failed(volumeName, `cannot read csidriver ${driver}: ${messageOf(err)}`);
+    });
+    // Before the driver is looked up, as upstream's NewMounter: a refused mode is the message, registered or not.
+    checkLifecycleMode(volumeName, driver, csiDriver, plan.mode);
+    const client = clientOf(driver, volumeName);
+    const attachID = csiAttachmentName(handle, driver, o.nodeName);
+    let publishContext: Record<string, string> = {};
+    if (plan.mode === 'Persistent' && (csiDriver?.spec.attachRequired ?? true)) {
+      const va = await o.api.volumeAttachment(attachID).catch((err: unknown) => {
+        throw failed(volumeName, `cannot read volumeattachment ${attachID}: ${messageOf(err)}`);
       });
-      const attachID = csiAttachmentName(source.volumeHandle, driver, o.nodeName);
-      let publishContext: Record<string, string> = {};
-      if (csiDriver?.spec.attachRequired ?? true) {
-        const va = await o.api.volumeAttachment(attachID).catch((err: unknown) => {
-          throw failed(volumeName, `cannot read volumeattachment ${attachID}: ${messageOf(err)}`);
-        });
-        if (va?.status?.attached !== true) {
-          const why = va === undefined ? 'does not exist yet' : `is not attached yet${va.status?.attachError?.message === undefined ? '' : ` (attach error: ${va.status.attachError.message})`}`;
-          throw failed(volumeName, `volumeattachment ${attachID} of persistentvolume ${pvName} ${why}`);
+      if (va?.status?.attached !== true) {
+        const why = va === undefined ? 'does not exist yet' : `is not attached yet${va.status?.attachError?.message === undefined ? '' : ` (attach error: ${va.status.attachError.message})`}`;
+        throw failed(volumeName, `volumeattachment ${attachID} of ${plan.what} ${why}`);
+      }
+      publishContext = va.status.attachmentMetadata ?? {};
+    }
+    const volumeCapability: VolumeCapability = {
+      mount: { fsType: plan.fsType, mountFlags: [...plan.mountFlags] },
+      accessMode: { mode: accessMode(plan.accessModes, plan.readOnly) },
+    };
+    const volumeContext: Record<string, string> = { ...plan.attributes };
+    if (csiDriver?.spec.podInfoOnMount === true) {
+      Object.assign(volumeContext, {
+        'csi.storage.orch.io/pod.name': pod.metadata.name,
+        'csi.storage.orch.io/pod.namespace': pod.metadata.namespace,
+        'csi.storage.orch.io/pod.uid': uid,
+        'csi.storage.orch.io/serviceAccount.name': pod.spec?.serviceAccountName ?? 'default',
+        'csi.storage.orch.io/ephemeral': String(plan.mode === 'Ephemeral'),
+      });
+    }
+    const base = { volumeId: handle, volumeCapability, publishContext, volumeContext };
+    let capabilities: string[];
+    try {
+      capabilities = await client.nodeGetCapabilities();
+    } catch (err) {
+      throw failed(volumeName, `CSI driver ${driver}: NodeGetCapabilities failed`, err);
+    }
+    // Written before any call (as upstream's mounter does), so that teardown finds whatever the driver did.
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+    const data: VolData = { specVolID: plan.specVolID, volumeHandle: handle, driverName: driver, nodeName: o.nodeName, attachmentID: attachID, volumeLifecycleMode: plan.mode };
+    await writeVolData(dir, data);
+    let staging = '';
+    if (plan.mode === 'Persistent' && capabilities.includes(STAGE_CAPABILITY)) {
+      staging = stagingPath(o.rootDir, driver, handle);
+      const key = `${driver}^${handle}`;
+      // Staged once per node (as upstream's device mount): known here, or mounted at the global path after a restart.
+      if (!staged.has(key) && !(await isMounted(staging))) {
+        await mkdir(join(staging, '..'), { recursive: true, mode: 0o750 });
+        try {
+          await client.nodeStageVolume({ ...base, stagingTargetPath: staging });
+        } catch (err) {
+          await abandon(dir, target, err, volumeName);
+          throw failed(volumeName, `CSI driver ${driver}: NodeStageVolume of ${handle} failed`, err);
         }
-        publishContext = va.status.attachmentMetadata ?? {};
       }
-      const volumeCapability: VolumeCapability = {
-        mount: { fsType: source.fsType ?? '', mountFlags: pv.spec?.mountOptions ?? [] },
-        accessMode: { mode: accessMode(pv.spec?.accessModes ?? [], readOnly) },
-      };
-      const volumeContext: Record<string, string> = { ...(source.volumeAttributes ?? {}) };
-      if (csiDriver?.spec.podInfoOnMount === true) {
-        Object.assign(volumeContext, {
-          'csi.storage.orch.io/pod.name': pod.metadata.name,
-          'csi.storage.orch.io/pod.namespace': pod.metadata.namespace,
-          'csi.storage.orch.io/pod.uid': uid,
-          'csi.storage.orch.io/serviceAccount.name': pod.spec?.serviceAccountName ?? 'default',
-          'csi.storage.orch.io/ephemeral': 'false',
-        });
-      }
-      const base = { volumeId: source.volumeHandle, volumeCapability, publishContext, volumeContext };
+      staged.add(key);
+    }
+    try {
+      await client.nodePublishVolume({ ...base, stagingTargetPath: staging, targetPath: target, readonly: plan.readOnly });
+    } catch (err) {
+      await abandon(dir, target, err, volumeName);
+      throw failed(volumeName, `CSI driver ${driver}: NodePublishVolume of ${handle} failed`, err);
+    }
+    o.logger.v(2, 'published CSI volume', { podUID: uid, volume: volumeName, driver, handle, target, mode: plan.mode });
+    return target;
+  }
+
+  async function unmount(uid: string, dir: string, data: VolData): Promise<void> {
+    const target = join(dir, 'mount');
+    const unmountFailed = (what: string, err: unknown): OrchError =>
+      new OrchError(CSI_UNMOUNT_FAILED, 'unavailable', `volume ${data.specVolID} of pod ${uid}: CSI driver ${data.driverName}: ${what}: ${csiErrorText(err)}`, { subject: data.specVolID, cause: err });
+    let client: CsiNodeClient;
+    try {
+      client = o.drivers.client(data.driverName);
+    } catch (err) {
+      throw unmountFailed('cannot unpublish', err);
+    }
+    try {
+      await client.nodeUnpublishVolume(data.volumeHandle, target);
+    } catch (err) {
+      throw unmountFailed(`NodeUnpublishVolume of ${data.volumeHandle} failed`, err);
+    }
+    if (await isMounted(target)) throw unmountFailed('NodeUnpublishVolume left a mount', new Error(target));
+    o.logger.v(2, 'unpublished CSI volume', { podUID: uid, driver: data.driverName, handle: data.volumeHandle });
+    // Unstaged before the directory goes: a failed unstage keeps vol_data.json, so the next cleanup retries it.
+    if (data.volumeLifecycleMode !== 'Ephemeral' && !(await usedElsewhere(o.rootDir, uid, data.driverName, data.volumeHandle))) {
       let capabilities: string[];
       try {
         capabilities = await client.nodeGetCapabilities();
       } catch (err) {
-        throw failed(volumeName, `CSI driver ${driver}: NodeGetCapabilities failed`, err);
+        throw unmountFailed('NodeGetCapabilities failed', err);
       }
-      let staging = '';
       if (capabilities.includes(STAGE_CAPABILITY)) {
-        staging = stagingPath(o.rootDir, driver, source.volumeHandle);
-        const key = `${driver}^${source.volumeHandle}`;
-        // Staged once per node (as upstream's device mount): known here, or mounted at the global path after a restart.
-        if (!staged.has(key) && !(await isMounted(staging))) {
-          await mkdir(join(staging, '..'), { recursive: true, mode: 0o750 });
-          try {
-            await client.nodeStageVolume({ ...base, stagingTargetPath: staging });
-          } catch (err) {
-            throw failed(volumeName, `CSI driver ${driver}: NodeStageVolume of ${source.volumeHandle} failed`, err);
-          }
+        const staging = stagingPath(o.rootDir, data.driverName, data.volumeHandle);
+        try {
+          await client.nodeUnstageVolume(data.volumeHandle, staging);
+        } catch (err) {
+          throw unmountFailed(`NodeUnstageVolume of ${data.volumeHandle} failed`, err);
         }
-        staged.add(key);
+        staged.delete(`${data.driverName}^${data.volumeHandle}`);
+        await rm(join(staging, '..'), { recursive: true, force: true });
+        o.logger.v(2, 'unstaged CSI volume', { driver: data.driverName, handle: data.volumeHandle });
       }
-      await mkdir(dir, { recursive: true, mode: 0o750 });
-      const data: VolData = { specVolID: pvName, volumeHandle: source.volumeHandle, driverName: driver, nodeName: o.nodeName, attachmentID: attachID, volumeLifecycleMode: 'Persistent' };
-      await writeFile(join(dir, VOL_DATA_FILE), JSON.stringify(data));
-      try {
-        await client.nodePublishVolume({ ...base, stagingTargetPath: staging, targetPath: target, readonly: readOnly });
-      } catch (err) {
-        if (!(await isMounted(target))) await rm(dir, { recursive: true, force: true });
-        throw failed(volumeName, `CSI driver ${driver}: NodePublishVolume of ${source.volumeHandle} failed`, err);
-      }
-      o.logger.v(2, 'published CSI volume', { podUID: uid, volume: volumeName, driver, handle: source.volumeHandle, target });
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  return {
+    async setUp(pod: NodePod, uid: string, volumeName: string, source: CsiVolumeSource): Promise<string> {
+      const plan = planOf(uid, volumeName, source);
+      const dir = podVolumeDir(o.rootDir, uid, plan.specVolID);
+      const target = join(dir, 'mount');
+      const staging = plan.mode === 'Persistent' ? stagingPath(o.rootDir, plan.driver, plan.handle) : '';
+      // Published already (an earlier sync, or before the agent restarted): nothing to call, the driver need not be registered yet.
+      if (!(await isMounted(target))) await queue.run(`${plan.driver}^${plan.handle}`, () => mount(pod, uid, volumeName, plan, dir, target));
+      const volumes = published.get(uid) ?? new Map<string, { driver: string; handle: string; target: string; staging: string }>();
+      volumes.set(volumeName, { driver: plan.driver, handle: plan.handle, target, staging });
+      published.set(uid, volumes);
       return target;
     },
 
+    async podVolumeStats(uid: string): Promise<CsiPodVolumeStats[]> {
+      const result: CsiPodVolumeStats[] = [];
+      for (const [name, v] of published.get(uid) ?? []) {
+        try {
+          const client = o.drivers.client(v.driver);
+          const capabilities = await client.nodeGetCapabilities();
+          if (!capabilities.includes(STATS_CAPABILITY)) continue;
+          const stats = await client.nodeGetVolumeStats(v.handle, v.target, capabilities.includes(STAGE_CAPABILITY) && (await isMounted(v.staging)) ? v.staging : '');
+          result.push({
+            name,
+            ...(stats.bytes === undefined ? {} : { usedBytes: stats.bytes.used, capacityBytes: stats.bytes.total, availableBytes: stats.bytes.available }),
+            ...(stats.inodes === undefined ? {} : { inodes: stats.inodes.total, inodesFree: stats.inodes.available, inodesUsed: stats.inodes.used }),
+          });
+        } catch (err) {
+          o.logger.v(4, 'NodeGetVolumeStats failed; the volume has no stats this time', { podUID: uid, volume: name, driver: v.driver, err: csiErrorText(err) });
+        }
+      }
+      return result;
+    },
+
     async tearDown(uid: string): Promise<void> {
-      for (const dir of await podCsiDirs(uid)) {
+      published.delete(uid);
+      for (const dir of await podCsiDirs(o.rootDir, uid)) {
         const data = await readVolData(dir);
         if (data === undefined) continue;
-        const target = join(dir, 'mount');
-        const unmountFailed = (what: string, err: unknown): OrchError =>
-          new OrchError(CSI_UNMOUNT_FAILED, 'unavailable', `volume ${data.specVolID} of pod ${uid}: CSI driver ${data.driverName}: ${what}: ${csiErrorText(err)}`, { subject: data.specVolID, cause: err });
-        let client;
-        try {
-          client = o.drivers.client(data.driverName);
-        } catch (err) {
-          throw unmountFailed('cannot unpublish', err);
-        }
-        try {
-          await client.nodeUnpublishVolume(data.volumeHandle, target);
-        } catch (err) {
-          throw unmountFailed(`NodeUnpublishVolume of ${data.volumeHandle} failed`, err);
-        }
-        if (await isMounted(target)) throw unmountFailed('NodeUnpublishVolume left a mount', new Error(target));
-        o.logger.v(2, 'unpublished CSI volume', { podUID: uid, driver: data.driverName, handle: data.volumeHandle });
-        // Unstaged before the directory goes: a failed unstage keeps vol_data.json, so the next cleanup retries it.
-        if (!(await usedElsewhere(uid, data.driverName, data.volumeHandle))) {
-          let capabilities: string[];
-          try {
-            capabilities = await client.nodeGetCapabilities();
-          } catch (err) {
-            throw unmountFailed('NodeGetCapabilities failed', err);
-          }
-          if (capabilities.includes(STAGE_CAPABILITY)) {
-            const staging = stagingPath(o.rootDir, data.driverName, data.volumeHandle);
-            try {
-              await client.nodeUnstageVolume(data.volumeHandle, staging);
-            } catch (err) {
-              throw unmountFailed(`NodeUnstageVolume of ${data.volumeHandle} failed`, err);
-            }
-            staged.delete(`${data.driverName}^${data.volumeHandle}`);
-            await rm(join(staging, '..'), { recursive: true, force: true });
-            o.logger.v(2, 'unstaged CSI volume', { driver: data.driverName, handle: data.volumeHandle });
-          }
-        }
-        await rm(dir, { recursive: true, force: true });
+        await queue.run(`${data.driverName}^${data.volumeHandle}`, () => unmount(uid, dir, data));
       }
     },
   };

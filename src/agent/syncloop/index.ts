@@ -297,7 +297,13 @@ export function createSyncLoop(options: SyncLoopOptions): SyncLoop {
       }
       for (const uid of await options.volumes.listPodDirs()) {
         if (!desired.isDesired(uid)) leftover = true;
-        if (!keep(uid)) await options.volumes.cleanupPodVolumes(uid);
+        if (keep(uid)) continue;
+        try {
+          await options.volumes.cleanupPodVolumes(uid);
+        } catch (err) {
+          // One pod's volumes (a CSI driver not registered yet, a busy mount) must not hold back the others' cleanup.
+          log.warn('Cleaning up the volumes of an orphaned pod failed; retrying at the next housekeeping', { uid, err: messageOf(err) });
+        }
       }
       for (const uid of await options.cgroups.listPodUIDs()) {
         if (!desired.isDesired(uid)) leftover = true;

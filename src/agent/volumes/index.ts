@@ -10,8 +10,10 @@
  * manager (ConfigMaps and Secrets of the registered pods, read by
  * configMapAndSecretChangeDetectionStrategy: Get, Cache or Watch) and the token manager (service
  * account tokens bound to pods, renewed at 80 % of their lifetime), both over an injected
- * RestClient. persistentVolumeClaim volumes (given a claim source): the claim's bound volume,
- * checked as upstream (claimRef UID), whose local or hostPath source is used in place.
+ * RestClient. persistentVolumeClaim and generic ephemeral volumes (given a claim source): the
+ * claim's bound volume, checked as upstream (claimRef UID; an ephemeral volume's claim owned by
+ * the pod), whose local or hostPath source is used in place and whose csi source, like inline
+ * csi volumes, goes to the injected CSI plugin.
  *
  * It owns: creating and removing `<rootDir>/pods/<uid>`, mounting and unmounting tmpfs below it
  * (mount(8)/umount(8) through execFile, never a shell), writing the files of configMap, secret,
@@ -22,7 +24,8 @@
  * checked or created, never removed; symlinks are never followed out of a pod directory), reach
  * the API server but through the RestClient given to the object and token managers and the
  * claim source (without them, configMap, secret, serviceAccountToken and persistentVolumeClaim
- * volumes fail with `VOLUME_UNSUPPORTED`), support PVs of other sources (CSI, ...), clusterTrustBundle projections and other types, enforce emptyDir sizeLimit on
+ * volumes fail with `VOLUME_UNSUPPORTED`), support PVs of other sources, block volumes
+ * (`volumeDevices`, refused naming the volume), clusterTrustBundle projections and other types, enforce emptyDir sizeLimit on
  * disk (eviction's job), or decide when a pod's data may go (the pod workers and orphan cleanup
  * call cleanupPodVolumes).
  */
@@ -43,6 +46,9 @@ export {
   type Mount,
   type MountPropagation,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
+  type FlexVolumeRequest,
+  type CsiVolumeSource,
   type NodeCapacity,
   type PersistentVolumeSource,
   type PodVolume,

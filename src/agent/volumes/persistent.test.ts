@@ -52,8 +52,10 @@ class FakeClaims implements PersistentVolumeSource {
   }
 }
 
+const POD = { metadata: { name: 'p', namespace: 'default', uid: 'pod-1' } };
+
 const spec = (claimName: string, readOnly?: boolean): ClaimVolumeSpec => ({
-  name: 'data', index: 2, source: { claimName, ...(readOnly === undefined ? {} : { readOnly }) },
+  kind: 'persistentVolumeClaim', name: 'data', index: 2, source: { claimName, ...(readOnly === undefined ? {} : { readOnly }) },
 });
 
 void describe('persistentVolumeClaim volumes', () => {
@@ -72,46 +74,58 @@ void describe('persistentVolumeClaim volumes', () => {
   void it('uses a bound local volume in place, read-only when the pod or a ReadOnlyMany claim says so', async () => {
     const claims = new FakeClaims();
     claims.add(claim('a'), volume('a', { local: { path: local } }));
-    assert.deepEqual(await setUpClaimVolume(claims, 'default', spec('a')), { kind: 'persistentVolumeClaim', hostPath: local, readOnly: false });
-    assert.equal((await setUpClaimVolume(claims, 'default', spec('a', true))).readOnly, true);
+    assert.deepEqual(await setUpClaimVolume(claims, POD, spec('a')), { kind: 'persistentVolumeClaim', hostPath: local, readOnly: false });
+    assert.equal((await setUpClaimVolume(claims, POD, spec('a', true))).readOnly, true);
     claims.add(claim('rox', { spec: { accessModes: ['ReadOnlyMany'], volumeName: 'pv-rox' } }), volume('rox', { local: { path: local } }));
-    assert.equal((await setUpClaimVolume(claims, 'default', spec('rox'))).readOnly, true);
+    assert.equal((await setUpClaimVolume(claims, POD, spec('rox'))).readOnly, true);
   });
 
   void it('checks a hostPath volume with the hostPath type rules', async () => {
     const claims = new FakeClaims();
     claims.add(claim('h'), volume('h', { hostPath: { path: join(dir, 'made'), type: 'DirectoryOrCreate' } }));
-    assert.equal((await setUpClaimVolume(claims, 'default', spec('h'))).hostPath, join(dir, 'made'));
+    assert.equal((await setUpClaimVolume(claims, POD, spec('h'))).hostPath, join(dir, 'made'));
     claims.add(claim('f'), volume('f', { hostPath: { path: join(dir, 'file'), type: 'Directory' } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('f')), VOLUME_HOSTPATH_TYPE, ['"data"']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('f')), VOLUME_HOSTPATH_TYPE, ['"data"']);
   });
 
   void it('refuses a missing, terminating or unbound claim, and a volume bound to another claim, naming the volume', async () => {
     const claims = new FakeClaims();
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('none')), VOLUME_CLAIM_NOT_BOUND, ['volume "data"', 'persistentvolumeclaim default/none not found']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('none')), VOLUME_CLAIM_NOT_BOUND, ['volume "data"', 'persistentvolumeclaim default/none not found']);
     claims.add(claim('gone', { metadata: { name: 'gone', namespace: 'default', uid: 'u', deletionTimestamp: '2026-01-01T00:00:00Z' } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('gone')), VOLUME_CLAIM_NOT_BOUND, ['default/gone is being deleted']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('gone')), VOLUME_CLAIM_NOT_BOUND, ['default/gone is being deleted']);
     claims.add(claim('pending', { status: { phase: 'Pending' }, spec: { accessModes: ['ReadWriteOnce'] } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('pending')), VOLUME_CLAIM_NOT_BOUND, ['default/pending is not bound (phase Pending)']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('pending')), VOLUME_CLAIM_NOT_BOUND, ['default/pending is not bound (phase Pending)']);
     claims.add(claim('nopv'));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('nopv')), VOLUME_CLAIM_NOT_BOUND, ['persistentvolume pv-nopv (bound to persistentvolumeclaim default/nopv) not found']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('nopv')), VOLUME_CLAIM_NOT_BOUND, ['persistentvolume pv-nopv (bound to persistentvolumeclaim default/nopv) not found']);
     claims.add(claim('stolen'), volume('stolen', { local: { path: local } }, 'uid-other'));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('stolen')), VOLUME_CLAIM_NOT_BOUND, ['persistentvolume pv-stolen is bound to default/stolen (uid uid-other), not to persistentvolumeclaim default/stolen (uid uid-stolen)']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('stolen')), VOLUME_CLAIM_NOT_BOUND, ['persistentvolume pv-stolen is bound to default/stolen (uid uid-other), not to persistentvolumeclaim default/stolen (uid uid-stolen)']);
     claims.failing = true;
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('a')), VOLUME_CLAIM_UNAVAILABLE, ['cannot read persistentvolumeclaim default/a: connection refused']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('a')), VOLUME_CLAIM_UNAVAILABLE, ['cannot read persistentvolumeclaim default/a: connection refused']);
+  });
+
+  void it('uses a generic ephemeral volume\'s claim only when the pod controls it', async () => {
+    const claims = new FakeClaims();
+    const owner = (uid: string, controller: boolean) => ({ ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid, controller }] });
+    const ephemeral: ClaimVolumeSpec = { kind: 'ephemeral', name: 'data', index: 0, source: { claimName: 'p-data' } };
+    claims.add(claim('p-data', { metadata: { name: 'p-data', namespace: 'default', uid: 'uid-p-data', ...owner('pod-1', true) } }), volume('p-data', { local: { path: local } }));
+    assert.deepEqual(await setUpClaimVolume(claims, POD, ephemeral), { kind: 'ephemeral', hostPath: local, readOnly: false });
+    for (const meta of [owner('pod-0', true), owner('pod-1', false), {}]) {
+      claims.add(claim('p-data', { metadata: { name: 'p-data', namespace: 'default', uid: 'uid-p-data', ...meta } }));
+      await assertRejectsWith(setUpClaimVolume(claims, POD, ephemeral), VOLUME_CLAIM_NOT_BOUND, ['volume "data": PVC default/p-data was not created for pod default/p (pod is not owner)']);
+    }
   });
 
   void it('refuses other sources, block mode, a missing local path and a standalone agent', async () => {
     const claims = new FakeClaims();
     claims.add(claim('csi'), volume('csi', { csi: { driver: 'd.example.com', volumeHandle: 'h' } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('csi')), VOLUME_UNSUPPORTED, ['persistentvolume pv-csi has source csi', 'supported: local, hostPath']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('csi')), VOLUME_UNSUPPORTED, ['persistentvolume pv-csi has source csi', 'supported: local, hostPath']);
     claims.add(claim('blk'), volume('blk', { local: { path: local }, volumeMode: 'Block' }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('blk')), VOLUME_UNSUPPORTED, ['volumeMode Block']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('blk')), VOLUME_UNSUPPORTED, ['volumeMode Block']);
     claims.add(claim('miss'), volume('miss', { local: { path: join(dir, 'absent') } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('miss')), VOLUME_MOUNT_FAILED, [`local path ${join(dir, 'absent')} of persistentvolume pv-miss cannot be used`]);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('miss')), VOLUME_MOUNT_FAILED, [`local path ${join(dir, 'absent')} of persistentvolume pv-miss cannot be used`]);
     claims.add(claim('notdir'), volume('notdir', { local: { path: join(dir, 'file') } }));
-    await assertRejectsWith(setUpClaimVolume(claims, 'default', spec('notdir')), VOLUME_MOUNT_FAILED, ['is not a directory']);
-    await assertRejectsWith(setUpClaimVolume(undefined, 'default', spec('a')), VOLUME_UNSUPPORTED, ['needs the API server']);
+    await assertRejectsWith(setUpClaimVolume(claims, POD, spec('notdir')), VOLUME_MOUNT_FAILED, ['is not a directory']);
+    await assertRejectsWith(setUpClaimVolume(undefined, POD, spec('a')), VOLUME_UNSUPPORTED, ['needs the API server']);
   });
 
   void it('reaches the containers through the volume manager', async () => {

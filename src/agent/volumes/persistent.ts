@@ -1,6 +1,7 @@
 /**
- * persistentVolumeClaim volumes, as upstream's volume manager finds them (the desired state of
- * world populator's getPVCExtractPV, then the PV's own plugin): the claim must exist, not be
+ * persistentVolumeClaim and generic ephemeral volumes, as upstream's volume manager finds them
+ * (the desired state of world populator's getPVCExtractPV, then the PV's own plugin): the claim
+ * (for an ephemeral volume `<pod>-<volume>`, which must be controlled by the pod) must exist, not be
  * terminating, be Bound to a volume, and that volume's claimRef must carry the claim's UID. The
  * bound PersistentVolume's source decides the rest:
  *
@@ -11,6 +12,8 @@
  * | hostPath   | the hostPath plugin's `type` checks, then used in place                       |
  * | csi        | the CSI plugin (src/agent/csi) when the agent has one: attach wait, stage,    |
  * |            | publish into the pod's directory                                              |
+ * | flexVolume | the FlexVolume plugin (src/agent/flexvolume) when the agent has one: mounted  |
+ * |            | into `<pod>/volumes/<vendor>~<driver>/<pv>`                                   |
  * | other      | VOLUME_UNSUPPORTED naming the source                                          |
  *
  * The volume is read-only when the pod's volume says so (`persistentVolumeClaim.readOnly`) or
@@ -24,6 +27,7 @@ import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolu
 import { OrchError, messageOf } from '../../api/errors.js';
 import { getIfExists, type RestClient } from '../orchclient/index.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { setUpFlexPersistentVolume } from './flex.js';
 import { checkHostPath } from './host-path.js';
 import {
   VOLUME_CLAIM_NOT_BOUND,
@@ -31,6 +35,7 @@ import {
   VOLUME_MOUNT_FAILED,
   VOLUME_UNSUPPORTED,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
 } from './types.js';
@@ -45,14 +50,13 @@ export function createClaimSource(options: { readonly rest: RestClient }): Persi
   };
 }
 
-/** The CSI plugin and the pod, for claims bound to CSI volumes. */
-export interface CsiMount {
-  readonly plugin: CsiVolumePlugin;
-  readonly pod: NodePod;
-  readonly podUID: string;
-}
-
+/**
+ * A claim-backed volume: a `persistentVolumeClaim` volume, or a generic `ephemeral` volume, whose
+ * claim `<pod>-<volume>` (made by the API server from the template) is used as a claim that must
+ * be controlled by the pod (upstream's ephemeral.VolumeIsForPod).
+ */
 export interface ClaimVolumeSpec {
+  readonly kind: 'persistentVolumeClaim' | 'ephemeral';
   readonly name: string;
   readonly index: number;
   readonly source: PersistentVolumeClaimVolumeSource;
@@ -60,8 +64,14 @@ export interface ClaimVolumeSpec {
 
 function notBound(spec: ClaimVolumeSpec, why: string): OrchError {
   return new OrchError(VOLUME_CLAIM_NOT_BOUND, 'unavailable', `volume "${spec.name}": ${why}`, {
-    subject: `spec.volumes[${spec.index}].persistentVolumeClaim`,
+    subject: `spec.volumes[${spec.index}].${spec.kind}`,
   });
+}
+
+/** The generic ephemeral volume's claim must be controlled by the pod (an owner reference with controller true and the pod's UID). */
+function checkOwnedByPod(spec: ClaimVolumeSpec, claim: PersistentVolumeClaim, pod: { readonly name: string; readonly namespace: string; readonly uid: string }): void {
+  const owned = (claim.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === pod.uid);
+  if (!owned) throw notBound(spec, `PVC ${pod.namespace}/${claim.metadata?.name ?? ''} was not created for pod ${pod.namespace}/${pod.name} (pod is not owner)`);
 }
 
 async function read<T>(spec: ClaimVolumeSpec, what: string, get: () => Promise<T | undefined>): Promise<T | undefined> {
@@ -69,18 +79,20 @@ async function read<T>(spec: ClaimVolumeSpec, what: string, get: () => Promise<T
     return await get();
   } catch (err) {
     throw new OrchError(VOLUME_CLAIM_UNAVAILABLE, 'unavailable', `volume "${spec.name}": cannot read ${what}: ${messageOf(err)}`, {
-      subject: `spec.volumes[${spec.index}].persistentVolumeClaim`,
+      subject: `spec.volumes[${spec.index}].${spec.kind}`,
       cause: err,
     });
   }
 }
 
 /** The claim's bound volume, checked as upstream: throws VOLUME_CLAIM_NOT_BOUND or VOLUME_CLAIM_UNAVAILABLE. */
-export async function boundVolume(source: PersistentVolumeSource, namespace: string, spec: ClaimVolumeSpec): Promise<{ claim: PersistentVolumeClaim; volume: PersistentVolume }> {
+export async function boundVolume(source: PersistentVolumeSource, pod: NodePod, spec: ClaimVolumeSpec): Promise<{ claim: PersistentVolumeClaim; volume: PersistentVolume }> {
+  const { namespace } = pod.metadata;
   const claimName = spec.source.claimName;
   const claimRef = `persistentvolumeclaim ${namespace}/${claimName}`;
   const claim = await read(spec, claimRef, () => source.claim(namespace, claimName));
   if (claim === undefined) throw notBound(spec, `${claimRef} not found`);
+  if (spec.kind === 'ephemeral') checkOwnedByPod(spec, claim, pod.metadata);
   if (claim.metadata?.deletionTimestamp !== undefined) throw notBound(spec, `${claimRef} is being deleted`);
   const pvName = claim.spec?.volumeName ?? '';
   if (claim.status?.phase !== 'Bound' || pvName === '') {
@@ -98,12 +110,12 @@ export async function boundVolume(source: PersistentVolumeSource, namespace: str
 }
 
 /** Sets up a persistentVolumeClaim volume: the bound PV's source checked and its path handed to the containers. */
-export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, namespace: string, spec: ClaimVolumeSpec, csi?: CsiMount): Promise<PodVolume> {
-  const subject = `spec.volumes[${spec.index}].persistentVolumeClaim`;
+export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, pod: NodePod, spec: ClaimVolumeSpec, csi?: CsiVolumePlugin, flex?: FlexVolumePlugin): Promise<PodVolume> {
+  const subject = `spec.volumes[${spec.index}].${spec.kind}`;
   if (source === undefined) {
-    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type persistentVolumeClaim needs the API server (--orchconfig)`, { subject });
+    throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type ${spec.kind} needs the API server (--orchconfig)`, { subject });
   }
-  const { claim, volume } = await boundVolume(source, namespace, spec);
+  const { claim, volume } = await boundVolume(source, pod, spec);
   const pvName = volume.metadata?.name ?? '';
   const modes = claim.spec?.accessModes ?? [];
   const readOnly = spec.source.readOnly === true || (modes.length > 0 && modes.every((m) => m === 'ReadOnlyMany'));
@@ -122,20 +134,24 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
     if (!isDir) {
       throw new OrchError(VOLUME_MOUNT_FAILED, 'invalid', `volume "${spec.name}": local path ${path} of persistentvolume ${pvName} is not a directory`, { subject });
     }
-    return { kind: 'persistentVolumeClaim', hostPath: path, readOnly };
+    return { kind: spec.kind, hostPath: path, readOnly };
   }
   if (pv.csi !== undefined && csi !== undefined) {
-    return { kind: 'persistentVolumeClaim', hostPath: await csi.plugin.setUp(csi.pod, csi.podUID, spec.name, volume, readOnly || pv.csi.readOnly === true), readOnly };
+    return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, readOnly }), readOnly };
+  }
+  if (pv.flexVolume !== undefined && flex !== undefined) {
+    const mount = { plugin: flex, pod, podUID: pod.metadata.uid };
+    return { kind: spec.kind, hostPath: await setUpFlexPersistentVolume(mount, spec.name, volume, pv.flexVolume, readOnly, subject), readOnly };
   }
   if (pv.hostPath !== undefined) {
     await checkHostPath(spec.name, pv.hostPath);
-    return { kind: 'persistentVolumeClaim', hostPath: pv.hostPath.path, readOnly };
+    return { kind: spec.kind, hostPath: pv.hostPath.path, readOnly };
   }
   const kinds = Object.keys(pv).filter((k) => !['accessModes', 'capacity', 'claimRef', 'mountOptions', 'nodeAffinity', 'persistentVolumeReclaimPolicy', 'storageClassName', 'volumeMode', 'volumeAttributesClassName'].includes(k));
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'})`,
+    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'}${flex === undefined ? '' : ', flexVolume'})`,
     { subject },
   );
 }

@@ -1,7 +1,7 @@
 /**
  * The volume manager's types and error codes (see index.ts for what the module owns).
  */
-import type { ConfigMap, Container, PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
+import type { CSIVolumeSource, ConfigMap, Container, PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 
 /** A hostPath `type` check failed: the volume, the path, the expected and the found type are in the message. */
@@ -37,7 +37,7 @@ export const VOLUME_CLAIM_NOT_BOUND = 'VOLUME_CLAIM_NOT_BOUND';
 /** Reading a claim or a persistent volume from the API server failed (other than not found). */
 export const VOLUME_CLAIM_UNAVAILABLE = 'VOLUME_CLAIM_UNAVAILABLE';
 
-export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim';
+export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'csi' | 'ephemeral' | 'flexVolume';
 
 /**
  * Where configMap and secret volumes read their objects (from the API server, usually through a
@@ -57,11 +57,48 @@ export interface PersistentVolumeSource {
   volume(name: string): Promise<PersistentVolume | undefined>;
 }
 
-/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source for a pod and tears a pod's CSI volumes down. */
+/** What a CSI volume of a pod comes from: a claim's bound PersistentVolume, or the pod's inline `csi` volume. */
+export type CsiVolumeSource =
+  | { readonly kind: 'persistent'; readonly volume: PersistentVolume; readonly readOnly: boolean }
+  | { readonly kind: 'inline'; readonly source: CSIVolumeSource };
+
+/** The CSI volume plugin (src/agent/csi): mounts a PV's csi source or an inline csi volume for a pod and tears a pod's CSI volumes down. */
 export interface CsiVolumePlugin {
-  /** Attach wait, stage and publish; returns the pod's mount directory of the volume. Throws an OrchError naming the volume. */
-  setUp(pod: NodePod, podUID: string, volumeName: string, volume: PersistentVolume, readOnly: boolean): Promise<string>;
+  /**
+   * Lifecycle mode check, attach wait, stage and publish; returns the pod's mount directory of the
+   * volume. Idempotent (a mounted target is returned at once). Throws an OrchError naming the volume.
+   */
+  setUp(pod: NodePod, podUID: string, volumeName: string, source: CsiVolumeSource): Promise<string>;
   /** Unpublishes each CSI volume of the pod (found from its directory's vol_data.json), and unstages those no other pod uses. */
+  tearDown(podUID: string): Promise<void>;
+}
+
+/** A flexVolume source to mount for a pod: a pod's `flexVolume` volume or a PV's `spec.flexVolume` (upstream's volume.Spec of the flex plugin). */
+export interface FlexVolumeRequest {
+  /** The pod's volume name (inline) or the PV's name: the volume's directory and the driver's `orch.io/pvOrVolumeName`. */
+  readonly specName: string;
+  /** The pod's volume name, named in errors. */
+  readonly volumeName: string;
+  readonly driver: string;
+  readonly fsType: string;
+  readonly options: Readonly<Record<string, string>>;
+  /** A PV's secretRef has a namespace; a pod volume's is the pod's. */
+  readonly secretRef: { readonly name: string; readonly namespace?: string } | undefined;
+  readonly readOnly: boolean;
+  /** The field errors are about (`spec.volumes[0].flexVolume`). */
+  readonly subject: string;
+}
+
+/** The FlexVolume plugin (src/agent/flexvolume): runs the driver's calls to mount a pod's flexVolume and to tear a pod's FlexVolumes down. */
+export interface FlexVolumePlugin {
+  /**
+   * Mounts the volume at `<rootDir>/pods/<uid>/volumes/<vendor>~<driver>/<specName>` (attaching
+   * first when the driver attaches) and returns that directory. Idempotent: a volume mounted
+   * already is not mounted again. A failure leaves no directory and no mount behind; throws an
+   * OrchError naming the volume, the driver and the call.
+   */
+  setUp(pod: NodePod, podUID: string, request: FlexVolumeRequest): Promise<string>;
+  /** Unmounts each FlexVolume of the pod (found from its directory, so it works after a restart) and removes its directory; detaches after the last pod. Idempotent. */
   tearDown(podUID: string): Promise<void>;
 }
 

@@ -1,11 +1,14 @@
 /**
  * Classifying a pod's volumes before anything touches the disk: which source each volume has,
- * whether this node can set it up (configMap and secret sources need the API server; downwardAPI
- * volumes need only the pod), and the emptyDir parameters.
+ * whether this node can set it up (configMap, secret, claim-backed and csi sources need the API
+ * server; downwardAPI volumes need only the pod), the emptyDir parameters, and the claim of a
+ * generic ephemeral volume.
  */
 import type {
+  CSIVolumeSource,
   ConfigMapVolumeSource,
   DownwardAPIVolumeSource,
+  FlexVolumeSource,
   HostPathVolumeSource,
   PersistentVolumeClaimVolumeSource,
   Pod,
@@ -28,7 +31,9 @@ export type VolumeSpec =
   | { readonly kind: 'secret'; readonly name: string; readonly index: number; readonly source: SecretVolumeSource }
   | { readonly kind: 'projected'; readonly name: string; readonly index: number; readonly source: ProjectedVolumeSource }
   | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource }
-  | { readonly kind: 'persistentVolumeClaim'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource };
+  | { readonly kind: 'persistentVolumeClaim' | 'ephemeral'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource }
+  | { readonly kind: 'csi'; readonly name: string; readonly index: number; readonly source: CSIVolumeSource }
+  | { readonly kind: 'flexVolume'; readonly name: string; readonly index: number; readonly source: FlexVolumeSource };
 
 /** The volume kinds whose files the manager writes (and refreshes on every call). */
 export type ApiVolumeSpec = Extract<VolumeSpec, { kind: 'configMap' | 'secret' | 'projected' | 'downwardAPI' }>;
@@ -53,7 +58,7 @@ function needsApiServer(name: string, type: string, subject: string): OrchError 
   );
 }
 
-function classify(volume: Volume, index: number, options: VolumeSpecOptions): VolumeSpec {
+function classify(pod: Pod, volume: Volume, index: number, options: VolumeSpecOptions): VolumeSpec {
   const subject = `spec.volumes[${index}]`;
   const { name } = volume;
   checkPathComponent(name, `${subject}.name`);
@@ -107,10 +112,20 @@ function classify(volume: Volume, index: number, options: VolumeSpecOptions): Vo
     }
     return { kind: 'persistentVolumeClaim', name, index, source: volume.persistentVolumeClaim };
   }
+  if (volume.ephemeral !== undefined) {
+    if (!options.apiServer) throw needsApiServer(name, type, subject);
+    // Upstream's ephemeral.VolumeClaimName: the claim the API server made from the template.
+    return { kind: 'ephemeral', name, index, source: { claimName: `${pod.metadata?.name ?? ''}-${name}` } };
+  }
+  if (volume.csi !== undefined) {
+    if (!options.apiServer) throw needsApiServer(name, type, subject);
+    return { kind: 'csi', name, index, source: volume.csi };
+  }
+  if (volume.flexVolume !== undefined) return { kind: 'flexVolume', name, index, source: volume.flexVolume };
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim)`,
+    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim, ephemeral, csi, flexVolume)`,
     { subject },
   );
 }
@@ -124,8 +139,29 @@ export function volumeSpecs(pod: Pod, options: VolumeSpecOptions = { apiServer: 
       throw new OrchError(VOLUME_INVALID, 'invalid', `volume name "${volume.name}" is used more than once`, { subject: `spec.volumes[${index}].name` });
     }
     names.add(volume.name);
-    return classify(volume, index, options);
+    return classify(pod, volume, index, options);
   });
+}
+
+/**
+ * Throws `VOLUME_UNSUPPORTED` naming the volume and the container when a container asks for a
+ * raw block device (`volumeDevices`): this node maps no block volumes, and starting the container
+ * without its device would hide the problem.
+ */
+export function checkNoVolumeDevices(pod: Pod): void {
+  const groups = [['initContainers', pod.spec?.initContainers], ['containers', pod.spec?.containers], ['ephemeralContainers', pod.spec?.ephemeralContainers]] as const;
+  for (const [field, containers] of groups) {
+    (containers ?? []).forEach((c, i) => {
+      const device = c.volumeDevices?.[0];
+      if (device === undefined) return;
+      throw new OrchError(
+        VOLUME_UNSUPPORTED,
+        'invalid',
+        `volume "${device.name}": block volumes are not supported on this node (volumeDevices of container "${c.name}" at ${device.devicePath}); use volumeMounts and a Filesystem volume`,
+        { subject: `spec.${field}[${i}].volumeDevices[0]` },
+      );
+    });
+  }
 }
 
 /** Names of every container of the pod (init, regular, ephemeral), each checked as a directory name. */

@@ -3,7 +3,8 @@
  * background, each pod's emptyDir, configMap, secret, projected and downwardAPI volumes are
  * measured as `du -x` measures them (the blocks and inodes of everything below the volume's
  * directory on its own file system, symlinks not followed) with the file system's capacity and
- * free space from statfs, and the pod's /etc/hosts file. A period of 0 turns it off. The summary
+ * free space from statfs, and the pod's /etc/hosts file; its CSI volumes as their drivers report
+ * them (NodeGetVolumeStats, for drivers with GET_VOLUME_STATS). A period of 0 turns it off. The summary
  * and the eviction manager read the last measurement; a pod measured for the first time is
  * measured at once.
  */
@@ -53,6 +54,8 @@ export interface VolumeStatsOptions {
   readonly periodMs: number;
   readonly clock: Clock;
   readonly logger?: Logger;
+  /** The pod's CSI volumes as their drivers measure them (NodeGetVolumeStats), in API-server mode. */
+  readonly csi?: (podUID: string) => Promise<readonly Omit<VolumeStats, 'time'>[]>;
 }
 
 const isLocalEphemeral = (v: Volume): boolean => v.gitRepo !== undefined || v.configMap !== undefined || (v.emptyDir !== undefined && (v.emptyDir.medium ?? '') === '');
@@ -130,6 +133,7 @@ export function createVolumeStatsCache(o: VolumeStatsOptions): VolumeStatsCache 
         o.logger?.v(4, 'Cannot measure a volume (not set up yet?)', { podUID: uid, volume: v.name, err: messageOf(err) });
       }
     }
+    if (o.csi !== undefined) for (const v of await o.csi(uid)) volumes.push({ ...v, time });
     return { volumes, ephemeral };
   }
 
