@@ -89,7 +89,7 @@ async function running(ctx: Ctx, prefix: string): Promise<{ id: string; pod: str
   return list.map((c) => ({ id: c.id, pod: c.labels[POD_NAME_LABEL] ?? '' })).filter((c) => c.pod.startsWith(prefix));
 }
 
-/** Deletes every pod of the namespace and waits until the API server and the runtime have none. */
+/** Deletes every pod of the namespace and waits until the API server and the runtime have none (up to 15 min: 110 pods took more than 5 min on a machine at load 50). */
 async function removeAll(ctx: Ctx): Promise<void> {
   const res = await ctx.server.client.request('DELETE', `/api/v1/namespaces/${NAMESPACE}/pods`);
   if (res.status !== 200) throw new Error(`deleting the pods answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -98,7 +98,7 @@ async function removeAll(ctx: Ctx): Promise<void> {
     const items = (listed.body.items as unknown[] | undefined) ?? [];
     const sandboxes = await ctx.cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: NAMESPACE } });
     return items.length === 0 && sandboxes.length === 0;
-  }, { timeoutMs: 300_000, intervalMs: 200 });
+  }, { timeoutMs: 900_000, intervalMs: 200 });
 }
 
 /** Creates `count` pods at once: first create -> the last container's startedAt, ms. */
