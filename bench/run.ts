@@ -2,9 +2,9 @@
  * `npm run bench`: the busybox and pause images built first (untimed: minutes the first time on
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
  * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
- * bench (bench/gc.ts), the eviction bench (bench/eviction.ts) and the devices bench
- * (bench/devices.ts), then the rows of the figures table (bench/README.md) with the commit and
- * the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
+ * bench (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench
+ * (bench/devices.ts) and the PLEG bench (bench/pleg.ts), then the rows of the figures table
+ * (bench/README.md) with the commit and the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
  * test: targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and
  * the next one still runs.
  *
@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
+import { plegRows, runPlegBench } from './pleg.js';
 import { runSchedulerBench } from './scheduler.js';
 import { devicesRows, runDevicesBench } from './devices.js';
 import { evictionRows, runEvictionBench } from './eviction.js';
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     ['gc', async () => gcRows(await runGcBench({ quick }))],
     ['eviction', async () => evictionRows(await runEvictionBench({ quick }))],
     ['devices', async () => devicesRows(await runDevicesBench({ quick }))],
+    ['pleg', async () => plegRows(await runPlegBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {
