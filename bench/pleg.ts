@@ -69,7 +69,7 @@ async function agentPods(port: number): Promise<PodLite[]> {
 async function removeAll(cri: CriClient, agent: AgentProcess): Promise<void> {
   await rm(agent.manifestDir, { recursive: true, force: true });
   await mkdir(agent.manifestDir, { recursive: true });
-  await waitFor('the agent to remove its pods', async () => (await cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: NAMESPACE } })).length === 0, { timeoutMs: 240_000, intervalMs: 200 });
+  await waitFor('the agent to remove its pods', async () => (await cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: NAMESPACE } })).length === 0, { timeoutMs: 900_000, intervalMs: 500 });
 }
 
 async function measureMode(ctrd: ContainerdInstance, cri: CriClient, dir: string, mode: PlegMode, o: { readonly window: number; readonly say: (l: string) => void }): Promise<PlegModeResult> {
