@@ -3,11 +3,11 @@
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
  * SQLite), the API-mode bench (bench/apimode.ts: bursts through the API and the scheduler), the
  * store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC bench
- * (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench (bench/devices.ts) and
- * the storage bench (bench/storage.ts), then the rows of the figures table (bench/README.md) with the commit and
- * the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
- * test: targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and
- * the next one still runs.
+ * (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench (bench/devices.ts), the
+ * storage bench (bench/storage.ts) and the PLEG bench (bench/pleg.ts), then the rows of the
+ * figures table (bench/README.md) with the commit and the date they were measured at. Progress
+ * goes to stderr, the table to stdout. A bench, not a test: targets are shown, never enforced; a
+ * bench that cannot run sets a non-zero exit code and the next one still runs.
  *
  *   npm run bench [-- --quick]   (--quick: one burst round, shorter idle window, fewer pods and objects)
  */
@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { apiModeRows, runApiModeBench } from './apimode.js';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
+import { plegRows, runPlegBench } from './pleg.js';
 import { runSchedulerBench } from './scheduler.js';
 import { devicesRows, runDevicesBench } from './devices.js';
 import { evictionRows, runEvictionBench } from './eviction.js';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     ['eviction', async () => evictionRows(await runEvictionBench({ quick }))],
     ['devices', async () => devicesRows(await runDevicesBench({ quick }))],
     ['storage', async () => storageRows(await runStorageBench({ quick }))],
+    ['pleg', async () => plegRows(await runPlegBench({ quick }))],
   ];
   for (const [name, run] of benches) {
     try {

@@ -5,9 +5,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Server, ServerCredentials, type ServerWritableStream, type ServiceDefinition, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { realClock } from '../../../api/clock.js';
+import { FakeClock } from '../../../api/fake-clock.js';
 import type { OrchError } from '../../../api/errors.js';
 import { grpcPackage, protoType } from '../../../api/grpc-proto.js';
 import { waitFor } from '../../../../test/helpers/wait.js';
+import { LIVENESS_PERIOD_MS, LIVENESS_WAIT_MS } from './containerd.js';
 import { connectContainerdEvents, subscriptionFilters, taskEventOf, type TaskEvent } from './index.js';
 
 const PROTO = 'containerd-events-v1.proto';
@@ -96,6 +98,29 @@ void describe('subscribing to a containerd event service', () => {
     for (const s of subscribers) s.end();
     await waitFor('the failure', () => failure !== undefined, { timeoutMs: 5000 });
     assert.equal(failure?.code, 'CRI_EVENTS_STREAM_FAILED');
+    assert.equal(live, 1);
+    events.close();
+  });
+
+  void it('while live, fails a stream that no longer hands back its marker (a hung containerd), and not one that does', async () => {
+    dropMarkers = 0;
+    const clock = new FakeClock();
+    const events = connectContainerdEvents({ endpoint, clock });
+    let live = 0;
+    const failures: OrchError[] = [];
+    events.subscribe({ onEvent: () => undefined, onLive: () => { live++; }, onFailed: (err) => { failures.push(err); } });
+    await waitFor('the subscription live', () => live === 1, { timeoutMs: 5000 });
+    const published = publishedNamespaces.length;
+    await clock.advance(LIVENESS_PERIOD_MS);
+    await waitFor('the liveness marker published and back', () => publishedNamespaces.length === published + 1, { timeoutMs: 5000 });
+    await waitFor('its check rescheduled', () => clock.pending().some((t) => t.delayMs === LIVENESS_PERIOD_MS) && !clock.pending().some((t) => t.delayMs === LIVENESS_WAIT_MS), { timeoutMs: 5000 });
+    assert.equal(failures.length, 0);
+    dropMarkers = 1;
+    await clock.advance(LIVENESS_PERIOD_MS);
+    await waitFor('the next marker published', () => publishedNamespaces.length === published + 2, { timeoutMs: 5000 });
+    await clock.advance(LIVENESS_WAIT_MS);
+    assert.equal(failures.length, 1);
+    assert.deepEqual(failures.map((f) => [f.code, /did not hand back a marker in 10s/.test(f.message)]), [['CRI_EVENTS_STREAM_FAILED', true]]);
     assert.equal(live, 1);
     events.close();
   });

@@ -7,7 +7,8 @@
  * The service never says when a subscription is in place, and an event published before it is
  * lost to it; so after subscribing the client publishes a marker event of its own (topic
  * /nodeagent/pleg-subscribed, a nonce as payload) until it comes back on the stream: from then
- * on nothing is missed, and `onLive` says so.
+ * on nothing is missed, and `onLive` says so. While live, a fresh marker every 30 s must come
+ * back within 10 s, or the subscription fails: a stream that hangs is not taken for a quiet one.
  */
 import { randomUUID } from 'node:crypto';
 import { Metadata, credentials, type Client, type ClientReadableStream } from '@grpc/grpc-js';
@@ -26,6 +27,9 @@ export const MARKER_TOPIC = '/nodeagent/pleg-subscribed';
 const MARKER_INTERVAL_MS = 200;
 const MARKER_TRIES = 25;
 const PUBLISH_DEADLINE_MS = 5000;
+/** While live, a marker every 30 s must come back within 10 s. */
+export const LIVENESS_PERIOD_MS = 30_000;
+export const LIVENESS_WAIT_MS = 10_000;
 
 export type TaskTopic = 'create' | 'start' | 'exit' | 'oom' | 'delete';
 const TOPICS: Readonly<Record<string, { readonly topic: TaskTopic; readonly type: string }>> = {
@@ -122,16 +126,19 @@ export function connectContainerdEvents(options: ContainerdEventsOptions): Conta
 
   return {
     subscribe(handlers) {
-      const nonce = randomUUID();
+      /** The marker's nonce this subscription waits for. */
+      let nonce: string = randomUUID();
       let done = false;
       let live = false;
       let markerTimer: Timer | undefined;
+      let checkTimer: Timer | undefined;
       const stream = (Reflect.get(client, 'Subscribe') as (req: object, md: Metadata) => ClientReadableStream<Envelope>)
         .call(client, { filters: subscriptionFilters(namespace) }, new Metadata());
       const end = (): void => {
         done = true;
         open.delete(cancel);
         markerTimer?.cancel();
+        checkTimer?.cancel();
       };
       const fail = (err: OrchError): void => {
         if (done) return;
@@ -145,12 +152,32 @@ export function connectContainerdEvents(options: ContainerdEventsOptions): Conta
         stream.cancel();
       }
       open.add(cancel);
+      const metadata = new Metadata();
+      metadata.set('containerd-namespace', namespace);
+      const publish = (): Promise<void> =>
+        unaryCall<unknown>(client, 'Publish', { topic: MARKER_TOPIC, event: { typeUrl: 'nodeagent.pleg.Subscribed', value: Buffer.from(nonce) } }, metadata, PUBLISH_DEADLINE_MS)
+          .then(() => undefined, (err: unknown) => { fail(failure(`publishing the subscription marker failed: ${grpcErrorText(err)}`, err)); });
+      /** While live: a fresh marker every LIVENESS_PERIOD_MS, which must come back within LIVENESS_WAIT_MS (a stream that hangs fails). */
+      const checkLater = (): void => {
+        markerTimer = options.clock.setTimer(LIVENESS_PERIOD_MS, () => {
+          markerTimer = undefined;
+          nonce = randomUUID();
+          checkTimer = options.clock.setTimer(LIVENESS_WAIT_MS, () => {
+            fail(failure(`containerd's event stream did not hand back a marker in ${LIVENESS_WAIT_MS / 1000}s`));
+          });
+          void publish();
+        });
+      };
       stream.on('data', (envelope: Envelope) => {
         if (done) return;
         if (envelope.topic === MARKER_TOPIC) {
-          if (!live && envelope.event?.value.toString() === nonce) {
+          if (envelope.event?.value.toString() !== nonce) return;
+          markerTimer?.cancel();
+          checkTimer?.cancel();
+          nonce = '';
+          checkLater();
+          if (!live) {
             live = true;
-            markerTimer?.cancel();
             handlers.onLive();
           }
           return;
@@ -166,9 +193,8 @@ export function connectContainerdEvents(options: ContainerdEventsOptions): Conta
       });
       stream.on('error', (err: unknown) => { fail(failure(`containerd's event stream failed: ${grpcErrorText(err)}`, err)); });
       stream.on('end', () => { fail(failure("containerd's event stream ended")); });
-      const metadata = new Metadata();
-      metadata.set('containerd-namespace', namespace);
       let tries = 0;
+      /** Until live: the marker again every MARKER_INTERVAL_MS (one published before the subscription is in place is lost). */
       const publishMarker = (): void => {
         markerTimer = undefined;
         if (done || live) return;
@@ -176,10 +202,9 @@ export function connectContainerdEvents(options: ContainerdEventsOptions): Conta
           fail(failure(`containerd did not hand back the subscription marker in ${(MARKER_TRIES * MARKER_INTERVAL_MS) / 1000}s`));
           return;
         }
-        unaryCall(client, 'Publish', { topic: MARKER_TOPIC, event: { typeUrl: 'nodeagent.pleg.Subscribed', value: Buffer.from(nonce) } }, metadata, PUBLISH_DEADLINE_MS)
-          .then(() => {
-            if (!done && !live) markerTimer = options.clock.setTimer(MARKER_INTERVAL_MS, publishMarker);
-          }, (err: unknown) => { fail(failure(`publishing the subscription marker failed: ${grpcErrorText(err)}`, err)); });
+        void publish().then(() => {
+          if (!done && !live) markerTimer = options.clock.setTimer(MARKER_INTERVAL_MS, publishMarker);
+        });
       };
       publishMarker();
       return { close: cancel };
