@@ -14,6 +14,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
+import { shebangCommand } from '../test/helpers/agent.js';
 import { WaitAbandoned, waitFor } from '../test/helpers/wait.js';
 
 /** bin/nodeagent of this checkout (dist/bench/agent.js is two levels below the repository). */
@@ -47,23 +48,7 @@ export interface AgentProcess {
   stop(): Promise<void>;
 }
 
-/** What a `#!/usr/bin/env -S [NAME=value ...] node [flags]` line sets up for node. */
-export interface ShebangCommand {
-  readonly env: Readonly<Record<string, string>>;
-  readonly nodeFlags: readonly string[];
-}
-
-export async function shebangCommand(bin: string = AGENT_BIN): Promise<ShebangCommand> {
-  const words = ((await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '').replace(/^#!\s*/, '').split(/\s+/);
-  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
-  if (node < 0) return { env: {}, nodeFlags: [] };
-  const env: Record<string, string> = {};
-  for (const word of words.slice(0, node)) {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(word);
-    if (m?.[1] !== undefined) env[m[1]] = m[2] ?? '';
-  }
-  return { env, nodeFlags: words.slice(node + 1).filter((w) => w.startsWith('--')) };
-}
+export { shebangCommand, type ShebangCommand } from '../test/helpers/agent.js';
 
 /** The last lines of a file, for error messages. */
 export async function tailOf(file: string, lines = 20): Promise<string> {

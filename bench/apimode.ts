@@ -9,12 +9,14 @@
  *       pod bench's baseline); each timed from just before the first create (raw: the first
  *       call) to the last container's `startedAt`; the figure is the median agent/raw ratio of
  *       the rounds, with the agent's CPU time per pod over the burst;
- *   (b) pods one after another (10; 5 with --quick), each step's p50: create (POST answered) →
+ *   (b) the last burst's pods left running (110 by default): after 20 s of settling, the agent's RSS
+ *       and CPU share over a window of 60 s (15 s with --quick), next to containerd's CPU share;
+ *   (c) pods one after another (10; 5 with --quick), each step's p50: create (just before the POST) →
  *       scheduled (a watch sees its nodeName) → the agent sees it (its `SyncLoop ADD` log line,
  *       -v=2) → sandbox (the runtime's createdAt) → started (the container's startedAt) → status
  *       in the API server (a watch sees phase Running); next to a raw pod between each two.
  *
- *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]...
+ *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]... [--agent-node-arg=--cpu-prof ...]
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -24,7 +26,7 @@ import { connectCri, type CriClient } from '../src/agent/runtime/cri/index.js';
 import { v1Pod, type ApiServer } from '../test/helpers/apiserver.js';
 import { startCluster, type Cluster } from '../test/helpers/cluster.js';
 import { waitFor } from '../test/helpers/wait.js';
-import { sampleProcess } from './agent.js';
+import { containerdPid, measureUsage, sampleProcess, type Usage } from './agent.js';
 import { watchPods, type PodTimes } from './cluster-probes.js';
 import { criTimeMs, epochMs, runRawPods, startedAt, type RawPodOptions } from './cri.js';
 import { medianRatio, RAW_CONCURRENCY, type BurstRound } from './pods.js';
@@ -37,6 +39,8 @@ export interface ApiModeOptions {
   readonly rounds?: number;
   /** Burst sizes of (a) (default 20 and 110). */
   readonly bursts?: readonly number[];
+  /** Node's own flags for the agent's process (e.g. `--cpu-prof`, `--cpu-prof-dir=DIR`: the profile is written when it stops). */
+  readonly agentNodeArgs?: readonly string[];
   readonly print?: (line: string) => void;
 }
 
@@ -52,6 +56,8 @@ export const STEPS = ['scheduled', 'seen by the agent', 'sandbox', 'started', 's
 
 export interface ApiModeResult {
   readonly bursts: readonly ApiBurst[];
+  /** The last burst's pods left running: the agent's RSS and CPU share over the window, containerd's CPU share beside. */
+  readonly idle: { readonly pods: number; readonly seconds: number; readonly agent: Usage; readonly containerd: Usage };
   readonly sequential: { readonly raw: readonly number[]; readonly createToStarted: readonly number[]; readonly steps: Readonly<Record<(typeof STEPS)[number], readonly number[]>> };
 }
 
@@ -140,7 +146,9 @@ async function onePod(ctx: Ctx, name: string, times: Map<string, PodTimes>): Pro
 export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeResult> {
   const print = o.print ?? ((l: string) => void process.stderr.write(`[api] ${l}\n`));
   const cluster = await startCluster({
-    node: NODE, controllers: true, agentArgs: ['--logging-format=json', '-v=2'],
+    node: NODE, controllers: true, // The helper's 2 s node status period is for tests; the default 10 s here, so that the idle figure is the agent's as deployed.
+    agentArgs: ['--logging-format=json', '-v=2', '--node-status-update-frequency=10s'],
+    ...(o.agentNodeArgs === undefined ? {} : { agentNodeArgs: o.agentNodeArgs }),
   });
   const cri = connectCri({ runtimeEndpoint: cluster.containerd.endpoint });
   const ctx: Ctx = { cluster, server: cluster.server, cri, image: cluster.containerd.images.busybox };
@@ -156,7 +164,8 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
 
     const bursts: ApiBurst[] = [];
     const roundCount = o.rounds ?? (o.quick === true ? 1 : 3);
-    for (const count of o.bursts ?? [20, 110]) {
+    const sizes = o.bursts ?? [20, 110];
+    for (const count of sizes) {
       const rounds: BurstRound[] = [];
       const cpuMsPerPod: number[] = [];
       for (let r = 0; r < roundCount; r++) {
@@ -168,13 +177,25 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
         rounds.push({ rawMs: rawBurst.result.totalMs, agentMs: [burst.result] });
         cpuMsPerPod.push(cpuMs / count);
         print(`${tag}: raw ${seconds(rawBurst.result.totalMs)} (steal ${rawBurst.steal.toFixed(0)} %), API ${seconds(burst.result)} (${(burst.result / rawBurst.result.totalMs).toFixed(2)}×; agent CPU ${ms(cpuMs / count)} ms per pod; steal ${burst.steal.toFixed(0)} %)`);
-        await removeAll(ctx);
+        if (!(r === roundCount - 1 && count === sizes[sizes.length - 1])) await removeAll(ctx);
       }
       bursts.push({ pods: count, rounds, cpuMsPerPod });
     }
 
+    const idlePods = sizes[sizes.length - 1] ?? 0;
+    const settle = 20;
+    const window = o.quick === true ? 15 : 60;
+    print(`(b) the last burst's ${idlePods} pods left running: settling ${settle} s, then measuring ${window} s`);
+    await delay(settle * 1000);
+    const usage = await withSteal(async () => measureUsage([agentPid, await containerdPid(cluster.containerd)], window));
+    const [agentIdle, containerdIdle] = usage.result;
+    if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
+    print(`(b) agent ${agentIdle.rssMiB.toFixed(1)} MiB, ${agentIdle.cpuPercent.toFixed(2)} %; containerd ${containerdIdle.cpuPercent.toFixed(2)} % (steal ${usage.steal.toFixed(0)} %)`);
+    const idle = { pods: idlePods, seconds: window, agent: agentIdle, containerd: containerdIdle };
+    await removeAll(ctx);
+
     const count = o.quick === true ? 5 : 10;
-    print(`(b) ${count} pods one after another, raw and API in turn`);
+    print(`(c) ${count} pods one after another, raw and API in turn`);
     const listed = await ctx.server.client.request('GET', `/api/v1/namespaces/${NAMESPACE}/pods`);
     const times = new Map<string, PodTimes>();
     const rv = (listed.body.metadata as { resourceVersion?: string } | undefined)?.resourceVersion ?? '0';
@@ -190,9 +211,9 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
     } finally {
       watch.stop();
     }
-    print(`(b) raw ${ms(percentile(sequential.raw, 50))} ms, create → started ${ms(percentile(sequential.createToStarted, 50))} ms; ${STEPS.map((s) => `${s} +${ms(percentile(sequential.steps[s], 50))}`).join(', ')} (p50, ms)`);
+    print(`(c) raw ${ms(percentile(sequential.raw, 50))} ms, create → started ${ms(percentile(sequential.createToStarted, 50))} ms; ${STEPS.map((s) => `${s} +${ms(percentile(sequential.steps[s], 50))}`).join(', ')} (p50, ms)`);
     await removeAll(ctx);
-    return { bursts, sequential };
+    return { bursts, idle, sequential };
   } finally {
     cri.close();
     await cluster.stop();
@@ -209,6 +230,12 @@ export function apiModeRows(r: ApiModeResult): Row[] {
       ours: `${ratio.toFixed(2)}× (${seconds(round.agentMs[0] ?? NaN)}); ${ms(percentile(b.cpuMsPerPod, 50))} ms`,
       target: '1.2×; 5 ms',
     };
+  });
+  rows.push({
+    measure: `API mode: idle with ${r.idle.pods} pods, ${r.idle.seconds} s after the burst (20 s settling): agent RSS / CPU`,
+    baseline: `containerd ${r.idle.containerd.cpuPercent.toFixed(2)} %`,
+    ours: `${r.idle.agent.rssMiB.toFixed(1)} MiB / ${r.idle.agent.cpuPercent.toFixed(2)} %`,
+    target: '64 MiB / 0.5 % of a core',
   });
   const s = r.sequential;
   rows.push({
@@ -228,7 +255,7 @@ export function apiModeRows(r: ApiModeResult): Row[] {
 
 async function main(): Promise<void> {
   exitOnSignals();
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true }, 'agent-node-arg': { type: 'string', multiple: true } } });
   const rounds = values.rounds === undefined ? undefined : Number(values.rounds);
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds must be a positive whole number, not ${String(values.rounds)}`);
   const bursts = values.burst?.map((b) => {
@@ -238,6 +265,7 @@ async function main(): Promise<void> {
   });
   const result = await runApiModeBench({
     quick: values.quick, ...(rounds === undefined ? {} : { rounds }), ...(bursts === undefined ? {} : { bursts }),
+    ...(values['agent-node-arg'] === undefined ? {} : { agentNodeArgs: values['agent-node-arg'] }),
   });
   process.stdout.write(`${formatTable(apiModeRows(result)).join('\n')}\n`);
 }

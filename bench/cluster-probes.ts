@@ -54,6 +54,46 @@ export async function serverCounters(api: ApiClient): Promise<ServerCounters> {
   return { requests, errors5xx, watchEvents };
 }
 
+export interface FlowCounters {
+  /** apiserver_flowcontrol_rejected_requests_total summed by priority level. */
+  readonly rejectedByLevel: ReadonlyMap<string, number>;
+  /** apiserver_request_total of code 429. */
+  readonly tooMany: number;
+  /** apiserver_terminated_watchers_total, all resources. */
+  readonly terminatedWatchers: number;
+}
+
+/** The server's overload counters now (the bench reports their growth over the run). */
+export async function flowCounters(api: ApiClient): Promise<FlowCounters> {
+  const res = await api.request('GET', '/metrics', { headers: { Accept: 'text/plain' } });
+  const rejectedByLevel = new Map<string, number>();
+  let tooMany = 0;
+  let terminatedWatchers = 0;
+  for (const line of res.text.split('\n')) {
+    const m = /^(apiserver_flowcontrol_rejected_requests_total|apiserver_request_total|apiserver_terminated_watchers_total)\{([^}]*)\} ([0-9.e+]+)$/.exec(line);
+    if (m === null) continue;
+    const value = Number(m[3]);
+    const labels = m[2] ?? '';
+    if (m[1] === 'apiserver_terminated_watchers_total') terminatedWatchers += value;
+    else if (m[1] === 'apiserver_request_total') tooMany += /code="429"/.test(labels) ? value : 0;
+    else {
+      const level = /priority_level="([^"]*)"/.exec(labels)?.[1] ?? '';
+      rejectedByLevel.set(level, (rejectedByLevel.get(level) ?? 0) + value);
+    }
+  }
+  return { rejectedByLevel, tooMany, terminatedWatchers };
+}
+
+/** The highest RSS of a process, sampled every `everyMs` until stop(). */
+export function peakRss(pid: number, everyMs: number): { peak(): number; stop(): void } {
+  let peak = procUsage(pid).rssBytes;
+  const timer = setInterval(() => {
+    const rss = procUsage(pid).rssBytes;
+    if (rss > peak) peak = rss;
+  }, everyMs);
+  return { peak: () => peak, stop: () => { clearInterval(timer); } };
+}
+
 export interface LeaseSample {
   readonly ms: number;
   readonly phase: string;
@@ -62,15 +102,15 @@ export interface LeaseSample {
   readonly status: number;
 }
 
-/** `count` leases renewed by PUT every `everyMs`, each client on its own connection, as nodes do. */
-export async function startLeaseProbes(url: string, ca: string, token: string, count: number, everyMs: number): Promise<{ samples: LeaseSample[]; phase: { name: string }; stop(): void }> {
+/** `count` leases renewed by PUT every `everyMs`, each client on its own connection (and with the token `tokens[i]`), as nodes do. */
+export async function startLeaseProbes(url: string, ca: string, tokens: readonly string[], count: number, everyMs: number): Promise<{ samples: LeaseSample[]; phase: { name: string }; stop(): void }> {
   const samples: LeaseSample[] = [];
   const phase = { name: 'steady' };
   const path = '/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases';
   let stopped = false;
   const timers: NodeJS.Timeout[] = [];
   for (let i = 0; i < count; i++) {
-    const client = new ApiClient(url, ca, token);
+    const client = new ApiClient(url, ca, tokens[i % tokens.length] ?? '');
     const name = `bench-probe-${i}`;
     const body = (rv?: string): Record<string, unknown> => ({
       apiVersion: 'coordination.orch.io/v1', kind: 'Lease',

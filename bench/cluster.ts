@@ -10,7 +10,10 @@
  * watch), the server's CPU per request and per watch event sent and RSS, etcd's CPU, errors
  * (5xx, failed probes and creates, simulator error lines), etcd's watch streams opened after the
  * server started (restarts) and the server's etcd deadline errors, and the simulator's cost per
- * node.
+ * node; the overload counters: the server's peak RSS, 429s by priority level, watchers ended for
+ * not keeping up, and the time from the burst's last create to every pod Running and from the
+ * last delete to every pod gone. The simulated nodes and the probes are system:nodes users, so
+ * API Priority and Fairness serves them in node-high and system, as real nodes.
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
@@ -22,11 +25,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startApiServer } from '../test/helpers/apiserver.js';
 import { etcdWatchCounters, startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
 import { waitFor } from '../test/helpers/wait.js';
 import {
-  procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
+  flowCounters, peakRss, procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
 } from './cluster-probes.js';
 import { exitOnSignals, isMain, percentile } from './table.js';
 
@@ -60,6 +64,20 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
   return sims;
 }
 
+const PROBES = 10;
+const SIMULATOR_TOKEN = { token: 'bench-simulators', user: 'system:node:bench-simulators', groups: ['system:nodes', 'system:authenticated'] };
+const PROBE_TOKENS = Array.from({ length: PROBES }, (_, i) => ({ token: `bench-probe-${i}`, user: `system:node:bench-probe-${i}`, groups: ['system:nodes', 'system:authenticated'] }));
+
+/** The admin orchconfig's cluster with a bearer token as the user: the simulators' identity. */
+function tokenOrchconfig(adminOrchconfig: string, token: string, path: string): string {
+  const admin = parseYaml(readFileSync(adminOrchconfig, 'utf8')) as { clusters: unknown[] };
+  writeFileSync(path, stringifyYaml({
+    apiVersion: 'v1', kind: 'Config', clusters: admin.clusters, users: [{ name: 'node', user: { token } }],
+    contexts: [{ name: 'node@orch', context: { cluster: 'orch', user: 'node' } }], 'current-context': 'node@orch',
+  }), { mode: 0o600 });
+  return path;
+}
+
 function latencyText(samples: readonly number[]): string {
   return `p50 ${f1(percentile(samples, 50))} / p99 ${f1(percentile(samples, 99))} / max ${f1(Math.max(...samples))} ms (${samples.length})`;
 }
@@ -71,13 +89,15 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   if (o.store === 'etcd') etcd = await startEtcd({ members: o.etcdMembers });
   const rates = await storeWriteRates(o.store, etcd?.endpoints ?? [], 3000);
   const server = await startApiServer({
-    storage: o.store, controllers: true, ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
+    storage: o.store, controllers: true, tokens: [SIMULATOR_TOKEN, ...PROBE_TOKENS], ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
     ...(o.cpuProf === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] }),
   });
   const api = server.client;
   const ca = readFileSync(server.caFile, 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
   const serverPid = server.pid ?? 0;
+  const rss = peakRss(serverPid, 250);
+  const f0 = await flowCounters(api);
   const etcdPids = etcd?.pids() ?? [];
   // The members' CPU and RSS together.
   const etcdUsage = (): { cpuS: number; rssBytes: number } | undefined => etcdPids.length === 0 ? undefined
@@ -93,14 +113,14 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     });
     const t0 = performance.now();
     const c0 = await serverCounters(api);
-    sims.push(...startSimulators(o.nodes, o.simProcs, server.adminKubeconfig, o.rampS, join(dir, 'simulate.log')));
+    sims.push(...startSimulators(o.nodes, o.simProcs, tokenOrchconfig(server.adminKubeconfig, SIMULATOR_TOKEN.token, join(dir, 'nodes.orchconfig')), o.rampS, join(dir, 'simulate.log')));
     await waitFor(`${o.nodes} Ready nodes`, () => ready.size >= o.nodes, { timeoutMs: 600_000 + o.rampS * 1000, intervalMs: 500 });
     const registered = performance.now() - t0;
     nodeWatch.stop();
     const c1 = await serverCounters(api);
 
     // Steady window: probe leases, the server's CPU per request.
-    const probes = await startLeaseProbes(server.url, ca, server.token, 10, 1000);
+    const probes = await startLeaseProbes(server.url, ca, PROBE_TOKENS.map((p) => p.token), PROBES, 1000);
     const s0 = { server: procUsage(serverPid), etcd: etcdUsage(), counters: await serverCounters(api), at: performance.now() };
     await new Promise((resolve) => setTimeout(resolve, o.steadyS * 1000));
     const s1 = { server: procUsage(serverPid), etcd: etcdUsage(), counters: await serverCounters(api), at: performance.now() };
@@ -124,17 +144,21 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
       t.acked = performance.now();
       return res.status === 201;
     });
+    const burstEnd = performance.now();
     await waitFor('every pod Running', () => [...times.values()].filter((t) => t.running !== undefined).length >= o.pods - created.failed,
       { timeoutMs: 120_000 + o.pods * 50, intervalMs: 500 }).catch((err: unknown) => { print(String(err)); });
     const b1 = { server: procUsage(serverPid), counters: await serverCounters(api), at: performance.now() };
     probes.phase.name = 'delete';
     const deleted = await runAtConcurrency(o.pods, 32, async (i) => (await api.request('DELETE', `/api/v1/namespaces/bench/pods/p${i}`)).status === 200);
+    const deleteEnd = performance.now();
     await waitFor('every pod gone', () => [...times.values()].filter((t) => t.gone !== undefined).length >= o.pods - deleted.failed,
       { timeoutMs: 120_000 + o.pods * 50, intervalMs: 500 }).catch((err: unknown) => { print(String(err)); });
     const d1 = performance.now();
     probes.stop();
     podWatch.stop();
     const c2 = await serverCounters(api);
+    const f2 = await flowCounters(api);
+    rss.stop();
     const etcdC1 = etcd === undefined ? undefined : await etcdWatchCounters(etcd.endpoints);
 
     // The simulators' own cost.
@@ -148,6 +172,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
       const v = all.map(pick).filter((x): x is number => x !== undefined);
       return v.length / ((Math.max(...v) - b0.at) / 1000);
     };
+    const last = (pick: (t: PodTimes) => number | undefined): number => Math.max(...all.map(pick).filter((x): x is number => x !== undefined));
     const delivery = all.flatMap((t) => (t.delivered !== undefined && t.acked !== undefined ? [Math.max(0, t.delivered - t.acked)] : []));
     const createMs = all.flatMap((t) => (t.acked !== undefined && t.sent !== undefined ? [t.acked - t.sent] : []));
     const steady = probes.samples.filter((x) => x.phase === 'steady');
@@ -164,11 +189,14 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     row('apiserver, steady', `${f1(((s1.server.cpuS - s0.server.cpuS) / steadyS) * 100)} % of a core, ${f1(((s1.server.cpuS - s0.server.cpuS) * 1e6) / Math.max(1, s1.counters.requests - s0.counters.requests))} µs CPU per request, ${f1((s1.counters.requests - s0.counters.requests) / steadyS)} req/s, RSS ${f1(s1.server.rssBytes / 2 ** 20)} MiB`);
     if (s0.etcd !== undefined && s1.etcd !== undefined) row('etcd, steady', `${f1(((s1.etcd.cpuS - s0.etcd.cpuS) / steadyS) * 100)} % of a core, RSS ${f1(s1.etcd.rssBytes / 2 ** 20)} MiB`);
     row('pods', `${o.pods} created (${f1(created.perSecond)}/s, create p99 ${f1(percentile(createMs, 99))} ms, ${created.failed} failed); bound ${f1(span((t) => t.bound))}/s; Running ${f1(span((t) => t.running))}/s; deleted and gone in ${f1((d1 - b1.at) / 1000)} s`);
+    row('after the burst', `every pod Running ${f1((last((t) => t.running) - burstEnd) / 1000)} s after the last create was acknowledged; every pod gone ${f1((last((t) => t.gone) - deleteEnd) / 1000)} s after the last delete was`);
     row('watch delivery (create acked -> pod watch)', `p50 ${f1(percentile(delivery, 50))} / p99 ${f1(percentile(delivery, 99))} ms`);
     // Net of the steady window's rate (the nodes' own heartbeats go on during the burst).
     const netCpu = burstCpu - ((s1.server.cpuS - s0.server.cpuS) / steadyS) * ((b1.at - b0.at) / 1000);
     row('apiserver, burst', `${f1((burstCpu / ((b1.at - b0.at) / 1000)) * 100)} % of a core, ${f1((burstCpu * 1e6) / Math.max(1, burstEvents))} µs CPU per watch event sent (${burstEvents} events; net of the steady rate ${f1((netCpu * 1e6) / Math.max(1, burstEvents))} µs), ${f1((burstCpu * 1e6) / o.pods)} µs per pod, RSS ${f1(b1.server.rssBytes / 2 ** 20)} MiB`);
     row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length} (${[...new Set(probes.samples.filter((x) => !x.ok).map((x) => x.status))].map((c) => `HTTP ${c}`).join(', ')}); simulator error lines ${simErrors}`);
+    const levels = [...f2.rejectedByLevel].map(([level, n]) => [level, n - (f0.rejectedByLevel.get(level) ?? 0)] as const).filter(([, n]) => n > 0);
+    row('overload', `server peak RSS ${f1(rss.peak() / 2 ** 20)} MiB; ${f2.tooMany - f0.tooMany} × 429 (rejected by priority level: ${levels.length === 0 ? 'none' : levels.map(([l, n]) => `${l} ${n}`).join(', ')}); watchers ended for not keeping up ${f2.terminatedWatchers - f0.terminatedWatchers}`);
     if (etcdC0 !== undefined && etcdC1 !== undefined) {
       const deadlines = server.logs().split('\n').filter((l) => l.includes('DEADLINE_EXCEEDED')).length;
       row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened after the server started (each a restart), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
@@ -176,6 +204,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS per node`).join('; '));
     return out;
   } finally {
+    rss.stop();
     for (const s of sims) if (s.child.exitCode === null) s.child.kill('SIGKILL');
     // Kept beside the simulators' log: the 5xx lines say which store call failed.
     writeFileSync(join(dir, 'apiserver.log'), server.logs());

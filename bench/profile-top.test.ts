@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { report, summarize, type CpuProfile } from './profile-top.js';
+import { callers, report, summarize, type CpuProfile } from './profile-top.js';
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9 });
 
@@ -25,5 +25,26 @@ void describe('profile-top', () => {
     const lines = report(s, 5);
     assert.match(lines[0] ?? '', /busy 10 ms of 20 ms profiled: our code 70\.0 %, node and libraries 20\.0 %, GC 10\.0 %/);
     assert.match(lines[2] ?? '', /70\.0 %.*pushSnapshot/);
+  });
+
+  void it('gives the time in a function (callees included) to the chains of our frames nearest it', () => {
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(root)', ''), children: [2, 6] },
+        { id: 2, callFrame: frame('setUp', 'file:///w/dist/src/agent/volumes/a.js'), children: [3] },
+        { id: 3, callFrame: frame('mount', 'file:///w/dist/src/agent/volumes/m.js'), children: [4] },
+        { id: 4, callFrame: frame('spawn', 'node:child_process'), children: [5] },
+        { id: 5, callFrame: frame('ChildProcess.spawn', 'node:internal/child_process') },
+        { id: 6, callFrame: frame('spawn', 'node:child_process') },
+      ],
+      // 5 (under setUp < mount) 2 ms + 4 ms, 4 (the same chain) 1 ms, 6 (no frame of ours) 3 ms, 2 (no spawn) 5 ms.
+      samples: [5, 5, 4, 6, 2],
+      timeDeltas: [0, 2000, 4000, 1000, 3000, 5000],
+    };
+    assert.deepEqual(callers(profile, 'spawn', 3), [
+      { callers: 'mount (agent/volumes/m.js:10) < setUp (agent/volumes/a.js:10)', ms: 7 },
+      { callers: '(no frame of ours)', ms: 3 },
+    ]);
+    assert.deepEqual(callers(profile, 'spawn', 1).map((c) => c.callers), ['mount (agent/volumes/m.js:10)', '(no frame of ours)']);
   });
 });

@@ -4,7 +4,10 @@
  * our own code (the files under dist/src/), then the functions of our own code with the most
  * self time (the time in the function itself, not in what it calls).
  *
- *   node dist/bench/profile-top.js [--top 25] FILE-OR-DIRECTORY...
+ * With --callers NAME (repeatable), also where the time in the functions whose name contains NAME
+ * (callees included) comes from: the chains of our own frames nearest them (--depth, default 3).
+ *
+ *   node dist/bench/profile-top.js [--top 25] [--callers NAME]... [--depth 3] FILE-OR-DIRECTORY...
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +17,7 @@ import { isMain } from './table.js';
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
 }
 
 export interface CpuProfile {
@@ -61,12 +65,53 @@ export function summarize(profile: CpuProfile): ProfileSummary {
     else if (frame.functionName === '(program)') categories.program += ms;
     else if (ours) categories.ours += ms;
     else categories.other += ms;
-    const file = ours ? frame.url.slice(frame.url.indexOf(OURS) + OURS.length) : frame.url.replace(/^file:\/\//, '');
-    const name = `${frame.functionName === '' ? '(anonymous)' : frame.functionName} (${file === '' ? 'native' : `${file}:${frame.lineNumber + 1}`})`;
+    const name = frameName(frame);
     const known = functions.get(name);
     functions.set(name, { name, ours, ms: (known?.ms ?? 0) + ms });
   }
   return { totalMs: total, categories, functions: [...functions.values()].sort((a, b) => b.ms - a.ms) };
+}
+
+function frameName(frame: ProfileNode['callFrame']): string {
+  const ours = frame.url.includes(OURS);
+  const file = ours ? frame.url.slice(frame.url.indexOf(OURS) + OURS.length) : frame.url.replace(/^file:\/\//, '');
+  return `${frame.functionName === '' ? '(anonymous)' : frame.functionName} (${file === '' ? 'native' : `${file}:${frame.lineNumber + 1}`})`;
+}
+
+export interface CallerTime {
+  /** Our code's frames nearest the matched function, innermost first, joined by ` < `. */
+  readonly callers: string;
+  readonly ms: number;
+}
+
+/**
+ * Where the time in a function outside our code (or any function) comes from: each sample whose stack holds a
+ * function whose name contains `match` counts (its whole time, the callees' included) for the chain of our own
+ * frames nearest that function (at most `depth`, innermost first). Most first.
+ */
+export function callers(profile: CpuProfile, match: string, depth = 3): CallerTime[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const deltas = profile.timeDeltas ?? [];
+  const chains = new Map<string, number>();
+  (profile.samples ?? []).forEach((id, i) => {
+    const us = Math.max(0, deltas[i + 1] ?? 0);
+    let at: number | undefined = id;
+    let found = false;
+    const ours: string[] = [];
+    while (at !== undefined && ours.length < depth) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame === undefined) break;
+      if (!found && frameName(frame).includes(match)) found = true;
+      else if (found && frame.url.includes(OURS)) ours.push(frameName(frame));
+      at = parent.get(at);
+    }
+    if (!found) return;
+    const key = ours.length === 0 ? '(no frame of ours)' : ours.join(' < ');
+    chains.set(key, (chains.get(key) ?? 0) + us / 1000);
+  });
+  return [...chains].map(([c, ms]) => ({ callers: c, ms })).sort((a, b) => b.ms - a.ms);
 }
 
 /** The report's lines: the categories as shares of the busy time (not idle), then our top functions. */
@@ -93,7 +138,9 @@ async function profileFiles(args: readonly string[]): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, callers: { type: 'string', multiple: true }, depth: { type: 'string', default: '3' } }, allowPositionals: true });
+  const depth = Number(values.depth);
+  if (!(Number.isInteger(depth) && depth > 0)) throw new Error(`--depth must be a positive whole number, not ${values.depth}`);
   const top = Number(values.top);
   if (!(Number.isInteger(top) && top > 0)) throw new Error(`--top must be a positive whole number, not ${values.top}`);
   if (positionals.length === 0) throw new Error('give the .cpuprofile files or a directory of them (node --cpu-prof-dir)');
@@ -102,6 +149,10 @@ async function main(): Promise<void> {
   for (const file of files) {
     const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
     process.stdout.write(`${file}\n${report(summarize(profile), top).join('\n')}\n\n`);
+    for (const match of values.callers ?? []) {
+      const lines = callers(profile, match, depth).slice(0, top).map((c) => `  ${Math.round(c.ms).toString().padStart(6)} ms  ${c.callers}`);
+      process.stdout.write(`time in "${match}" (callees included) by our nearest frames:\n${lines.join('\n')}\n\n`);
+    }
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: the busybox and pause images built first (untimed: minutes the first time on
  * a machine), then the pod bench (bench/pods.ts), the API-server bench (bench/apiserver.ts,
- * SQLite), the store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC
- * bench (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench
- * (bench/devices.ts) and the storage bench (bench/storage.ts), then the rows of the figures table (bench/README.md) with the commit and
+ * SQLite), the API-mode bench (bench/apimode.ts: bursts through the API and the scheduler), the
+ * store bench (bench/store.ts), the scheduler bench (bench/scheduler.ts), the GC bench
+ * (bench/gc.ts), the eviction bench (bench/eviction.ts), the devices bench (bench/devices.ts) and
+ * the storage bench (bench/storage.ts), then the rows of the figures table (bench/README.md) with the commit and
  * the date they were measured at. Progress goes to stderr, the table to stdout. A bench, not a
  * test: targets are shown, never enforced; a bench that cannot run sets a non-zero exit code and
  * the next one still runs.
@@ -12,6 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { apiModeRows, runApiModeBench } from './apimode.js';
 import { apiServerRows, runApiServerBench } from './apiserver.js';
 import { podRows, runPodBench } from './pods.js';
 import { runSchedulerBench } from './scheduler.js';
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
   const benches: [string, () => Promise<Row[]>][] = [
     ['pods', async () => podRows(await runPodBench({ quick }))],
     ['apiserver', async () => apiServerRows(await runApiServerBench({ quick }))],
+    ['apimode', async () => apiModeRows(await runApiModeBench({ quick }))],
     ['store', () => runStoreBench({ quick })],
     ['scheduler', () => runSchedulerBench({ quick })],
     ['gc', async () => gcRows(await runGcBench({ quick }))],

@@ -5,7 +5,10 @@
  * - create rate of ~1 KiB event-like objects with a TTL, 64 in flight, next to raw etcd3 puts of
  *   the same bytes at the same concurrency (rounds interleaved, the median of 3);
  * - watch delivery latency (write start -> onEvent) with 100 watchers, next to raw etcd3 watchers;
- * - a paged list of 100 000 objects by 500, next to a raw paged etcd range.
+ * - a paged list of 100 000 objects by 500, next to a raw paged etcd range;
+ * - SQLite: the CPU of 1000 watches of a pod prefix resuming 500 revisions back over a history of
+ *   30 000 changes, from the recent changes in memory next to the change log (a store that keeps
+ *   one change in memory).
  *
  *   node dist/bench/store.js [--quick]   (--quick: 1000 creates a round, 10 000 objects listed)
  */
@@ -91,6 +94,32 @@ async function storeWatchLatency(store: ManagedStore, watchers: number, writes: 
   while (samples.length < watchers * writes && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   await Promise.all(watches.map((w) => w.close()));
   return samples;
+}
+
+const RESUMES = 1000;
+const RESUME_BACK = 500;
+
+/** CPU milliseconds of RESUMES watches of /pods/ resuming RESUME_BACK revisions back, over a history of 3 × `objects` changes. */
+async function sqliteResumeCpuMs(dataDir: string, recentChanges: number, objects: number): Promise<number> {
+  const store = await openSqliteStore({ dataDir, recentChanges });
+  try {
+    const pod = (i: number, node: string): StoredObject => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: 'bench' },
+      spec: { nodeName: node, containers: [{ name: 'c', image: 'registry.example/app:1' }] }, status: { message: 'x'.repeat(1200) },
+    });
+    await rate(objects, CONCURRENCY, (i) => store.create(`/pods/bench/p${i}`, pod(i, '')));
+    await rate(objects, CONCURRENCY, (i) => store.create(`/leases/orch-node-lease/n${i}`, { metadata: { name: `n${i}` } }));
+    await rate(objects, CONCURRENCY, (i) => store.update(`/pods/bench/p${i}`, {}, () => pod(i, `node-${i % 1000}`)));
+    const resourceVersion = String(Number(await store.currentRevision()) - RESUME_BACK);
+    const before = process.cpuUsage();
+    const watches = [];
+    for (let w = 0; w < RESUMES; w++) watches.push(await store.watch('/pods/', { resourceVersion, onEvent: () => undefined }));
+    const used = process.cpuUsage(before);
+    await Promise.all(watches.map((w) => w.close()));
+    return (used.user + used.system) / 1000;
+  } finally {
+    await store.close();
+  }
 }
 
 async function rawWatchLatency(client: Etcd3, watchers: number, writes: number): Promise<number[]> {
@@ -191,6 +220,10 @@ export async function runStoreBench(o: StoreBenchOptions = {}): Promise<Row[]> {
       await store.close();
     }
     const rawList = await rawPagedList(client, '/list/events/bench/', PAGE_SIZE);
+    const historyObjects = o.quick === true ? 2000 : 10_000;
+    say(`store: ${RESUMES} SQLite watches resuming ${RESUME_BACK} revisions back over ${3 * historyObjects} changes`);
+    const fromLog = await sqliteResumeCpuMs(join(dir, 'resume-log'), 1, historyObjects);
+    const fromMemory = await sqliteResumeCpuMs(join(dir, 'resume-memory'), 8192, historyObjects);
     return [
       {
         measure: `Store creates/s (no HTTP), ${CONCURRENCY} at once, median of ${ROUNDS} rounds`,
@@ -200,6 +233,10 @@ export async function runStoreBench(o: StoreBenchOptions = {}): Promise<Row[]> {
       },
       { measure: `Store watch delivery, ${WATCHERS} watchers, p50 / p99`, baseline: `raw etcd watch ${p(rawWatch)}`, ours: watched.join(', '), target: '' },
       { measure: `Store paged list, ${listObjects} objects by ${PAGE_SIZE}`, baseline: `raw etcd range ${(rawList.ms / 1000).toFixed(2)} s`, ours: listed.join(', '), target: '' },
+      {
+        measure: `SQLite: CPU of ${RESUMES} watches resuming ${RESUME_BACK} revisions back (history ${3 * historyObjects} changes)`,
+        baseline: `from the change log ${Math.round(fromLog)} ms`, ours: `from the recent changes in memory ${Math.round(fromMemory)} ms`, target: '',
+      },
     ];
   } finally {
     client.close();

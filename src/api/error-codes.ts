@@ -6,7 +6,7 @@
 
 /** The prefixes of the modules' codes (a literal with one of them is a code). */
 export const ERROR_CODE_PREFIXES = [
-  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'CSI', 'DEVICE', 'EVENTS', 'EVICTION', 'GC', 'KUBERUNTIME', 'NODE',
+  'API', 'APISERVER', 'AUTHN', 'AUTHZ', 'CERT', 'CM', 'CONFIG', 'CONTAINERLOGS', 'CREDENTIAL', 'CRI', 'CSI', 'DEVICE', 'EVENTS', 'EVICTION', 'FLEXVOLUME', 'GC', 'KUBERUNTIME', 'NODE',
   'ORCHCLIENT', 'PODRESOURCES', 'PODSOURCE', 'PODSYNC', 'SERVER', 'STARTUP', 'STORE', 'VOLUME',
 ] as const;
 
@@ -44,6 +44,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   // src/agent/runtime/cri
   CRI_TIMEOUT: 'a runtime call passed runtimeRequestTimeout (cancelled; retried on a later sync)',
   CRI_UNAVAILABLE: 'the container runtime does not answer at its endpoint',
+  CRI_EVENTS_STREAM_FAILED: "containerd's event stream (the evented PLEG's) failed or ended; the PLEG relists every second until it is back",
   CRI_NOT_FOUND: 'the runtime does not know the sandbox, container or image',
   CRI_CANCELLED: 'the caller cancelled the runtime call',
   CRI_CLOSED: 'a runtime call after the client was closed',
@@ -125,6 +126,13 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   VOLUME_MOUNT_FAILED: 'a mount (tmpfs) failed',
   VOLUME_CLEANUP_FAILED: "a pod's volumes could not be unmounted or removed",
   VOLUME_MOUNTINFO_INVALID: '/proc/self/mountinfo could not be parsed',
+  // src/agent/flexvolume
+  FLEXVOLUME_DRIVER_NOT_FOUND: 'a flexVolume names a driver with no executable under volumePluginDir, or whose init failed',
+  FLEXVOLUME_CALL_FAILED: 'a FlexVolume driver call could not run, exited non-zero or answered "Failure"',
+  FLEXVOLUME_OUTPUT_INVALID: 'a FlexVolume driver printed something other than its JSON status object',
+  FLEXVOLUME_CALL_TIMEOUT: 'a FlexVolume driver call outlived its time limit and was killed',
+  FLEXVOLUME_SECRET_UNAVAILABLE: 'the secret of a flexVolume\'s secretRef is missing, not of the driver\'s type, or cannot be read',
+  FLEXVOLUME_ATTACH_BY_CONTROLLER: 'a FlexVolume driver attaches while enableControllerAttachDetach is true (no controller attaches FlexVolumes)',
   // src/agent/cm
   CM_INVALID: 'a cgroup setting is malformed',
   CM_NO_CGROUPS: 'no cgroup hierarchy is mounted',

@@ -26,6 +26,7 @@ import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.
 import type { ApiConnection } from './agent-api.js';
 import { buildContainerManager } from './agent-cm.js';
 import { buildDeviceManager } from './agent-devices.js';
+import { startFlexVolumes, type FlexVolumes } from './agent-flex.js';
 import type { AgentTracing } from './agent-tracing.js';
 
 /** The modules every mode of the agent uses (the daemon and --runonce). */
@@ -47,6 +48,8 @@ export interface NodeModules {
   readonly devices: DeviceManager;
   readonly prober: ProberManager;
   readonly proberMetrics: ProberMetrics;
+  /** The FlexVolume drivers (probed and watched; the daemon stops them) and their mounter. */
+  readonly flex: FlexVolumes;
 }
 
 /** The node's name and IPs (primary first), worked out once per start. */
@@ -137,8 +140,9 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   });
   // The machine's capacity, read once: what unset limits mean to the downward API and the OOM score.
   const capacity = readNodeCapacity();
+  const flex = await startFlexVolumes(resolved, logs, { clock, nodeName: name, secrets: api?.objects });
   const volumes = createVolumeManager({
-    rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity,
+    rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity, flex: flex.plugin,
     ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens, claims: api.claims, csi: api.csi.mounter }),
   });
   const podCache = createPodStatusCache({ clock });
@@ -209,5 +213,5 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     pushSources: api === undefined ? [] : [API_SOURCE],
     ...(tracing === undefined ? {} : { tracing: { tracer: tracing.tracer('podsource'), parents: tracing.parents } }),
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, devices, prober, proberMetrics };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, devices, prober, proberMetrics, flex };
 }

@@ -2,7 +2,7 @@
  * Part of nodeagent's composition root: the sync loop and what wakes it, wired the same way for
  * the agent (agent.ts) and each simulated node (simulate-node.ts): the loop over the pod config,
  * the workers and the pod manager; a changed probe result or a PLEG event makes it sync the pod;
- * a refusal at admission is recorded as a Warning event (API-server mode); a finished pod is
+ * with the EventedPLEG gate, containerd's task events drive the PLEG; a refusal at admission is recorded as a Warning event (API-server mode); a finished pod is
  * told to API-server mode (its status written, its mirror checked); the PLEG's health and the
  * loop's are the `syncloop` health check. Only wiring: every rule lives in src/agent/syncloop
  * and src/agent/pleg. The caller starts the loop, the PLEG and the pod config in that order.
@@ -11,7 +11,10 @@ import type { Clock } from '../api/clock.js';
 import type { NodePod } from '../api/pod/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
-import { createPleg, type Pleg, type RelistSource, type PlegOptions } from '../agent/pleg/index.js';
+import { POD_UID_LABEL } from '../agent/kuberuntime/index.js';
+import { createPleg, type Pleg, type PlegEvents, type RelistSource, type PlegOptions } from '../agent/pleg/index.js';
+import type { RuntimeService } from '../agent/runtime/cri/index.js';
+import { connectContainerdEvents } from '../agent/runtime/events/index.js';
 import type { PodEvent, ProberManager } from '../agent/prober/index.js';
 import { createSyncLoop, type SyncLoop, type SyncLoopOptions } from '../agent/syncloop/index.js';
 
@@ -29,6 +32,25 @@ export interface SyncLoopWiring {
   readonly podEvent?: ((event: PodEvent) => void) | undefined;
   /** API-server mode: a pod has nothing left running on the node. */
   readonly podFinished?: ((pod: NodePod) => void) | undefined;
+  /** EventedPLEG: the runtime's events drive the PLEG (containerdPlegEvents). */
+  readonly events?: PlegEvents | undefined;
+}
+
+/**
+ * The EventedPLEG's inputs on containerd: its task events over the runtime's socket, and one
+ * pod's sandboxes and containers listed by its UID label. `close` ends the event channel.
+ */
+export function containerdPlegEvents(endpoint: string, cri: Pick<RuntimeService, 'listPodSandbox' | 'listContainers'>, clock: Clock): PlegEvents & { close(): void } {
+  const source = connectContainerdEvents({ endpoint, clock });
+  return {
+    source,
+    listPod: async (uid) => {
+      const labelSelector = { [POD_UID_LABEL]: uid };
+      const [sandboxes, containers] = await Promise.all([cri.listPodSandbox({ labelSelector }), cri.listContainers({ labelSelector })]);
+      return [...sandboxes, ...containers];
+    },
+    close: () => { source.close(); },
+  };
 }
 
 export interface WiredSyncLoop {
@@ -53,6 +75,7 @@ export function wireSyncLoop(w: SyncLoopWiring): WiredSyncLoop {
     clock,
     logger: logs.logger('pleg'),
     onPodChanged: (uid, stillNeeded) => { syncLoop.podChanged(uid, stillNeeded); },
+    ...(w.events === undefined ? {} : { events: w.events }),
   });
   w.health.add({ name: 'syncloop', check: () => { const p = pleg.health(); return p.healthy ? syncLoop.health() : p.message; } });
   return { syncLoop, pleg };

@@ -24,7 +24,7 @@ import { CSI_PLUGIN_TYPE } from '../agent/pluginmanager/index.js';
 import { createEviction } from './agent-eviction.js';
 import { buildNode, nodeIdentity } from './agent-node.js';
 import { nodeShutdown } from './agent-shutdown.js';
-import { wireSyncLoop } from './agent-syncloop.js';
+import { containerdPlegEvents, wireSyncLoop } from './agent-syncloop.js';
 import { startAgentTracing } from './agent-tracing.js';
 
 export { buildNode, type NodeModules } from './agent-node.js';
@@ -66,6 +66,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); });
+  disposers.push(() => { node.flex.drivers.stop(); });
   disposers.push(() => prober.stop());
   const health = new HealthChecks([
     { name: 'ping', check: () => undefined },
@@ -118,8 +119,11 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   });
 
   const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
+  // EventedPLEG: containerd's task events drive the PLEG, the relist is the safety net.
+  const plegEvents = resolved.gates.enabled('EventedPLEG') ? containerdPlegEvents(c.containerRuntimeEndpoint, cri, clock) : undefined;
+  if (plegEvents !== undefined) disposers.push(() => { plegEvents.close(); });
   const { syncLoop, pleg } = wireSyncLoop({
-    clock, logs, prober, health, podCache: node.podCache,
+    clock, logs, prober, health, podCache: node.podCache, events: plegEvents,
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
     loop: {
       podConfig, workers, pods, runtime: node.runtime, volumes: node.volumes, cgroups: node.cgroups, status,

@@ -11,7 +11,7 @@
  * podLogsDir itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,24 @@ import { removeTempDir } from './tempdir.js';
 import { waitFor } from './wait.js';
 
 export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
+
+/** What a `#!/usr/bin/env -S [NAME=value ...] node [flags]` line sets up for node. */
+export interface ShebangCommand {
+  readonly env: Readonly<Record<string, string>>;
+  readonly nodeFlags: readonly string[];
+}
+
+export async function shebangCommand(bin: string = NODEAGENT_BIN): Promise<ShebangCommand> {
+  const words = ((await readFile(bin, 'utf8')).split('\n', 1)[0] ?? '').replace(/^#!\s*/, '').split(/\s+/);
+  const node = words.findIndex((w) => w === 'node' || w.endsWith('/node'));
+  if (node < 0) return { env: {}, nodeFlags: [] };
+  const env: Record<string, string> = {};
+  for (const word of words.slice(0, node)) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(word);
+    if (m?.[1] !== undefined) env[m[1]] = m[2] ?? '';
+  }
+  return { env, nodeFlags: words.slice(node + 1).filter((w) => w.startsWith('--')) };
+}
 
 export interface AgentProcess {
   readonly process: ChildProcess;
@@ -48,6 +66,12 @@ export interface AgentOptions {
   readonly noWait?: boolean;
   /** The agent's environment on top of this process's (e.g. NODEAGENT_CONTAINER_GC_PERIOD). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Node's own flags for the agent's process (e.g. `--cpu-prof`, `--cpu-prof-dir=DIR`, `--heap-prof`: node refuses
+   * them in NODE_OPTIONS). Given, the agent runs as `node <the #! line's flags> <nodeArgs> bin/nodeagent ...` with the
+   * #! line's environment, so its pid is still the agent's own node process.
+   */
+  readonly nodeArgs?: readonly string[];
 }
 
 export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
@@ -76,6 +100,8 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     `--root-dir=${rootDir}`,
     `--cert-dir=${join(rootDir, 'pki')}`,
     `--cgroup-root=${options.cgroupRoot}`,
+    // FlexVolume drivers: the agent's own directory, never the host's default (made by the agent when missing).
+    ...((options.args ?? []).some((a) => a.startsWith('--volume-plugin-dir')) ? [] : [`--volume-plugin-dir=${join(rootDir, 'volume-plugins')}`]),
     '--healthz-port=0',
     '--read-only-port=0',
     '--file-check-frequency=2s',
@@ -83,7 +109,10 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     ...(options.manifestDir === undefined ? [] : [`--pod-manifest-path=${options.manifestDir}`]),
     ...(options.args ?? []),
   ];
-  const child = spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const shebang = options.nodeArgs === undefined ? undefined : await shebangCommand();
+  const child = shebang === undefined
+    ? spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } })
+    : spawn(process.execPath, [...shebang.nodeFlags, ...(options.nodeArgs ?? []), NODEAGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...shebang.env, ...options.env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
   child.stderr.on('data', (d: Buffer) => { output += d.toString(); });

@@ -47,6 +47,8 @@ export interface ClusterOptions {
   readonly agentArgs?: readonly string[] | ((containerd: ContainerdInstance, rootDir: string) => Promise<readonly string[]> | readonly string[]);
   /** The agent's environment on top of this process's. */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /** Node's own flags for the agent's process (test/helpers/agent.ts: e.g. `--cpu-prof --cpu-prof-dir=DIR`). */
+  readonly agentNodeArgs?: readonly string[];
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -90,6 +92,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         ...(typeof options.agentArgs === 'function' ? await options.agentArgs(containerd, rootDir) : options.agentArgs ?? []),
       ],
       ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
+      ...(options.agentNodeArgs === undefined ? {} : { nodeArgs: options.agentNodeArgs }),
     });
     const readyServer = server;
     await waitFor(`node ${node} Ready`, async () => {

@@ -11,7 +11,6 @@ const WHY: Readonly<Partial<Record<keyof NodeagentConfiguration, string>>> = {
   makeIPTablesUtilChains: 'the agent manages no iptables chains',
   iptablesMasqueradeBit: 'the agent manages no iptables chains',
   iptablesDropBit: 'the agent manages no iptables chains',
-  volumePluginDir: 'FlexVolume plugins are not supported',
   kernelMemcgNotification: 'memory thresholds are found by polling, at the eviction manager\'s pass every 10 s: memcg notifications need an eventfd, which Node.js cannot create',
   showHiddenMetricsForVersion: 'the agent has no hidden metrics',
 };

@@ -49,6 +49,16 @@ const REJECTED: readonly [readonly string[], string][] = [
   [['--log-json-info-buffer-size=1Mi'], 'logging.options.json.infoBufferSize: needs the feature gate LoggingAlphaOptions'],
   [['--logging-format=json', '--vmodule=a=1'], 'logging.vmodule: is only supported with the text format'],
   [['--feature-gates=NoSuchGate=true'], 'featureGates: unrecognized feature gate: NoSuchGate'],
+  [['--feature-gates=InPlacePodVerticalScaling=true'], 'featureGates: InPlacePodVerticalScaling cannot be enabled: in-place resize of pod resources is not implemented by this node agent'],
+  [['--feature-gates=LocalStorageCapacityIsolationFSQuotaMonitoring=true'], 'featureGates: LocalStorageCapacityIsolationFSQuotaMonitoring cannot be enabled: project quotas are not used'],
+  [['--feature-gates=NodeagentInUserNamespace=true'], 'featureGates: NodeagentInUserNamespace cannot be enabled: running the agent inside a user namespace is not supported'],
+  [['--feature-gates=DynamicResourceAllocation=true'], 'featureGates: DynamicResourceAllocation cannot be enabled: dynamic resource allocation (resource claims, DRA drivers) is not implemented'],
+  [['--feature-gates=NodeagentPodResourcesDynamicResources=true'], 'featureGates: NodeagentPodResourcesDynamicResources cannot be enabled: dynamic resource allocation is not implemented'],
+  [['--feature-gates=CSIVolumeHealth=true'], 'featureGates: CSIVolumeHealth cannot be enabled: CSI volume health'],
+  [['--feature-gates=NodeagentCgroupDriverFromCRI=true'], 'featureGates: NodeagentCgroupDriverFromCRI cannot be enabled: the cgroup driver is not taken from the runtime'],
+  [['--feature-gates=SizeMemoryBackedVolumes=false'], 'featureGates: SizeMemoryBackedVolumes cannot be disabled: memory-backed emptyDir volumes are always sized by their sizeLimit here'],
+  [['--feature-gates=PodDisruptionConditions=false'], 'featureGates: PodDisruptionConditions cannot be disabled: the agent always sets the DisruptionTarget condition'],
+  [['--feature-gates=AllAlpha=true'], 'featureGates: InPlacePodVerticalScaling cannot be enabled'],
   [['--qos-reserved=memory=50%'], 'qosReserved: needs the feature gate QOSReserved'],
   [['--qos-reserved=cpu=50%', '--feature-gates=QOSReserved=true'], 'qosReserved: only memory can be reserved'],
   [['--cpu-cfs-quota-period=50ms'], 'cpuCFSQuotaPeriod: needs the feature gate CustomCPUCFSQuotaPeriod'],
@@ -105,6 +115,12 @@ void describe('validation rules', () => {
       assert.ok(problems.some((p) => p.includes(expected)), `expected a problem containing ${JSON.stringify(expected)}, got:\n${problems.join('\n')}`);
     });
   }
+
+  void it('accepts EventedPLEG and the node gates that act, on and off', async () => {
+    for (const gate of ['EventedPLEG', 'PodHostIPs', 'PodReadyToStartContainersCondition', 'UserNamespacesStatelessPodsSupport', 'ContainerCheckpoint']) {
+      for (const on of [true, false]) assert.ok((await resolveArgs([`--feature-gates=${gate}=${on}`])).gates.enabled(gate) === on, `${gate}=${on}`);
+    }
+  });
 
   void it('accepts the insecure cipher suites with a warning', async () => {
     const r = await resolveArgs(['--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256']);

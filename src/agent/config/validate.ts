@@ -67,6 +67,23 @@ function needsGate(add: Add, gates: FeatureGates, field: string, gate: string, i
   if (inUse && !gates.enabled(gate)) add(field, `needs the feature gate ${gate}, which is off (featureGates: {${gate}: true} or --feature-gates=${gate}=true)`);
 }
 
+/** Gates refused when on: the feature is not in this agent. */
+export const REFUSED_ON: ReadonlyMap<string, string> = new Map([
+  ['InPlacePodVerticalScaling', 'in-place resize of pod resources is not implemented by this node agent'],
+  ['LocalStorageCapacityIsolationFSQuotaMonitoring', 'project quotas are not used: local ephemeral storage is measured by walking the volumes every volumeStatsAggPeriod'],
+  ['NodeagentInUserNamespace', 'running the agent inside a user namespace is not supported'],
+  ['DynamicResourceAllocation', 'dynamic resource allocation (resource claims, DRA drivers) is not implemented by this node agent'],
+  ['NodeagentPodResourcesDynamicResources', 'dynamic resource allocation is not implemented, so the pod resources API has no dynamic resources to report'],
+  ['CSIVolumeHealth', 'CSI volume health (the volume conditions of NodeGetVolumeStats) is not reported by this node agent'],
+  ['NodeagentCgroupDriverFromCRI', 'the cgroup driver is not taken from the runtime (containerd 1.6 does not report it); set cgroupDriver'],
+]);
+
+/** Gates refused when off: this agent always acts as with the gate on. */
+export const REFUSED_OFF: ReadonlyMap<string, string> = new Map([
+  ['SizeMemoryBackedVolumes', 'memory-backed emptyDir volumes are always sized by their sizeLimit here'],
+  ['PodDisruptionConditions', 'the agent always sets the DisruptionTarget condition on the pods it evicts or shuts down'],
+]);
+
 /** Validates `c`. Never throws. */
 export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOptions): ValidationResult {
   const problems: Problem[] = [];
@@ -75,10 +92,10 @@ export function validateConfiguration(c: NodeagentConfiguration, v: ValidateOpti
   const g = v.gates;
 
   for (const name of unknownGates(c.featureGates)) add('featureGates', `unrecognized feature gate: ${name}`);
-  // Gates whose feature this agent does not have: refused when on rather than accepted and inert.
-  for (const [gate, why] of [['InPlacePodVerticalScaling', 'in-place resize of pod resources is not implemented by this node agent'], ['EventedPLEG', 'the event-driven pod lifecycle is not implemented by this node agent; the 1 s relist is used']] as const) {
-    if (g.enabled(gate)) add('featureGates', `${gate} cannot be enabled: ${why}`);
-  }
+  // Gates whose feature this agent does not have (refused when on), or has always (refused when
+  // off), rather than accepted and inert (docs/configuration.md lists every gate).
+  for (const [gate, why] of REFUSED_ON) if (g.enabled(gate)) add('featureGates', `${gate} cannot be enabled: ${why}`);
+  for (const [gate, why] of REFUSED_OFF) if (!g.enabled(gate)) add('featureGates', `${gate} cannot be disabled: ${why}`);
 
   // Ports, addresses, rates.
   port(add, 'port', c.port, false);

@@ -46,6 +46,8 @@ export {
   type Mount,
   type MountPropagation,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
+  type FlexVolumeRequest,
   type CsiVolumeSource,
   type NodeCapacity,
   type PersistentVolumeSource,

@@ -18,6 +18,7 @@ import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
 import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
+import { setUpFlexVolume } from './flex.js';
 import { setUpClaimVolume } from './persistent.js';
 import { checkPathComponent, containerDir, emptyDirPath, podDir, podsDir, podUIDOf } from './paths.js';
 import {
@@ -27,6 +28,7 @@ import {
   type Mount,
   type NodeCapacity,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
   type PodVolumes,
@@ -61,6 +63,8 @@ export interface VolumeManagerOptions {
   readonly claims?: PersistentVolumeSource;
   /** The CSI plugin: PVs with a csi source mount through it, and cleanupPodVolumes tears its volumes down first. */
   readonly csi?: CsiVolumePlugin;
+  /** The FlexVolume plugin: flexVolume volumes (and PVs with a flexVolume source) mount through it; without it they fail with `VOLUME_UNSUPPORTED`. */
+  readonly flex?: FlexVolumePlugin;
   /** The tokens of serviceAccountToken projections (the token manager); without it (standalone) they fail with `VOLUME_UNSUPPORTED`. */
   readonly tokens?: ServiceAccountTokenSource;
   /** What unset container limits mean to downwardAPI resourceFieldRefs (default: this machine's CPUs and memory, read at the first use). */
@@ -85,6 +89,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly tokens: ServiceAccountTokenSource | undefined;
   private readonly claims: PersistentVolumeSource | undefined;
   private readonly csi: CsiVolumePlugin | undefined;
+  private readonly flex: FlexVolumePlugin | undefined;
   private readonly nodeCapacity: () => NodeCapacity;
   private readonly clock: Clock;
   private readonly clusterDomain: string;
@@ -105,6 +110,7 @@ class LocalVolumeManager implements VolumeManager {
     this.tokens = options.tokens;
     this.claims = options.claims;
     this.csi = options.csi;
+    this.flex = options.flex;
     let machine: NodeCapacity | undefined;
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
@@ -178,12 +184,14 @@ class LocalVolumeManager implements VolumeManager {
         return await this.setUp(uid, spec, mounts);
       case 'persistentVolumeClaim':
       case 'ephemeral':
-        return await setUpClaimVolume(this.claims, pod, spec, this.csi);
+        return await setUpClaimVolume(this.claims, pod, spec, this.csi, this.flex);
       case 'csi':
         if (this.csi === undefined) {
           throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type csi needs the API server (--orchconfig)`, { subject: `spec.volumes[${spec.index}].csi` });
         }
         return { kind: 'csi', hostPath: await this.csi.setUp(pod, uid, spec.name, { kind: 'inline', source: spec.source }), readOnly: spec.source.readOnly === true };
+      case 'flexVolume':
+        return await setUpFlexVolume(this.flex, pod, uid, spec);
       default:
         return await setUpApiVolume(api, pod, uid, spec);
     }
@@ -254,6 +262,7 @@ class LocalVolumeManager implements VolumeManager {
       }
       try {
         await this.csi?.tearDown(podUID);
+        await this.flex?.tearDown(podUID);
       } catch (err) {
         // The volume stays mounted and the directory kept: the next cleanup retries (unpublish and unstage are idempotent).
         throw new OrchError(VOLUME_CLEANUP_FAILED, 'unavailable', messageOf(err), { subject: `pod ${podUID}`, cause: err });

@@ -2,7 +2,7 @@
  * The ConfigMaps and Secrets a pod names (upstream: the getReferencedObjects of the configMap
  * and secret managers): its configMap and secret volumes and projected sources, its containers'
  * env (configMapKeyRef, secretKeyRef) and envFrom, init and ephemeral containers included, and,
- * for Secrets, its imagePullSecrets. The object manager keeps exactly these watched or cached
+ * for Secrets, its imagePullSecrets and its flexVolume volumes' secretRef. The object manager keeps exactly these watched or cached
  * while the pod is registered.
  */
 import type { Container, EphemeralContainer, Pod } from 'kubernetes-types/core/v1.js';
@@ -29,6 +29,7 @@ export function podReferences(pod: Pod): PodReferences {
   for (const volume of pod.spec?.volumes ?? []) {
     add(configMap, volume.configMap?.name);
     add(secret, volume.secret?.secretName);
+    add(secret, volume.flexVolume?.secretRef?.name);
     for (const source of volume.projected?.sources ?? []) {
       add(configMap, source.configMap?.name);
       add(secret, source.secret?.name);

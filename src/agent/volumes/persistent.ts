@@ -12,6 +12,8 @@
  * | hostPath   | the hostPath plugin's `type` checks, then used in place                       |
  * | csi        | the CSI plugin (src/agent/csi) when the agent has one: attach wait, stage,    |
  * |            | publish into the pod's directory                                              |
+ * | flexVolume | the FlexVolume plugin (src/agent/flexvolume) when the agent has one: mounted  |
+ * |            | into `<pod>/volumes/<vendor>~<driver>/<pv>`                                   |
  * | other      | VOLUME_UNSUPPORTED naming the source                                          |
  *
  * The volume is read-only when the pod's volume says so (`persistentVolumeClaim.readOnly`) or
@@ -25,6 +27,7 @@ import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolu
 import { OrchError, messageOf } from '../../api/errors.js';
 import { getIfExists, type RestClient } from '../orchclient/index.js';
 import type { NodePod } from '../../api/pod/index.js';
+import { setUpFlexPersistentVolume } from './flex.js';
 import { checkHostPath } from './host-path.js';
 import {
   VOLUME_CLAIM_NOT_BOUND,
@@ -32,6 +35,7 @@ import {
   VOLUME_MOUNT_FAILED,
   VOLUME_UNSUPPORTED,
   type CsiVolumePlugin,
+  type FlexVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
 } from './types.js';
@@ -106,7 +110,7 @@ export async function boundVolume(source: PersistentVolumeSource, pod: NodePod, 
 }
 
 /** Sets up a persistentVolumeClaim volume: the bound PV's source checked and its path handed to the containers. */
-export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, pod: NodePod, spec: ClaimVolumeSpec, csi?: CsiVolumePlugin): Promise<PodVolume> {
+export async function setUpClaimVolume(source: PersistentVolumeSource | undefined, pod: NodePod, spec: ClaimVolumeSpec, csi?: CsiVolumePlugin, flex?: FlexVolumePlugin): Promise<PodVolume> {
   const subject = `spec.volumes[${spec.index}].${spec.kind}`;
   if (source === undefined) {
     throw new OrchError(VOLUME_UNSUPPORTED, 'invalid', `volume "${spec.name}" of type ${spec.kind} needs the API server (--orchconfig)`, { subject });
@@ -135,6 +139,10 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
   if (pv.csi !== undefined && csi !== undefined) {
     return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, readOnly }), readOnly };
   }
+  if (pv.flexVolume !== undefined && flex !== undefined) {
+    const mount = { plugin: flex, pod, podUID: pod.metadata.uid };
+    return { kind: spec.kind, hostPath: await setUpFlexPersistentVolume(mount, spec.name, volume, pv.flexVolume, readOnly, subject), readOnly };
+  }
   if (pv.hostPath !== undefined) {
     await checkHostPath(spec.name, pv.hostPath);
     return { kind: spec.kind, hostPath: pv.hostPath.path, readOnly };
@@ -143,7 +151,7 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'})`,
+    `volume "${spec.name}": persistentvolume ${pvName} has source ${kinds.join(', ') || '(none)'}, not supported on this node (supported: local, hostPath${csi === undefined ? '' : ', csi'}${flex === undefined ? '' : ', flexVolume'})`,
     { subject },
   );
 }

@@ -37,7 +37,7 @@ export const VOLUME_CLAIM_NOT_BOUND = 'VOLUME_CLAIM_NOT_BOUND';
 /** Reading a claim or a persistent volume from the API server failed (other than not found). */
 export const VOLUME_CLAIM_UNAVAILABLE = 'VOLUME_CLAIM_UNAVAILABLE';
 
-export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'csi' | 'ephemeral';
+export type VolumeKind = 'hostPath' | 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'csi' | 'ephemeral' | 'flexVolume';
 
 /**
  * Where configMap and secret volumes read their objects (from the API server, usually through a
@@ -70,6 +70,35 @@ export interface CsiVolumePlugin {
    */
   setUp(pod: NodePod, podUID: string, volumeName: string, source: CsiVolumeSource): Promise<string>;
   /** Unpublishes each CSI volume of the pod (found from its directory's vol_data.json), and unstages those no other pod uses. */
+  tearDown(podUID: string): Promise<void>;
+}
+
+/** A flexVolume source to mount for a pod: a pod's `flexVolume` volume or a PV's `spec.flexVolume` (upstream's volume.Spec of the flex plugin). */
+export interface FlexVolumeRequest {
+  /** The pod's volume name (inline) or the PV's name: the volume's directory and the driver's `orch.io/pvOrVolumeName`. */
+  readonly specName: string;
+  /** The pod's volume name, named in errors. */
+  readonly volumeName: string;
+  readonly driver: string;
+  readonly fsType: string;
+  readonly options: Readonly<Record<string, string>>;
+  /** A PV's secretRef has a namespace; a pod volume's is the pod's. */
+  readonly secretRef: { readonly name: string; readonly namespace?: string } | undefined;
+  readonly readOnly: boolean;
+  /** The field errors are about (`spec.volumes[0].flexVolume`). */
+  readonly subject: string;
+}
+
+/** The FlexVolume plugin (src/agent/flexvolume): runs the driver's calls to mount a pod's flexVolume and to tear a pod's FlexVolumes down. */
+export interface FlexVolumePlugin {
+  /**
+   * Mounts the volume at `<rootDir>/pods/<uid>/volumes/<vendor>~<driver>/<specName>` (attaching
+   * first when the driver attaches) and returns that directory. Idempotent: a volume mounted
+   * already is not mounted again. A failure leaves no directory and no mount behind; throws an
+   * OrchError naming the volume, the driver and the call.
+   */
+  setUp(pod: NodePod, podUID: string, request: FlexVolumeRequest): Promise<string>;
+  /** Unmounts each FlexVolume of the pod (found from its directory, so it works after a restart) and removes its directory; detaches after the last pod. Idempotent. */
   tearDown(podUID: string): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import type {
   CSIVolumeSource,
   ConfigMapVolumeSource,
   DownwardAPIVolumeSource,
+  FlexVolumeSource,
   HostPathVolumeSource,
   PersistentVolumeClaimVolumeSource,
   Pod,
@@ -31,7 +32,8 @@ export type VolumeSpec =
   | { readonly kind: 'projected'; readonly name: string; readonly index: number; readonly source: ProjectedVolumeSource }
   | { readonly kind: 'downwardAPI'; readonly name: string; readonly index: number; readonly source: DownwardAPIVolumeSource }
   | { readonly kind: 'persistentVolumeClaim' | 'ephemeral'; readonly name: string; readonly index: number; readonly source: PersistentVolumeClaimVolumeSource }
-  | { readonly kind: 'csi'; readonly name: string; readonly index: number; readonly source: CSIVolumeSource };
+  | { readonly kind: 'csi'; readonly name: string; readonly index: number; readonly source: CSIVolumeSource }
+  | { readonly kind: 'flexVolume'; readonly name: string; readonly index: number; readonly source: FlexVolumeSource };
 
 /** The volume kinds whose files the manager writes (and refreshes on every call). */
 export type ApiVolumeSpec = Extract<VolumeSpec, { kind: 'configMap' | 'secret' | 'projected' | 'downwardAPI' }>;
@@ -119,10 +121,11 @@ function classify(pod: Pod, volume: Volume, index: number, options: VolumeSpecOp
     if (!options.apiServer) throw needsApiServer(name, type, subject);
     return { kind: 'csi', name, index, source: volume.csi };
   }
+  if (volume.flexVolume !== undefined) return { kind: 'flexVolume', name, index, source: volume.flexVolume };
   throw new OrchError(
     VOLUME_UNSUPPORTED,
     'invalid',
-    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim, ephemeral, csi)`,
+    `volume "${name}" of type ${type} is not supported on this node (supported: hostPath, emptyDir, configMap, secret, projected, downwardAPI, persistentVolumeClaim, ephemeral, csi, flexVolume)`,
     { subject },
   );
 }

@@ -71,6 +71,40 @@ void describe('sqlite store on disk', () => {
     });
   });
 
+  void it('replays a resumed watch from the recent changes in memory (skipping what its index rules out), and from the change log when it starts before them', async () => {
+    await withSqlite({ dataDir: tempDir(), ...testOptions, recentChanges: 3 }, async (store) => {
+      const start = Number(await store.currentRevision());
+      await store.create('/things/ns/a', { metadata: { name: 'a' }, node: 'n1' });
+      await store.create('/things/ns/b', { metadata: { name: 'b' }, node: 'n2' });
+      await store.update('/things/ns/a', {}, (o) => ({ ...o, node: 'n2' }));
+      await store.delete('/things/ns/b');
+      await store.create('/things/ns/c', { metadata: { name: 'c' }, node: 'n1' });
+      const index = { name: 'node', value: 'n1', of: (o: Record<string, unknown>) => String(o.node) };
+      const resume = async (after: number, withIndex: boolean): Promise<string[]> => {
+        const events: WatchEvent[] = [];
+        const watch = await store.watch('/things/', { resourceVersion: String(after), onEvent: (e) => events.push(e), ...(withIndex ? { index } : {}) });
+        // A change after the replay marks its end.
+        await store.update('/things/ns/c', {}, (o) => ({ ...o, seen: after }));
+        await waitFor('the replay and the live change', () => events.some((e) => e.type === 'MODIFIED' && (e.object.metadata as { name: string }).name === 'c'));
+        await watch.close();
+        await store.update('/things/ns/c', {}, (o) => ({ ...o, seen: undefined }));
+        return events.slice(0, -1).map((e) => (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED' ? `${e.type} ${(e.object.metadata as { name: string }).name}` : e.type));
+      };
+      // The last 3 changes are in memory: a moved away from n1 concerns n1's watcher, b's deletion does not.
+      const fromMemory = start + 2;
+      assert.deepEqual(await resume(fromMemory, false), ['MODIFIED a', 'DELETED b', 'ADDED c']);
+      // Each resume wrote c twice: a's change is no longer in memory.
+      await store.create('/things/ns/d', { metadata: { name: 'd' }, node: 'n2' });
+      await store.create('/things/ns/e', { metadata: { name: 'e' }, node: 'n1' });
+      const now = Number(await store.currentRevision());
+      assert.deepEqual(await resume(now - 2, true), ['ADDED e']);
+      // From before the recent changes: the change log, every change of the range.
+      assert.deepEqual(await resume(fromMemory, true), [
+        'MODIFIED a', 'DELETED b', 'ADDED c', 'MODIFIED c', 'MODIFIED c', 'ADDED d', 'ADDED e', 'MODIFIED c', 'MODIFIED c',
+      ]);
+    });
+  });
+
   void it('compacts the history beyond the retained revisions and age', async () => {
     const dir = tempDir();
     await withSqlite({ dataDir: dir, ...testOptions, historyRevisions: 5, historyMs: 0, compactionIntervalMs: 20 }, async (store) => {

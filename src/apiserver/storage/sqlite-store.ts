@@ -6,7 +6,8 @@
  * Writes are group-committed: the writes that arrive in the same turn of the event loop run in
  * one transaction (one fsync), each with its own revision, in arrival order; they are
  * acknowledged, and their changes fanned out to the watchers, only after the commit. Watches
- * that start in the past first replay the change log. A timer compacts the log (history of the
+ * that start in the past first replay the recent changes kept in memory (sqlite-recent.ts) or,
+ * when they start before those, the change log. A timer compacts the log (history of the
  * last N revisions and the last M milliseconds is kept) and another deletes expired objects.
  */
 import { mkdirSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { tooLarge, tooOld, unavailable } from './errors.js';
 import type { KeyRange } from './keys.js';
 import type { CasResult, KvBackend, KvChange, KvLifecycle, KvRecord, KvWatch, KvWatchSink, PutRequest, RangeRequest, RangeResult } from './kv.js';
 import { KvStore } from './kv-store.js';
+import { RecentChanges } from './sqlite-recent.js';
 import { prepare, SCHEMA, type ChangeRow, type CurrentRow, type Statements } from './sqlite-schema.js';
 import type { ManagedStore, StoreLogger, WatchIndex } from './types.js';
 import { WatchFanout, type FanoutSubscriber } from './watch-fanout.js';
@@ -30,6 +32,8 @@ export interface SqliteStoreOptions {
   readonly historyRevisions?: number;
   /** ... and of every change newer than this many milliseconds (default 5 minutes). */
   readonly historyMs?: number;
+  /** How many of the latest changes are kept in memory for watches that resume (default 8192). */
+  readonly recentChanges?: number;
   /** How often the change log is compacted (default 10 s). */
   readonly compactionIntervalMs?: number;
   /** How often expired objects are deleted (default 1 s). */
@@ -80,6 +84,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
   private flushScheduled = false;
   private closed = false;
   private readonly watchers = new WatchFanout();
+  private readonly recent: RecentChanges;
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(db: Database.Database, options: SqliteStoreOptions) {
@@ -89,6 +94,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
     this.log = options.log ?? ((message) => void process.stderr.write(`${message}\n`));
     this.historyRevisions = options.historyRevisions ?? 10_000;
     this.historyMs = options.historyMs ?? 5 * 60_000;
+    this.recent = new RecentChanges(options.recentChanges ?? 8192);
     this.revisionNow = this.sql.readMeta.get('revision')?.value ?? 0;
     this.compacted = this.sql.readMeta.get('compacted')?.value ?? 0;
     const every = (ms: number, task: () => void): void => {
@@ -146,7 +152,7 @@ class SqliteKv implements KvBackend, KvLifecycle {
       if (start > this.revisionNow) throw tooLarge(start, this.revisionNow);
       if (start < this.compacted) throw tooOld(start, this.compacted);
       // Replay and subscribe in the same synchronous step: no commit can fall in between.
-      if (start < this.revisionNow) {
+      if (start < this.revisionNow && !this.recent.replay(start, range, sink, index)) {
         for (const row of this.sql.changesAfter.iterate({ start: range.start, end: range.end, rev: start })) {
           sink.change(changeOf(row));
         }
@@ -235,7 +241,10 @@ class SqliteKv implements KvBackend, KvLifecycle {
       return;
     }
     this.revisionNow = revision;
-    for (const change of changes) this.watchers.dispatch(change);
+    for (const change of changes) {
+      this.recent.add(change);
+      this.watchers.dispatch(change);
+    }
     batch.forEach((p, i) => {
       p.resolve(results[i] as CasResult);
     });
