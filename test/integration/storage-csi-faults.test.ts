@@ -1,6 +1,6 @@
 /**
  * A misbehaving CSI driver on the node: orch-apiserver, a real containerd, the nodeagent binary
- * with a 3 s CSI call deadline (NODEAGENT_CSI_TIMEOUT) and the sample CSI driver:
+ * with a 5 s CSI call deadline (NODEAGENT_CSI_TIMEOUT) and the sample CSI driver:
  *
  * - a driver whose NodeStageVolume answers after the deadline: a FailedMount event naming the
  *   volume, the call and DeadlineExceeded, retried; a pod without CSI volumes runs meanwhile;
@@ -23,7 +23,7 @@ import { waitFor } from '../helpers/wait.js';
 let s: StorageStack;
 
 before(async () => {
-  s = await startStorageStack({ objects: [csiDriverObject({ attachRequired: false })], agentEnv: { NODEAGENT_CSI_TIMEOUT: '3s' } });
+  s = await startStorageStack({ objects: [csiDriverObject({ attachRequired: false })], agentEnv: { NODEAGENT_CSI_TIMEOUT: '5s' } });
   await s.driver.waitFor('registration-status');
 });
 
@@ -44,10 +44,9 @@ async function assertNothingLeft(pod: Pod, handle: string): Promise<void> {
 void describe('a misbehaving CSI driver', () => {
   void it('reports a call past the deadline on the pod, retries, and leaves nothing once the pod goes', async () => {
     await s.create([csiVolume('slow', 'vol-slow'), claim('slow', 'slow')]);
-    s.driver.setDelay(['NodeStageVolume'], 8_000);
+    s.driver.setDelay(['NodeStageVolume'], 12_000);
     await s.create([claimPod('slow', 'slow', 'sleep 3600'), podWith('bystander', { emptyDir: {} }, 'sleep 3600')]);
-    const event = await s.waitForEvent('slow', 'FailedMount', /DeadlineExceeded/);
-    assert.match(event.message ?? '', /volume "data": CSI driver hostpath\.csi\.example\.com: NodeStageVolume of vol-slow failed: rpc error: code = DeadlineExceeded/);
+    await s.waitForEvent('slow', 'FailedMount', /volume "data": CSI driver hostpath\.csi\.example\.com: NodeStageVolume of vol-slow failed: rpc error: code = DeadlineExceeded/, 90_000);
     await s.waitForPhase('bystander', 'Running');
     await waitFor('a retry', () => s.driver.calls('NodeStageVolume').length >= 2, { timeoutMs: 60_000 });
     assert.notEqual((await s.pod('slow'))?.status?.phase, 'Running');
@@ -66,8 +65,7 @@ void describe('a misbehaving CSI driver', () => {
     await s.create([claimPod('stranded', 'gone', 'sleep 3600')]);
     await waitFor('NodePublishVolume in flight', () => s.driver.calls('NodePublishVolume').length > mark, { timeoutMs: 60_000 });
     await s.driver.kill();
-    const first = await s.waitForEvent('stranded', 'FailedMount', /NodePublishVolume/);
-    assert.match(first.message ?? '', /volume "data": CSI driver hostpath\.csi\.example\.com: NodePublishVolume of vol-gone failed: rpc error: code = (Unavailable|Canceled)/);
+    await s.waitForEvent('stranded', 'FailedMount', /volume "data": CSI driver hostpath\.csi\.example\.com: NodePublishVolume of vol-gone failed: rpc error: code = (Unavailable|Canceled)/);
     await s.waitForEvent('stranded', 'FailedMount', /volume "data": driver name hostpath\.csi\.example\.com not found in the list of registered CSI drivers/, 90_000);
     await s.create([podWith('unaffected', { emptyDir: {} }, 'sleep 3600')]);
     await s.waitForPhase('unaffected', 'Running');

@@ -132,11 +132,12 @@ void describe('CSI drivers on the node', () => {
     await runKubectl(server, ['delete', 'pod', 'second', '--wait=true']);
     await waitFor('second unpublished', () => driver.calls('NodeUnpublishVolume').length === 1, { timeoutMs: 60_000 });
     assert.equal(driver.calls('NodeUnstageVolume').length, 0, 'still used by the first pod');
-    assert.equal(existsSync(join(rootDir, 'pods', second.metadata?.uid ?? '', 'volumes', 'orch.io~csi', 'csi-a')), false);
+    // The directory goes just after NodeUnpublishVolume returns.
+    await waitFor('second\'s volume directory removed', () => !existsSync(join(rootDir, 'pods', second.metadata?.uid ?? '', 'volumes', 'orch.io~csi', 'csi-a')));
     await runKubectl(server, ['delete', 'pod', 'first', '--wait=true']);
     await waitFor('unstaged after the last pod', () => driver.calls('NodeUnstageVolume').length === 1, { timeoutMs: 60_000 });
     assert.equal(driver.calls('NodeUnpublishVolume').length, 2);
-    assert.equal(existsSync(pvDir), false);
+    await waitFor('the first pod\'s volume directory removed', () => !existsSync(pvDir));
   });
 
   void it('reports a driver error on the pod naming the volume, leaves no directory, and retries until the driver heals', async () => {
