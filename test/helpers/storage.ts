@@ -54,7 +54,43 @@ export const podWith = (name: string, volume: Obj, script: string, restartPolicy
 export const claimPod = (name: string, claimName: string, script: string, restartPolicy = 'Always'): Obj =>
   podWith(name, { persistentVolumeClaim: { claimName } }, script, restartPolicy);
 
-export interface StorageStack {
+/** A pod of the default namespace read from the API server: the pod, a wait for its phase, its events. */
+export interface PodQueries {
+  readonly pod: (name: string) => Promise<Pod | undefined>;
+  /** Waits for the phase; on time-out the error carries the pod's status and events. */
+  readonly waitForPhase: (name: string, phase: string, timeoutMs?: number) => Promise<Pod>;
+  readonly events: (name: string) => Promise<Event[]>;
+  /** The first event of `reason` on the pod whose message matches `pattern`. */
+  readonly waitForEvent: (name: string, reason: string, pattern: RegExp, timeoutMs?: number) => Promise<Event>;
+}
+
+/** The pod queries over a GET of the API server (`getJson` resolves undefined when not found). */
+export function podQueries(getJson: <T>(path: string) => Promise<T | undefined>): PodQueries {
+  const q: PodQueries = {
+    pod: (name) => getJson<Pod>(`${PODS}/${name}`),
+    waitForPhase: async (name, phase, timeoutMs = 90_000) => {
+      try {
+        return await waitFor(`pod ${name} ${phase}`, async () => {
+          const p = await q.pod(name);
+          return p?.status?.phase === phase ? p : undefined;
+        }, { timeoutMs });
+      } catch (err) {
+        // What the pod went through says why: its status and events in the failure.
+        const events = (await q.events(name)).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+        throw new Error(`${(err as Error).message}; status ${JSON.stringify((await q.pod(name))?.status)}; events ${JSON.stringify(events)}`, { cause: err });
+      }
+    },
+    events: async (name) => {
+      const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
+      return list?.items ?? [];
+    },
+    waitForEvent: (name, reason, pattern, timeoutMs = 60_000) => waitFor(`a ${reason} event on ${name} matching ${String(pattern)}`, async () =>
+      (await q.events(name)).find((e) => e.reason === reason && pattern.test(e.message ?? '')), { timeoutMs }),
+  };
+  return q;
+}
+
+export interface StorageStack extends PodQueries {
   readonly dir: string;
   readonly rootDir: string;
   readonly server: ApiServer;
@@ -63,11 +99,6 @@ export interface StorageStack {
   driver: CsiDriverProcess;
   getJson<T>(path: string): Promise<T | undefined>;
   create(objects: Obj[]): Promise<void>;
-  pod(name: string): Promise<Pod | undefined>;
-  waitForPhase(name: string, phase: string, timeoutMs?: number): Promise<Pod>;
-  events(name: string): Promise<Event[]>;
-  /** The first event of `reason` on the pod whose message matches `pattern`. */
-  waitForEvent(name: string, reason: string, pattern: RegExp, timeoutMs?: number): Promise<Event>;
   /** A new agent process on the same root dir and flags (after a kill). */
   restartAgent(): Promise<void>;
   /** A new sample driver process with these settings (after a kill). */
@@ -100,25 +131,7 @@ export async function startStorageStack(o: StorageStackOptions = {}): Promise<St
   const stack: StorageStack = {
     dir, rootDir, server, containerd, agent, driver, getJson,
     create: (objects) => kubectlCreate(server, objects),
-    pod: (name) => getJson<Pod>(`${PODS}/${name}`),
-    async waitForPhase(name, phase, timeoutMs = 90_000) {
-      try {
-        return await waitFor(`pod ${name} ${phase}`, async () => {
-          const p = await stack.pod(name);
-          return p?.status?.phase === phase ? p : undefined;
-        }, { timeoutMs });
-      } catch (err) {
-        // What the pod went through says why: its status and events in the failure.
-        const events = (await stack.events(name)).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
-        throw new Error(`${(err as Error).message}; status ${JSON.stringify((await stack.pod(name))?.status)}; events ${JSON.stringify(events)}`, { cause: err });
-      }
-    },
-    async events(name) {
-      const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
-      return list?.items ?? [];
-    },
-    waitForEvent: (name, reason, pattern, timeoutMs = 60_000) => waitFor(`a ${reason} event on ${name} matching ${String(pattern)}`, async () =>
-      (await stack.events(name)).find((e) => e.reason === reason && pattern.test(e.message ?? '')), { timeoutMs }),
+    ...podQueries(getJson),
     async restartAgent() {
       stack.agent = await startAgent();
     },

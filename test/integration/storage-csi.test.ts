@@ -18,7 +18,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Event, EventList, Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { Node } from 'kubernetes-types/core/v1.js';
 import type { CSINode } from 'kubernetes-types/storage/v1.js';
 import { csiAttachmentName } from '../../src/api/storage/index.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
@@ -26,6 +26,7 @@ import { getObject, kubectlCreate, runKubectl, startApiServer, type ApiServer } 
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { startCsiDriver, type CsiDriverProcess } from '../helpers/csi-driver.js';
 import { NODE } from '../helpers/pods.js';
+import { podQueries } from '../helpers/storage.js';
 import { removeTempDir } from '../helpers/tempdir.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -37,7 +38,6 @@ let containerd: ContainerdInstance;
 let server: ApiServer;
 let agent: AgentProcess;
 let driver: CsiDriverProcess;
-const PODS = '/api/v1/namespaces/default/pods';
 
 const getJson = <T>(path: string): Promise<T | undefined> => getObject<T>(server, path);
 const create = (objects: Obj[]): Promise<void> => kubectlCreate(server, objects);
@@ -57,17 +57,7 @@ const pod = (name: string, claimName: string, script: string, restartPolicy = 'N
     volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
   },
 });
-const podOf = (name: string): Promise<Pod | undefined> => getJson<Pod>(`${PODS}/${name}`);
-async function waitForPhase(name: string, phase: string, timeoutMs = 90_000): Promise<Pod> {
-  return await waitFor(`pod ${name} ${phase}`, async () => {
-    const p = await podOf(name);
-    return p?.status?.phase === phase ? p : undefined;
-  }, { timeoutMs });
-}
-async function podEvents(name: string): Promise<Event[]> {
-  const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
-  return list?.items ?? [];
-}
+const { pod: podOf, waitForPhase, events: podEvents } = podQueries(getJson);
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'storage-csi-'));

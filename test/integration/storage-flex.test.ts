@@ -19,17 +19,17 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, stat, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Event, EventList, Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { Node } from 'kubernetes-types/core/v1.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
 import { getObject, kubectlCreate, runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { NODE } from '../helpers/pods.js';
+import { podQueries } from '../helpers/storage.js';
 import { removeTempDir } from '../helpers/tempdir.js';
 import { waitFor } from '../helpers/wait.js';
 
 type Obj = Record<string, unknown>;
 const SAMPLE_DRIVER = resolve('examples/flexvolume/hostdir');
-const PODS = '/api/v1/namespaces/default/pods';
 let dir: string;
 let rootDir: string;
 let pluginDir: string;
@@ -46,17 +46,7 @@ const flexPod = (name: string, driver: string, options: Record<string, string>, 
     volumes: [{ name: 'data', flexVolume: { driver, options, ...extra } }],
   },
 });
-const podOf = (name: string): Promise<Pod | undefined> => getJson<Pod>(`${PODS}/${name}`);
-async function waitForPhase(name: string, phase: string, timeoutMs = 90_000): Promise<Pod> {
-  return await waitFor(`pod ${name} ${phase}`, async () => {
-    const p = await podOf(name);
-    return p?.status?.phase === phase ? p : undefined;
-  }, { timeoutMs });
-}
-async function podEvents(name: string): Promise<Event[]> {
-  const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
-  return list?.items ?? [];
-}
+const { pod: podOf, waitForPhase, events: podEvents } = podQueries(getJson);
 /** The mount points at or below `path` (from this process's mount table, which the agent shares). */
 async function mountsBelow(path: string): Promise<string[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8');

@@ -14,11 +14,12 @@ import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Event, EventList, Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
 import { getObject, kubectlCreate, runKubectl, startApiServer, type ApiServer } from '../helpers/apiserver.js';
 import { freePort, startContainerd, type ContainerdInstance } from '../helpers/containerd.js';
 import { NODE } from '../helpers/pods.js';
+import { podQueries } from '../helpers/storage.js';
 import { removeTempDir } from '../helpers/tempdir.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -27,7 +28,6 @@ let dir: string;
 let containerd: ContainerdInstance;
 let server: ApiServer;
 let agent: AgentProcess;
-const PODS = '/api/v1/namespaces/default/pods';
 const CLAIMS = '/api/v1/namespaces/default/persistentvolumeclaims';
 
 const getJson = <T>(path: string): Promise<T | undefined> => getObject<T>(server, path);
@@ -52,14 +52,8 @@ const pod = (name: string, claimName: string, script: string, readOnly = false, 
     volumes: [{ name: 'data', persistentVolumeClaim: { claimName, ...(readOnly ? { readOnly } : {}) } }],
   },
 });
-const podPhase = async (name: string): Promise<string | undefined> => (await getJson<Pod>(`${PODS}/${name}`))?.status?.phase;
-async function waitForPhase(name: string, phase: string, timeoutMs = 90_000): Promise<void> {
-  await waitFor(`pod ${name} ${phase}`, async () => (await podPhase(name)) === phase, { timeoutMs });
-}
-async function podEvents(name: string): Promise<Event[]> {
-  const list = await getJson<EventList>(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${name}`)}`);
-  return list?.items ?? [];
-}
+const { pod: podOf, waitForPhase, events: podEvents } = podQueries(getJson);
+const podPhase = async (name: string): Promise<string | undefined> => (await podOf(name))?.status?.phase;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'storage-node-'));
