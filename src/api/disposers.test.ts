@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Disposers } from './disposers.js';
+import { FakeClock } from './fake-clock.js';
 
 void describe('Disposers', () => {
   void it('runs every step newest first, each after the previous one settled', async () => {
@@ -30,5 +31,22 @@ void describe('Disposers', () => {
       return true;
     });
     assert.deepEqual(order, ['first']);
+  });
+
+  void it('reports a step that does not settle by its deadline by name, and runs the rest', async () => {
+    const clock = new FakeClock(0);
+    const order: string[] = [];
+    const overdue: string[] = [];
+    const d = new Disposers();
+    d.push(() => { order.push('first'); }, 'the first');
+    d.push(() => new Promise(() => undefined), 'the plugin connections');
+    d.push(() => { order.push('third'); });
+    const done = d.dispose({ clock, stepMs: 5_000, onOverdue: (name) => { overdue.push(name); } });
+    await clock.advance(4_999);
+    assert.deepEqual([order, overdue], [['third'], []]);
+    await clock.advance(1);
+    await done;
+    assert.deepEqual([order, overdue], [['third', 'first'], ['the plugin connections']]);
+    assert.equal(clock.pending().length, 0, 'no deadline timer is left');
   });
 });

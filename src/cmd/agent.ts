@@ -30,9 +30,15 @@ import { startAgentTracing } from './agent-tracing.js';
 export { buildNode, type NodeModules } from './agent-node.js';
 
 export interface Agent {
-  /** Stops the agent's loops and servers; the containers keep running. */
+  /**
+   * Stops the agent's loops and servers; the containers keep running. A step that takes longer
+   * than STOP_STEP_MS is logged by name and left behind, so that stopping always ends.
+   */
   stop(): Promise<void>;
 }
+
+/** How long one teardown step may take before the agent stops waiting for it. */
+const STOP_STEP_MS = 10_000;
 
 /** Starts the agent on `clock`, the one clock every module reads (nodeagent.ts passes the host's). */
 export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot, clock: Clock): Promise<Agent> {
@@ -45,7 +51,13 @@ export async function startAgent(resolved: ResolvedConfiguration, logs: LogRoot,
     });
     throw err;
   }
-  return { stop: () => disposers.dispose() };
+  const log = logs.logger('agent');
+  return {
+    stop: () => disposers.dispose({
+      clock, stepMs: STOP_STEP_MS,
+      onOverdue: (name) => { log.warn(`Stopping ${name} did not finish within ${STOP_STEP_MS / 1000} s; going on without it`); },
+    }),
+  };
 }
 
 /** Builds and starts every module, pushing the teardown of each onto `disposers` as it goes. */
@@ -54,27 +66,27 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const identity = await nodeIdentity(resolved);
   // Tracing first and stopped last: its provider exports the spans of everything stopping before it.
   const tracing = await startAgentTracing(resolved, logs, clock);
-  if (tracing !== undefined) disposers.push(() => tracing.provider.shutdown());
+  if (tracing !== undefined) disposers.push(() => tracing.provider.shutdown(), 'tracing');
   // API-server mode (--orchconfig): its modules are loaded only then, so that a standalone agent
   // holds none of their code. Bootstrap, the REST client and the event recorder come first.
   const apiModules = resolved.options.orchconfig === '' ? undefined : await import('./agent-api.js');
   const api = apiModules === undefined ? undefined : await apiModules.connectApi(resolved, logs, identity, clock, tracing?.tracer('orchclient'));
-  if (api !== undefined) disposers.push(() => api.close());
+  if (api !== undefined) disposers.push(() => api.close(), 'the API-server connection');
 
   // In API-server mode the pod manager registers the desired pods with the ConfigMap and Secret manager.
   const pods = createPodManager({ registrar: api?.objects });
   const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
   const { cri, status, podConfig, prober } = node;
-  disposers.push(() => { cri.close(); });
-  disposers.push(() => { node.flex.drivers.stop(); });
-  disposers.push(() => prober.stop());
+  disposers.push(() => { cri.close(); }, 'the CRI connection');
+  disposers.push(() => { node.flex.drivers.stop(); }, 'the FlexVolume driver watch');
+  disposers.push(() => prober.stop(), 'the probes');
   const health = new HealthChecks([
     { name: 'ping', check: () => undefined },
     { name: 'log', check: () => undefined },
   ]);
 
   const workers = createPodWorkers({ clock, syncer: node.syncer, logger: logs.logger('podworkers'), resyncIntervalMs: durationToMs(c.syncFrequency) });
-  disposers.push(() => workers.stop());
+  disposers.push(() => workers.stop(), 'the pod workers');
   const metrics = createAgentMetrics({ nodeName: identity.name, runtimeCounts: () => criRuntimeCounts(cri), probeRegistry: node.proberMetrics.registry });
   // The pods' volume stats (every volumeStatsAggPeriod) and the stats snapshots the servers and the eviction manager share.
   const volumeStats = createVolumeStatsCache({
@@ -82,7 +94,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     ...(api === undefined ? {} : { csi: (uid: string) => api.csi.mounter.podVolumeStats(uid) }),
   });
   volumeStats.start();
-  disposers.push(() => volumeStats.stop());
+  disposers.push(() => volumeStats.stop(), 'the volume stats');
   const stats = createStatsProvider({ cri, rootDir: resolved.options.rootDir, podLogsRoot: c.podLogsDir, clock, logger: logs.logger('stats'), volumes: volumeStats });
 
   const nodeEvent = api?.nodeEvent.bind(api);
@@ -121,7 +133,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
   // EventedPLEG: containerd's task events drive the PLEG, the relist is the safety net.
   const plegEvents = resolved.gates.enabled('EventedPLEG') ? containerdPlegEvents(c.containerRuntimeEndpoint, cri, clock) : undefined;
-  if (plegEvents !== undefined) disposers.push(() => { plegEvents.close(); });
+  if (plegEvents !== undefined) disposers.push(() => { plegEvents.close(); }, "the runtime's event stream");
   const { syncLoop, pleg } = wireSyncLoop({
     clock, logs, prober, health, podCache: node.podCache, events: plegEvents,
     runtime: { listPodSandbox: () => cri.listPodSandbox(), listContainers: () => cri.listContainers() },
@@ -142,35 +154,35 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   // Node allocatable, the resource managers' state and the system cgroups before any pod is admitted.
   await node.containerManager.start({ activePods: () => syncLoop.activePods(), sourcesReady: () => podConfig.sourcesReady() });
-  disposers.push(() => node.containerManager.stop());
+  disposers.push(() => node.containerManager.stop(), 'the container manager');
   // The plugin watcher and the pod resources API (src/cmd/agent-devices.ts).
   const deviceServices = await startDeviceServices({ resolved, logs, clock, devices: node.devices, pods: () => pods.pods(), assignments: () => node.containerManager.assignments(),
     ...(api === undefined ? {} : { handlers: new Map([[CSI_PLUGIN_TYPE, api.csi.handler]]) }) });
-  disposers.push(() => deviceServices.stop());
+  disposers.push(() => deviceServices.stop(), 'the plugin watcher and pod resources API');
   syncLoop.start();
-  disposers.push(() => syncLoop.stop());
+  disposers.push(() => syncLoop.stop(), 'the sync loop');
   if (shutdown !== undefined) {
     const manager = shutdown;
     await manager.start();
-    disposers.push(() => manager.stop());
+    disposers.push(() => manager.stop(), 'graceful node shutdown');
   }
   pleg.start();
-  disposers.push(() => pleg.stop());
+  disposers.push(() => pleg.stop(), 'the PLEG');
   await podConfig.start();
-  disposers.push(() => podConfig.stop());
+  disposers.push(() => podConfig.stop(), 'the pod sources');
   if (apiMode !== undefined) {
     apiMode.start();
-    disposers.push(() => apiMode.stop());
+    disposers.push(() => apiMode.stop(), 'API-server mode');
   }
 
   // The servers (src/agent/server): secure (TLS, authn, authz), read-only and health.
-  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock));
+  disposers.push(recordPodStarts(status, { desiredPods: () => pods.pods() }, (seconds) => { metrics.observePodStartDuration(seconds); }, clock), 'the pod start metric');
 
   // Garbage collection and log rotation, in the background, then the eviction manager, which reclaims through them.
   cleanup.start();
-  disposers.push(() => cleanup.stop());
+  disposers.push(() => cleanup.stop(), 'garbage collection and log rotation');
   eviction.start();
-  disposers.push(() => eviction.stop());
+  disposers.push(() => eviction.stop(), 'the eviction manager');
   const servers = await startServers({
     config: c,
     certDir: resolved.options.certDir,
@@ -189,7 +201,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     logger: logs.logger('server'),
     clock,
   });
-  disposers.push(() => servers.close());
+  disposers.push(() => servers.close(), 'the servers');
 
   logs.logger('agent').info('nodeagent running', {
     node: identity.name,

@@ -19,6 +19,21 @@ import { VERSION } from '../version.js';
 /** Exit codes: 0 success, 1 invalid configuration or a failed startup check, 2 usage. */
 const EXIT_INVALID = 1;
 
+/** How long the process may stay after the agent stopped before it exits by itself. */
+const EXIT_GRACE_MS = 5_000;
+
+/**
+ * A stopped agent holds nothing open, so the process ends by itself; should something still be
+ * open (a leaked socket or timer, a bug), it is named in the log and the process exits anyway, as
+ * upstream's agent does on SIGTERM, rather than staying forever.
+ */
+function exitIfStillOpen(clock: Clock): void {
+  clock.setTimer(EXIT_GRACE_MS, () => {
+    // The log is closed by then: straight to stderr.
+    process.stderr.write(`nodeagent: still running ${EXIT_GRACE_MS / 1000} s after stopping, held by ${process.getActiveResourcesInfo().join(', ')}; exiting\n`);
+    process.exit(process.exitCode ?? 0);
+  });
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   // Simulated nodes (many agents over an in-memory runtime): loaded only for that command.
@@ -114,6 +129,7 @@ async function run(resolved: ResolvedConfiguration, logs: LogRoot, log: Logger, 
     clearInterval(running);
     log.info('Stopping nodeagent; containers keep running', { signal });
     await agent.stop();
+    exitIfStillOpen(clock);
     return 0;
   } catch (err) {
     log.error(`nodeagent failed: ${messageOf(err)}`, { code: (err as OrchError).code });

@@ -17,7 +17,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './containerd.js';
 import { removeTempDir } from './tempdir.js';
-import { waitFor } from './wait.js';
+import { waitFor, within } from './wait.js';
+
+/** How long stop() waits for the agent to exit on SIGTERM before it kills it and fails. */
+const STOP_TIMEOUT_MS = 60_000;
 
 export const NODEAGENT_BIN = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/nodeagent');
 
@@ -135,9 +138,19 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     },
     async stop() {
       if (!exited) child.kill('SIGTERM');
-      const code = await exit;
-      await removeOwnRoot();
-      return code;
+      try {
+        const code = await within('the agent stopping on SIGTERM', exit, STOP_TIMEOUT_MS);
+        // A leak the agent's exit guard caught (it exited anyway): shown, for whoever reads the run.
+        const held = /nodeagent: still running .*/.exec(output);
+        if (held !== null) process.stderr.write(`${held[0]}\n`);
+        return code;
+      } catch (err) {
+        child.kill('SIGKILL');
+        await exit;
+        throw new Error(`${(err as Error).message} (killed); its log:\n${output.slice(-3000)}`);
+      } finally {
+        await removeOwnRoot();
+      }
     },
     async kill() {
       if (!exited) child.kill('SIGKILL');

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
 import { freePort } from './loopback.js';
 import { scriptFailure } from './script-failure.js';
-import { waitFor } from './wait.js';
+import { waitFor, within } from './wait.js';
 
 export { freePort } from './loopback.js';
 
@@ -353,18 +353,26 @@ export async function startRegistry(options: { readonly auth?: string } = {}): P
 
 // ---- checks and cleanup ----
 
-/** Undo steps, run newest first by an `after` hook even when `before` or a test failed. */
+/**
+ * Undo steps, run newest first by an `after` hook even when `before` or a test failed; a step
+ * that hangs fails after CLEANUP_STEP_MS with its name, and the next one runs.
+ */
 export class Cleanups {
-  private readonly steps: (() => unknown)[] = [];
-  push(step: () => unknown): void {
-    this.steps.push(step);
+  private readonly steps: { run: () => unknown; name: string }[] = [];
+  push(run: () => unknown, name = `cleanup step ${this.steps.length + 1}`): void {
+    this.steps.push({ run, name });
   }
   async run(): Promise<void> {
     const errors: unknown[] = [];
-    for (const step of this.steps.splice(0).reverse()) await Promise.resolve().then(step).catch((err: unknown) => errors.push(err));
+    for (const step of this.steps.splice(0).reverse()) {
+      await within(step.name, Promise.resolve().then(step.run), CLEANUP_STEP_MS).catch((err: unknown) => errors.push(err));
+    }
     if (errors.length > 0) throw new AggregateError(errors, `${errors.length} cleanup step(s) failed`);
   }
 }
+
+/** How long one cleanup step may take. */
+const CLEANUP_STEP_MS = 120_000;
 
 /** Reads what a TCP server sends before closing (or what came within 2 s). */
 export function readTcp(port: number, host: string): Promise<string> {

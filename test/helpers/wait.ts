@@ -46,3 +46,20 @@ export async function waitFor<T>(
     await delay(intervalMs);
   }
 }
+
+/**
+ * `promise`, or a failure naming `what` when it has not settled within `timeoutMs`: a teardown
+ * step that hangs then fails its hook with its name instead of holding the test file to the
+ * runner's time-out.
+ */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const overdue = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => { reject(new Error(`${what} did not finish within ${timeoutMs} ms`)); }, timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, overdue]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -29,7 +29,7 @@ import { freePort, startContainerd, type ContainerdInstance } from '../helpers/c
 import { startDevicePlugin, type DevicePluginProcess } from '../helpers/device-plugin.js';
 import { NODE, podManifest, runningContainer, writeManifest } from '../helpers/pods.js';
 import { removeTempDir } from '../helpers/tempdir.js';
-import { waitFor } from '../helpers/wait.js';
+import { waitFor, within } from '../helpers/wait.js';
 
 const RESOURCE = 'example.com/dev';
 let dir: string;
@@ -99,12 +99,18 @@ before(async () => {
   await plugin.waitFor('registered');
 });
 
+// Each step under its own deadline, so that a hang names the step; every step runs.
 after(async () => {
-  await agent?.stop();
-  await plugin.kill();
+  const failures: unknown[] = [];
+  const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+    await within(what, run(), 90_000).catch((err: unknown) => { failures.push(err); });
+  };
+  await step('stopping the agent', async () => agent?.stop());
+  await step('killing the device plugin', () => plugin.kill());
   cri.close();
-  await containerd.stop();
-  await removeTempDir(dir);
+  await step('stopping containerd', () => containerd.stop());
+  await step('removing the test directory', () => removeTempDir(dir));
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} teardown step(s) failed`);
 });
 
 void describe('devices through the agent binary', () => {
