@@ -1,11 +1,11 @@
 /**
  * Setting up (and refreshing) configMap, secret, projected and downwardAPI volumes: build the
- * payload from the objects and the pod, make the volume directory (a tmpfs for secret and
- * projected volumes, as upstream's memory-backed wrappers), and write it with the atomic writer.
+ * payload from the objects and the pod, make the volume directory (on the node's tmpfs for secret
+ * and projected volumes: memory-volumes.ts), and write it with the atomic writer.
  * The payload is built before the volume directory is touched, so a missing object leaves no
  * half-made volume. A refresh that fails on a volume already written keeps its files (logged).
  */
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -14,8 +14,7 @@ import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import { DATA_DIR_NAME, writeAtomically, type FileProjection } from './atomic-writer.js';
 import { downwardAPIPayload } from './downward-api.js';
-import { mountTmpfs } from './mounter.js';
-import type { MountInfoEntry } from './mountinfo.js';
+import type { MemoryVolumes } from './memory-volumes.js';
 import { CONFIG_MAP_PLUGIN_DIR, DOWNWARD_API_PLUGIN_DIR, PROJECTED_PLUGIN_DIR, SECRET_PLUGIN_DIR, volumeDir } from './paths.js';
 import { DEFAULT_FILE_MODE, fetchKeys, fileMode, keysPayload, type KeysSource } from './payload.js';
 import { projectedPayload } from './projected.js';
@@ -41,8 +40,8 @@ export interface ApiVolumeContext {
   readonly capacity: NodeCapacity;
   /** Names the atomic writer's timestamped directories. */
   readonly clock: Pick<Clock, 'now'>;
-  /** The mount table read at the start of the call (to mount each tmpfs once). */
-  readonly mounts: readonly MountInfoEntry[];
+  /** The node's tmpfs, where secret and projected volumes keep their files. */
+  readonly memory: MemoryVolumes;
   /** mkdir -p with the exact mode (the manager's; synchronous local calls). */
   readonly makeDir: (dir: string, mode: number, subject: string) => void;
 }
@@ -108,14 +107,8 @@ export async function setUpApiVolume(ctx: ApiVolumeContext, pod: NodePod, uid: s
     ctx.logger.warn('cannot refresh volume; keeping its previous content', { podUID: uid, volume: spec.name, kind: spec.kind, err: messageOf(err) });
     return volume;
   }
-  ctx.makeDir(dir, VOLUME_DIR_MODE, `volume ${spec.name}`);
-  if (isMemoryBacked(spec)) {
-    const real = await realpath(dir);
-    if (!ctx.mounts.some((m) => m.mountPoint === real && m.fsType === 'tmpfs')) {
-      await mountTmpfs(dir, undefined, `volume ${spec.name}`);
-      ctx.logger.v(2, `mounted tmpfs for ${spec.kind} volume`, { podUID: uid, volume: spec.name, path: dir });
-    }
-  }
+  if (isMemoryBacked(spec)) await ctx.memory.prepare(uid, PLUGIN_DIRS[spec.kind], spec.name, dir, VOLUME_DIR_MODE);
+  else ctx.makeDir(dir, VOLUME_DIR_MODE, `volume ${spec.name}`);
   const fsGroup = pod.spec?.securityContext?.fsGroup;
   const wrote = await writeAtomically({ dir, payload, clock: ctx.clock, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
   if (wrote) ctx.logger.v(2, 'wrote volume files', { podUID: uid, volume: spec.name, kind: spec.kind, files: payload.size });

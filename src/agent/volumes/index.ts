@@ -1,8 +1,8 @@
 /**
  * volumes: the volume manager — hostPath (with upstream's `type` checks), emptyDir (a directory,
  * or a tmpfs for medium Memory), downwardAPI, and, given an object source (the API server),
- * configMap, secret (on a tmpfs) and projected (configMap, secret, downwardAPI and
- * serviceAccountToken sources, on a tmpfs) volumes written by the atomic writer (`..data` →
+ * configMap, secret (on the node's tmpfs) and projected (configMap, secret, downwardAPI and
+ * serviceAccountToken sources, on the node's tmpfs: memory-volumes.ts) volumes written by the atomic writer (`..data` →
  * `..<timestamp>`, as upstream) and refreshed on every preparePodVolumes call when their content
  * changed — plus the pod's directories on disk (`<rootDir>/pods/<uid>/...`), its managed
  * /etc/hosts, and the resolution of a container's volumeMounts into runtime mounts (readOnly,
@@ -15,13 +15,15 @@
  * the pod), whose local or hostPath source is used in place and whose csi source, like inline
  * csi volumes, goes to the injected CSI plugin.
  *
- * It owns: creating and removing `<rootDir>/pods/<uid>`, mounting and unmounting tmpfs below it
+ * It owns: creating and removing `<rootDir>/pods/<uid>` and `<rootDir>/memory-volumes/<uid>`,
+ * mounting the node's tmpfs at `<rootDir>/memory-volumes`, mounting and unmounting tmpfs below a pod
  * (mount(8)/umount(8) through execFile, never a shell), writing the files of configMap, secret,
  * projected and downwardAPI volumes, reading /proc/self/mountinfo, and which ConfigMaps,
  * Secrets and tokens the agent keeps or watches.
  *
- * It must not: delete or modify anything outside `<rootDir>/pods` (hostPath volumes are only
- * checked or created, never removed; symlinks are never followed out of a pod directory), reach
+ * It must not: delete or modify anything outside `<rootDir>/pods` and `<rootDir>/memory-volumes` (hostPath volumes are only
+ * checked or created, never removed; symlinks are never followed out of a pod directory but for
+ * the links of its secret and projected volumes to the node tmpfs), reach
  * the API server but through the RestClient given to the object and token managers and the
  * claim source (without them, configMap, secret, serviceAccountToken and persistentVolumeClaim
  * volumes fail with `VOLUME_UNSUPPORTED`), support PVs of other sources, block volumes

@@ -16,7 +16,8 @@ import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
 import { writeEtcHosts } from './etc-hosts.js';
 import { checkHostPath } from './host-path.js';
 import { mountTmpfs, unmount } from './mounter.js';
-import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type MountInfoEntry } from './mountinfo.js';
+import { createMemoryVolumes, type MemoryVolumes } from './memory-volumes.js';
+import { MOUNTINFO_PATH, readMountInfoBelow, type MountInfoEntry } from './mountinfo.js';
 import { mountsFor } from './mounts.js';
 import { setUpFlexVolume } from './flex.js';
 import { setUpClaimVolume } from './persistent.js';
@@ -99,6 +100,7 @@ class LocalVolumeManager implements VolumeManager {
   private readonly prepared = new Map<string, PodVolumes>();
   /** Each pod's /etc/hosts and the sandbox it was written for (undefined path: host network). */
   private readonly etcHosts = new Map<string, { readonly sandbox: string; readonly path: string | undefined }>();
+  private readonly memory: MemoryVolumes;
 
   constructor(options: VolumeManagerOptions) {
     this.rootDir = options.rootDir;
@@ -115,6 +117,12 @@ class LocalVolumeManager implements VolumeManager {
     this.nodeCapacity = options.nodeCapacity ?? (() => (machine ??= readNodeCapacity()));
     this.clock = options.clock;
     this.clusterDomain = options.clusterDomain ?? 'cluster.local';
+    this.memory = createMemoryVolumes({
+      rootDir: this.rootDir,
+      logger: this.logger,
+      mountInfoPath: this.mountInfoPath,
+      makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
+    });
   }
 
   private serialize<T>(podUID: string, work: () => Promise<T>): Promise<T> {
@@ -141,8 +149,9 @@ class LocalVolumeManager implements VolumeManager {
       this.makeDir(dir, POD_DIR_MODE, 'pod directory');
       this.makeDir(join(dir, 'volumes'), POD_DIR_MODE, 'volumes directory');
       for (const name of containers) this.makeDir(containerDir(this.rootDir, uid, name), POD_DIR_MODE, `container ${name}`);
-      const tmpfs = specs.some((s) => (s.kind === 'emptyDir' && s.memory) || s.kind === 'secret' || s.kind === 'projected');
-      const mounts = tmpfs ? await readMountInfo(this.mountInfoPath) : [];
+      // Only memory-backed emptyDirs mount a tmpfs of their own (secret and projected volumes use the node's).
+      const tmpfs = specs.some((s) => s.kind === 'emptyDir' && s.memory);
+      const mounts = tmpfs ? await readMountInfoBelow(await realpath(dir), this.mountInfoPath) : [];
       const api: ApiVolumeContext = {
         rootDir: this.rootDir,
         logger: this.logger,
@@ -150,7 +159,7 @@ class LocalVolumeManager implements VolumeManager {
         tokens: this.tokens,
         capacity: this.nodeCapacity(),
         clock: this.clock,
-        mounts,
+        memory: this.memory,
         makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
       };
       const result = new Map<string, PodVolume>();
@@ -251,13 +260,17 @@ class LocalVolumeManager implements VolumeManager {
       try {
         isLink = (await lstat(dir)).isSymbolicLink();
       } catch (err) {
-        if (errnoOf(err) === 'ENOENT') return;
+        if (errnoOf(err) === 'ENOENT') {
+          await this.memory.removePod(podUID);
+          return;
+        }
         throw new OrchError(VOLUME_CLEANUP_FAILED, 'internal', `cannot inspect ${dir}`, { subject: `pod ${podUID}`, cause: err });
       }
       if (isLink) {
         // Never follow a link out of the pods directory: drop the link itself.
         this.logger.warn('pod directory is a symlink; removing the link only', { podUID, path: dir });
         await unlink(dir);
+        await this.memory.removePod(podUID);
         return;
       }
       try {
@@ -275,14 +288,15 @@ class LocalVolumeManager implements VolumeManager {
       } catch (err) {
         throw new OrchError(VOLUME_CLEANUP_FAILED, 'internal', `cannot remove ${dir}`, { subject: `pod ${podUID}`, cause: err });
       }
+      // The files of its secret and projected volumes, once the links to them are gone.
+      await this.memory.removePod(podUID);
       this.logger.v(2, 'removed pod directory', { podUID, path: dir });
     });
   }
 
   /** Unmounts every mount at or below `real`, deepest first, until none is left. */
   private async unmountBelow(real: string, podUID: string): Promise<void> {
-    const below = async (): Promise<MountInfoEntry[]> =>
-      (await readMountInfo(this.mountInfoPath)).filter((m) => isAtOrBelow(m.mountPoint, real));
+    const below = (): Promise<MountInfoEntry[]> => readMountInfoBelow(real, this.mountInfoPath);
     let remaining = await below();
     const attempts = remaining.length + 1;
     for (let i = 0; i < attempts && remaining.length > 0; i++) {
@@ -303,13 +317,16 @@ class LocalVolumeManager implements VolumeManager {
   }
 
   async listPodDirs(): Promise<string[]> {
+    let onDisk: string[];
     try {
       const entries = await readdir(podsDir(this.rootDir), { withFileTypes: true });
-      return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+      onDisk = entries.filter((e) => e.isDirectory()).map((e) => e.name);
     } catch (err) {
-      if (errnoOf(err) === 'ENOENT') return [];
-      throw err;
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      onDisk = [];
     }
+    // A pod whose directory went but not its files on the node's tmpfs (a crash in between) is listed too.
+    return [...new Set([...onDisk, ...this.memory.listPods()])].sort();
   }
 }
 

@@ -28,10 +28,12 @@ function stderrOf(err: unknown): string {
 
 /**
  * Mounts a tmpfs on `dir`, with `size=<bytes>` when `sizeBytes` is given and positive
- * (without it the kernel's default, half of the RAM). Throws `VOLUME_MOUNT_FAILED`.
+ * (without it the kernel's default, half of the RAM), and the `extra` options (e.g. `mode=0750`).
+ * Throws `VOLUME_MOUNT_FAILED`.
  */
-export async function mountTmpfs(dir: string, sizeBytes: number | undefined, subject: string): Promise<void> {
-  const options = sizeBytes !== undefined && sizeBytes > 0 ? ['-o', `size=${sizeBytes}`] : [];
+export async function mountTmpfs(dir: string, sizeBytes: number | undefined, subject: string, extra: readonly string[] = []): Promise<void> {
+  const all = [...(sizeBytes !== undefined && sizeBytes > 0 ? [`size=${sizeBytes}`] : []), ...extra];
+  const options = all.length > 0 ? ['-o', all.join(',')] : [];
   try {
     await execFileAsync('mount', ['-t', 'tmpfs', ...options, 'tmpfs', dir]);
   } catch (err) {

@@ -2,7 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { OrchError } from '../../api/errors.js';
-import { isAtOrBelow, parseMountInfo, readMountInfo, VOLUME_MOUNTINFO_INVALID } from './mountinfo.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { makeTempDir, removeTempDir } from './fixtures.js';
+import { isAtOrBelow, parseMountInfo, readMountInfo, readMountInfoBelow, VOLUME_MOUNTINFO_INVALID } from './mountinfo.js';
 
 const SAMPLE = [
   '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro',
@@ -50,5 +54,27 @@ void describe('isAtOrBelow', () => {
     assert.equal(isAtOrBelow('/a/bc', '/a/b'), false);
     assert.equal(isAtOrBelow('/a', '/a/b'), false);
     assert.equal(isAtOrBelow('/x', '/'), true);
+  });
+});
+
+void describe('readMountInfoBelow', () => {
+  void it('parses only the mounts at or below the directory, its escaped name included', async () => {
+    const dir = await makeTempDir('mountinfo');
+    try {
+      const file = join(dir, 'mountinfo');
+      await writeFile(file, [
+        SAMPLE.trimEnd(),
+        '92 90 0:51 / /var/lib/x/with\\040space/pods/a rw - tmpfs tmpfs rw',
+        '93 22 0:52 / /var/lib/x/with\\040spaces rw - tmpfs tmpfs rw',
+        '94 22 0:53 /var/lib/x/with\\040space /elsewhere rw - none none rw',
+        'not a mountinfo line that names nothing we look for',
+        '',
+      ].join('\n'));
+      const found = await readMountInfoBelow('/var/lib/x/with space', file);
+      assert.deepEqual(found.map((m) => m.mountPoint), ['/var/lib/x/with space', '/var/lib/x/with space/pods/a']);
+      assert.deepEqual(await readMountInfoBelow('/nowhere', file), []);
+    } finally {
+      await removeTempDir(dir);
+    }
   });
 });

@@ -68,6 +68,22 @@ export async function readMountInfo(path: string = MOUNTINFO_PATH): Promise<Moun
   return parseMountInfo(await readFile(path, 'utf8'), path);
 }
 
+function escapeOctal(text: string): string {
+  return text.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * The mounts at or below `dir` (absolute and normalized): reads mountinfo and parses only the
+ * lines that name `dir` (as mountinfo escapes it), not the node's whole table of container
+ * root filesystems and sandbox mounts.
+ */
+export async function readMountInfoBelow(dir: string, path: string = MOUNTINFO_PATH): Promise<MountInfoEntry[]> {
+  const text = await readFile(path, 'utf8');
+  const escaped = escapeOctal(dir);
+  const lines = text.split('\n').filter((line) => line.includes(escaped));
+  return parseMountInfo(lines.join('\n'), path).filter((m) => isAtOrBelow(m.mountPoint, dir));
+}
+
 /** True when `path` is `dir` itself or lies below it (both absolute and normalized). */
 export function isAtOrBelow(path: string, dir: string): boolean {
   if (path === dir) return true;

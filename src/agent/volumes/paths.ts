@@ -4,8 +4,8 @@
  *   <rootDir>/pods/<podUID>/
  *     volumes/orch.io~empty-dir/<volumeName>/   an emptyDir (a tmpfs mount point for medium Memory)
  *     volumes/orch.io~configmap/<volumeName>/   a configMap volume (atomic-writer layout: ..data → ..<timestamp>)
- *     volumes/orch.io~secret/<volumeName>/      a secret volume (always a tmpfs)
- *     volumes/orch.io~projected/<volumeName>/   a projected volume (always a tmpfs)
+ *     volumes/orch.io~secret/<volumeName>       a secret volume: a link to its directory on the node's tmpfs
+ *     volumes/orch.io~projected/<volumeName>    a projected volume: the same (memory-volumes.ts)
  *     volumes/orch.io~downward-api/<volumeName>/ a downwardAPI volume
  *     containers/<containerName>/               per-container files (termination logs)
  *     etc-hosts                                 the pod's /etc/hosts

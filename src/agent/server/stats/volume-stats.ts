@@ -1,15 +1,15 @@
 /**
  * The pods' volume stats (upstream's fsResourceAnalyzer): every volumeStatsAggPeriod, in the
  * background, each pod's emptyDir, configMap, secret, projected and downwardAPI volumes are
- * measured as `du -x` measures them (the blocks and inodes of everything below the volume's
- * directory on its own file system, symlinks not followed) with the file system's capacity and
+ * measured as `du -x -H` measures them (the blocks and inodes of everything below the volume's
+ * directory on its own file system, symlinks below it not followed) with the file system's capacity and
  * free space from statfs, and the pod's /etc/hosts file; its CSI volumes as their drivers report
  * them (NodeGetVolumeStats, for drivers with GET_VOLUME_STATS). A period of 0 turns it off. The summary
  * and the eviction manager read the last measurement; a pod measured for the first time is
  * measured at once.
  */
 import type { Dirent, Stats } from 'node:fs';
-import { lstat, readdir, statfs } from 'node:fs/promises';
+import { lstat, readdir, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Volume } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../../../api/clock.js';
@@ -69,9 +69,13 @@ function pluginDir(v: Volume): string | undefined {
   return undefined;
 }
 
-/** Blocks (as bytes) and inodes of the tree at `path` on its own device, hard links counted once. */
+/**
+ * Blocks (as bytes) and inodes of the tree at `path` on its own device, hard links counted once.
+ * `path` itself is followed when it is a link (as `du -H`: a secret or projected volume's
+ * directory links to its files on the node's tmpfs); links below it are not.
+ */
 export async function diskUsage(path: string): Promise<{ usedBytes: number; inodesUsed: number }> {
-  const top = await lstat(path);
+  const top = await stat(path);
   const seen = new Set<number>();
   let usedBytes = 0;
   let inodesUsed = 0;
