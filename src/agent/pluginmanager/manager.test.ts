@@ -6,7 +6,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../api/fake-clock.js';
 import { FakeLogger } from '../logging/testing.js';
-import { createPluginManager } from './manager.js';
+import { waitFor } from '../../../test/helpers/wait.js';
+import { createPluginManager, RECONCILE_PERIOD_MS, WATCHED_PERIOD_MS } from './manager.js';
 import { FakePlugins } from './testing.js';
 import type { PluginHandler, PluginManager } from './types.js';
 
@@ -55,12 +56,12 @@ class RecordingHandler implements PluginHandler {
   }
 }
 
-async function harness(sub: string): Promise<{ root: string; clock: FakeClock; fakes: FakePlugins; handler: RecordingHandler; manager: PluginManager; tick: (ms?: number) => Promise<void> }> {
+async function harness(sub: string, watchDirs = false): Promise<{ root: string; clock: FakeClock; fakes: FakePlugins; handler: RecordingHandler; manager: PluginManager; tick: (ms?: number) => Promise<void> }> {
   const root = path.join(dir, sub);
   const clock = new FakeClock();
   const fakes = new FakePlugins();
   const handler = new RecordingHandler();
-  const manager = createPluginManager({ dir: root, clock, logger: new FakeLogger(), dial: fakes.dial, watchDirs: false });
+  const manager = createPluginManager({ dir: root, clock, logger: new FakeLogger(), dial: fakes.dial, watchDirs });
   manager.addHandler('DevicePlugin', handler);
   await manager.start();
   await manager.settled();
@@ -146,6 +147,30 @@ void describe('the plugin watcher', () => {
     const dials = h.fakes.dials;
     await h.tick(1000);
     assert.ok(h.fakes.dials > dials, 'dialled again after the back-off');
+    await h.manager.stop();
+  });
+
+  void it('with its directories watched, passes on their changes and otherwise every 10 s; every second while a back-off runs', async () => {
+    const h = await harness('watched', true);
+    assert.equal(h.clock.untilNext(), WATCHED_PERIOD_MS, 'nothing pending: the safety net only');
+    const file = path.join(h.root, 'p.sock');
+    const plugin = h.fakes.add(file, {});
+    await socket(file);
+    await waitFor('the watcher to register the new socket', async () => {
+      await h.manager.settled();
+      return plugin.notifications.length > 0 ? true : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 20 });
+    assert.deepEqual(plugin.notifications, [[true, '']], 'registered with no clock tick');
+    assert.equal(h.clock.untilNext(), RECONCILE_PERIOD_MS, 'the pass that started the registration ended with it under way');
+    await h.tick();
+    assert.equal(h.clock.untilNext(), WATCHED_PERIOD_MS, 'nothing pending again');
+
+    const silent = path.join(h.root, 'silent.sock');
+    await socket(silent);
+    await waitFor('a back-off for the socket that does not answer, and passes every second', async () => {
+      await h.manager.settled();
+      return h.clock.untilNext() === RECONCILE_PERIOD_MS ? true : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 20 });
     await h.manager.stop();
   });
 });

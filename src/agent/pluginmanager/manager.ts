@@ -2,7 +2,10 @@
  * The plugin watcher and its reconciler (upstream: pluginmanager with pluginwatcher,
  * reconciler and operationexecutor). The desired state is the sockets under the directory
  * (scan.ts), read every second and at once when a watched directory changes; the actual state is
- * the plugins registered. Each pass deregisters what went away or was made again, and registers
+ * the plugins registered. While every directory walked is watched and nothing is pending (no
+ * back-off, no operation under way), the watchers start the passes and the periodic one runs
+ * every 10 s only, as a safety net: upstream walks the directory once and then follows fsnotify,
+ * and a walk every second was the largest periodic cost of an idle agent of ours. Each pass deregisters what went away or was made again, and registers
  * what is new, one operation at a time per socket:
  *
  *   GetInfo → handler of the plugin's type → ValidatePlugin → (registered) → RegisterPlugin
@@ -22,6 +25,8 @@ import { scanPluginDir, type ScannedSocket } from './scan.js';
 import type { PluginHandler, PluginManager, RegisteredPlugin } from './types.js';
 
 export const RECONCILE_PERIOD_MS = 1_000;
+/** The periodic pass while the watchers announce every change (see the file comment). */
+export const WATCHED_PERIOD_MS = 10_000;
 export const BACKOFF_INITIAL_MS = 500;
 export const BACKOFF_MAX_MS = 122_000;
 
@@ -62,6 +67,8 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
   let running = false;
   /** The last scan failure logged (repeats are not logged). */
   let scanError = '';
+  /** The directories of the last scan that succeeded; undefined after a failed scan. */
+  let scannedDirs: readonly string[] | undefined;
 
   const failed = (socket: ScannedSocket, err: unknown): void => {
     const previous = backoffs.get(socket.path);
@@ -180,9 +187,11 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
     } catch (err) {
       if (scanError !== messageOf(err)) log.error('Cannot read the plugin registry directory', { dir: options.dir, err: messageOf(err) });
       scanError = messageOf(err);
+      scannedDirs = undefined;
       return;
     }
     watchDirs(scan.dirs);
+    scannedDirs = scan.dirs;
     for (const p of [...actual.values()]) {
       const now = scan.sockets.get(p.path);
       if (now?.identity !== p.identity) operate(p.path, () => deregister(p));
@@ -213,8 +222,14 @@ export function createPluginManager(options: PluginManagerOptions): PluginManage
         runPass();
         return;
       }
-      timer = clock.setTimer(RECONCILE_PERIOD_MS, runPass);
+      timer = clock.setTimer(nextPeriodMs(), runPass);
     });
+  }
+
+  /** 1 s while a pass may find work no watcher announces; otherwise the safety net's period. */
+  function nextPeriodMs(): number {
+    const watched = options.watchDirs !== false && scannedDirs !== undefined && scannedDirs.every((d) => watchers.has(d));
+    return watched && backoffs.size === 0 && busy.size === 0 ? WATCHED_PERIOD_MS : RECONCILE_PERIOD_MS;
   }
 
   /** A watched directory changed: a pass now. */
