@@ -28,7 +28,7 @@ import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import type { Logger } from '../logging/index.js';
-import { MOUNTINFO_PATH, readMountInfo, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
+import { MOUNTINFO_PATH, readMountInfoBelow, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
 import { csiErrorText, isFinalCsiError, type CsiNodeClient, type VolumeCapability } from './client.js';
 import type { CsiDrivers } from './drivers.js';
 import { CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
@@ -134,7 +134,7 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
   const published = new Map<string, Map<string, { driver: string; handle: string; target: string; staging: string }>>();
   /** The volumes (`<driver>^<handle>`) this agent staged (drivers need not mount at the staging path). */
   const staged = new Set<string>();
-  const isMounted = async (path: string): Promise<boolean> => (await readMountInfo(mountInfoPath)).some((m) => m.mountPoint === path);
+  const isMounted = async (path: string): Promise<boolean> => (await readMountInfoBelow(path, mountInfoPath)).some((m) => m.mountPoint === path);
   const failed = (volume: string, what: string, err?: unknown): OrchError =>
     new OrchError(CSI_MOUNT_FAILED, 'unavailable', `volume "${volume}": ${what}${err === undefined ? '' : `: ${csiErrorText(err)}`}`, { subject: volume, ...(err === undefined ? {} : { cause: err }) });
 

@@ -30,7 +30,7 @@ import { promisify } from 'node:util';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
-import { isAtOrBelow, MOUNTINFO_PATH, readMountInfo, type FlexVolumePlugin, type FlexVolumeRequest, type VolumeObjectSource } from '../volumes/index.js';
+import { MOUNTINFO_PATH, readMountInfoBelow, type FlexVolumePlugin, type FlexVolumeRequest, type VolumeObjectSource } from '../volumes/index.js';
 import { callDriver, type DriverReply, type FlexExec } from './driver-call.js';
 import type { FlexDriver, FlexDrivers } from './drivers.js';
 import { FLEXVOLUME_ATTACH_BY_CONTROLLER, FLEXVOLUME_CALL_FAILED, FLEXVOLUME_DRIVER_NOT_FOUND, FLEXVOLUME_SECRET_UNAVAILABLE } from './errors.js';
@@ -242,7 +242,7 @@ class FlexMounter implements FlexVolumePlugin {
       if (errnoOf(err) === 'ENOENT') return false;
       throw err;
     }
-    return (await readMountInfo(this.o.mountInfoPath ?? MOUNTINFO_PATH)).some((m) => m.mountPoint === real);
+    return (await readMountInfoBelow(real, this.o.mountInfoPath ?? MOUNTINFO_PATH)).some((m) => m.mountPoint === real);
   }
 
   /** After a failed mount: unmounts what the driver left mounted at or below `dir`, then removes it. */
@@ -256,7 +256,7 @@ class FlexMounter implements FlexVolumePlugin {
         throw err;
       }
       const below = async (): Promise<string[]> =>
-        (await readMountInfo(this.o.mountInfoPath ?? MOUNTINFO_PATH)).filter((m) => isAtOrBelow(m.mountPoint, real)).map((m) => m.mountPoint);
+        (await readMountInfoBelow(real, this.o.mountInfoPath ?? MOUNTINFO_PATH)).map((m) => m.mountPoint);
       for (const path of (await below()).sort((a, b) => b.length - a.length)) await this.ops.unmount(path);
       // Never a recursive removal while anything is mounted below: it would delete the volume's data.
       const left = await below();

@@ -90,6 +90,7 @@ export {
   MOUNTINFO_PATH,
   parseMountInfo,
   readMountInfo,
+  readMountInfoBelow,
   VOLUME_MOUNTINFO_INVALID,
   type MountInfoEntry,
 } from './mountinfo.js';
