@@ -102,4 +102,27 @@ void describe('generic registry over SQLite', () => {
     assert.equal(metaOf(cleared).uid, metaOf(held).uid);
     assert.equal(await code(registry.get('ns', 'held')), 404);
   });
+
+  void it('deletes an object written between its read and its delete (a status update) instead of answering 409; a stale resourceVersion precondition still does', async () => {
+    let writes = 0;
+    // The admission step runs between the delete's read and its write: a status update lands there.
+    const racing: ResourceRegistry = new ResourceRegistry({
+      def, store,
+      admission: async (operation, _def, namespace, name) => {
+        if (operation !== 'delete' || writes >= 2) return;
+        writes++;
+        const current = await racing.get(namespace, name);
+        await racing.update(ctx, namespace, name, { ...current, status: { state: `write ${String(writes)}` } }, { dryRun: false, subresource: 'status' });
+      },
+    });
+    await racing.create(ctx, 'ns', { metadata: { name: 'raced' } }, { dryRun: false });
+    const gone = await racing.delete(ctx, 'ns', 'raced', { dryRun: false });
+    assert.equal(gone.deleted, true);
+    assert.equal(writes, 2, 'two writes raced the delete, each before the store delete');
+    assert.equal(await code(racing.get('ns', 'raced')), 404);
+
+    const kept = await registry.create(ctx, 'ns', { metadata: { name: 'stale' } }, { dryRun: false });
+    await registry.update(ctx, 'ns', 'stale', { ...kept, status: { state: 'newer' } }, { dryRun: false, subresource: 'status' });
+    assert.equal(await code(registry.delete(ctx, 'ns', 'stale', { dryRun: false, resourceVersion: metaOf(kept).resourceVersion as string })), 409);
+  });
 });

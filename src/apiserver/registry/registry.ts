@@ -21,6 +21,16 @@ import { apiVersionOf, type ResourceDefinition, type StrategyContext, type WireO
 /** Checks run before a write (e.g. the namespace exists and is not terminating). */
 export type Admission = (operation: 'create' | 'update' | 'delete', def: ResourceDefinition, namespace: string, name: string) => Promise<void>;
 
+/** Reads and deletes tried before a delete that keeps meeting concurrent writes answers 409. */
+const DELETE_ATTEMPTS = 5;
+
+/** The object changed between a delete's read and its write (internal to delete). */
+class ConcurrentWrite extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the object changed since it was read');
+  }
+}
+
 export interface RegistryOptions {
   readonly def: ResourceDefinition;
   readonly store: Store;
@@ -331,6 +341,20 @@ export class ResourceRegistry {
    * runs (strategy.gracePeriod) or finalizers remain. `deleted` is false when it is kept.
    */
   async delete(ctx: StrategyContext, namespace: string, name: string, request: DeleteRequest): Promise<{ object: WireObject; deleted: boolean }> {
+    // A write between the read and the delete (a node's status update of a pod) is not the
+    // client's conflict: read again and retry, as upstream's GuaranteedUpdate and conditional
+    // delete do. The client's own preconditions (uid, resourceVersion) still answer 409.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.deleteOnce(ctx, namespace, name, request);
+      } catch (err) {
+        if (!(err instanceof ConcurrentWrite)) throw err;
+        if (attempt >= DELETE_ATTEMPTS) throw this.translate(err.cause, name);
+      }
+    }
+  }
+
+  private async deleteOnce(ctx: StrategyContext, namespace: string, name: string, request: DeleteRequest): Promise<{ object: WireObject; deleted: boolean }> {
     const key = this.key(namespace, name);
     const current = this.present(await this.getStored(namespace, name));
     await this.admission('delete', this.def, namespace, name);
@@ -362,7 +386,7 @@ export class ResourceRegistry {
       const gone = await this.store.delete(key, { expectedResourceVersion: rv, ...(uid === '' ? {} : { expectedUid: uid }) });
       return { object: this.present(gone), deleted: true };
     } catch (err) {
-      throw this.translate(err, name);
+      throw this.translateForDelete(err, name);
     }
   }
 
@@ -372,8 +396,14 @@ export class ResourceRegistry {
       const stored = await this.store.update(key, { expectedResourceVersion: rv }, (s) => this.toStorage(mark(this.present(s))));
       return { object: this.present(stored), deleted: false };
     } catch (err) {
-      throw this.translate(err, name);
+      throw this.translateForDelete(err, name);
     }
+  }
+
+  /** As translate, but a store conflict (the object changed since it was read) becomes ConcurrentWrite: delete reads again. */
+  private translateForDelete(err: unknown, name: string): unknown {
+    if (isOrchError(err) && err.code === StoreErrorCode.conflict) return new ConcurrentWrite(err);
+    return this.translate(err, name);
   }
 
   /** Store errors named after this resource: 404, 409 AlreadyExists, 409 Conflict. */
