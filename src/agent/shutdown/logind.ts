@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { close as closeFd } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import dbus from 'dbus-next';
+import type dbus from 'dbus-next';
 import type { Clock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 
@@ -78,8 +78,19 @@ function method(iface: dbus.ClientInterface, name: string): (...args: unknown[])
   return (...args) => (m as (...a: unknown[]) => Promise<unknown>).apply(iface, args);
 }
 
+/**
+ * The D-Bus library, loaded by the first connectLogind: an agent without graceful node shutdown
+ * (the default) never loads it nor the XML parser it brings (1.8 MiB of heap).
+ */
+let lib: typeof dbus | undefined;
+
+function errorText(err: unknown): string {
+  if (lib !== undefined && err instanceof lib.DBusError) return `${err.type}: ${err.text}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 function callFailed(what: string, err: unknown): OrchError {
-  const text = err instanceof dbus.DBusError ? `${err.type}: ${err.text}` : err instanceof Error ? err.message : String(err);
+  const text = errorText(err);
   return new OrchError(NODE_SHUTDOWN_LOGIND_CALL_FAILED, 'unavailable', `${what} failed: ${text}`, { cause: err });
 }
 
@@ -91,7 +102,8 @@ export async function connectLogind(options: ConnectLogindOptions): Promise<Logi
   const address = options.address ?? process.env.DBUS_SYSTEM_BUS_ADDRESS ?? DEFAULT_SYSTEM_BUS_ADDRESS;
   const confDir = options.confDir ?? DEFAULT_LOGIND_CONF_DIR;
   // sessionBus is the library's client for an explicit address; negotiateUnixFd reaches its stream.
-  const bus = dbus.sessionBus({ busAddress: address, negotiateUnixFd: true } as dbus.SessionBusOptions);
+  lib ??= (await import('dbus-next')).default;
+  const bus = lib.sessionBus({ busAddress: address, negotiateUnixFd: true } as dbus.SessionBusOptions);
   const ended = new EventEmitter();
   let endReason: string | undefined;
   const end = (reason: string): void => {
@@ -107,7 +119,7 @@ export async function connectLogind(options: ConnectLogindOptions): Promise<Logi
   });
   failed.catch(() => undefined); // observed by each call's race
   const unavailable = (err: unknown): OrchError => new OrchError(NODE_SHUTDOWN_LOGIND_UNAVAILABLE, 'unavailable',
-    `systemd-logind (${LOGIN1} on the system D-Bus at ${address}) cannot be reached: ${err instanceof dbus.DBusError ? `${err.type}: ${err.text}` : err instanceof Error ? err.message : String(err)}`,
+    `systemd-logind (${LOGIN1} on the system D-Bus at ${address}) cannot be reached: ${errorText(err)}`,
     { subject: address, cause: err });
   let manager: dbus.ClientInterface;
   let properties: dbus.ClientInterface;
