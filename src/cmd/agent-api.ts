@@ -21,7 +21,7 @@ import {
   bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
 } from '../agent/certificate/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
+import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder, type EventReference } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
 import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher, csiTimeoutFromEnv, type CsiMounter } from '../agent/csi/index.js';
@@ -117,7 +117,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
-    csi: csiPlugin(rest, nodeName, o.rootDir, logs.logger('csi')),
+    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi')),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
@@ -139,9 +139,10 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 }
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
-function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
+function csiPlugin(rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
   const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
-  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
+  const events = (regarding: EventReference, type: 'Normal' | 'Warning', reason: string, message: string): void => { recorder.event(regarding, type, reason, reason, message); };
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events }) };
 }
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
@@ -238,7 +239,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)) },
+    facts: {
+      ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)),
+      volumesInUse: () => api.csi.mounter.volumesInUse(),
+    },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -273,6 +277,8 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const devices = d.devices;
   const unsubscribeDevices = devices?.onChange(() => { nodeStatus.requestUpdate(); });
   const unsubscribeChanges = d.nodeStatusChanges?.subscribe(() => { nodeStatus.requestUpdate(); });
+  // A volume a pod wants, or one its teardown let go, is reported at once (the attach/detach controller waits on it).
+  const unsubscribeVolumes = api.csi.mounter.onVolumesInUseChange(() => { nodeStatus.requestUpdate(); });
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
     start() {
@@ -293,6 +299,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     async stop() {
       unsubscribeDevices?.();
       unsubscribeChanges?.();
+      unsubscribeVolumes();
       await source.stop();
       await mirrors.stop();
       await writer.stop();

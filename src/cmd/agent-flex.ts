@@ -37,6 +37,7 @@ export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: Lo
     controllerAttachDetach: c.enableControllerAttachDetach,
     ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
     logger,
+    clock: options.clock,
   });
   return { drivers, plugin };
 }

@@ -10,48 +10,14 @@ import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js
 import { OrchError } from '../../api/errors.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import { FakeLogger } from '../logging/testing.js';
-import type { CsiNodeClient, NodeInfo, PublishRequest, StageRequest, VolumeStats } from './client.js';
-import { createCsiDrivers, type NodeInfoPublisher } from './drivers.js';
+import type { PublishRequest } from './client.js';
+import { createCsiDrivers } from './drivers.js';
+import { FakeDriver, FakePublisher, fakeApi } from './testing.js';
 import { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
 import { createCsiMounter } from './mounter.js';
 import { inlineVolumeHandle, stagingPath } from './vol-data.js';
 
 const DRIVER = 'd.example.com';
-
-/** A driver in memory: "mounts" are lines it writes to a fake mountinfo file. */
-class FakeDriver implements CsiNodeClient {
-  calls: string[] = [];
-  failing = new Set<string>();
-  stage = true;
-  info: NodeInfo = { nodeId: 'n1', maxVolumesPerNode: 0, topology: { zone: 'a' } };
-  closed = 0;
-  constructor(private readonly mountInfo: string) {}
-  private async record(method: string): Promise<void> {
-    this.calls.push(method);
-    if (this.failing.has(method)) throw Object.assign(new Error(method), { code: 13, details: `${method} broke` });
-    await Promise.resolve();
-  }
-  private async setMounted(path: string, mounted: boolean): Promise<void> {
-    const lines = (await readFile(this.mountInfo, 'utf8')).split('\n').filter((l) => l !== '' && l.split(' ')[4] !== path);
-    if (mounted) lines.push(`1 1 0:1 / ${path} rw - fake fake rw`);
-    await writeFile(this.mountInfo, lines.join('\n') + '\n');
-  }
-  async nodeGetInfo(): Promise<NodeInfo> { await this.record('NodeGetInfo'); return this.info; }
-  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS'] : []; }
-  async nodeStageVolume(r: StageRequest): Promise<void> { await this.record('NodeStageVolume'); await this.setMounted(r.stagingTargetPath, true); }
-  async nodeUnstageVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnstageVolume'); await this.setMounted(path, false); }
-  async nodePublishVolume(r: PublishRequest): Promise<void> { await this.record('NodePublishVolume'); await this.setMounted(r.targetPath, true); }
-  async nodeUnpublishVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnpublishVolume'); await this.setMounted(path, false); }
-  async nodeGetVolumeStats(): Promise<VolumeStats> { await this.record('NodeGetVolumeStats'); return { bytes: { available: 1, total: 3, used: 2 } }; }
-  close(): void { this.closed++; }
-}
-
-class FakePublisher implements NodeInfoPublisher {
-  added: [string, NodeInfo][] = [];
-  removed: string[] = [];
-  add(driver: string, info: NodeInfo): Promise<void> { this.added.push([driver, info]); return Promise.resolve(); }
-  remove(driver: string): Promise<void> { this.removed.push(driver); return Promise.resolve(); }
-}
 
 const rejectsWith = async (p: Promise<unknown>, code: string, text: string): Promise<void> => {
   await assert.rejects(p, (err: unknown) => err instanceof OrchError && err.code === code && err.message.includes(text));
@@ -111,7 +77,7 @@ void describe('CSI drivers and mounter', () => {
     const csiDriver: CSIDriver | undefined = undefined;
     const mounter = createCsiMounter({
       rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) },
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) }),
     });
     const vaName = csiAttachmentName('h1', DRIVER, 'node-1');
     await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
@@ -146,7 +112,7 @@ void describe('CSI drivers and mounter', () => {
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true } };
     const mounter = createCsiMounter({
       rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.stage = false;
     fake.failing.add('NodePublishVolume');
@@ -171,7 +137,7 @@ void describe('CSI drivers and mounter', () => {
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
       rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     await Promise.all([mounter.setUp(pod('x'), 'x', 'data', persistent(pv('pv3', 'h3'), false)), mounter.setUp(pod('y'), 'y', 'data', persistent(pv('pv3', 'h3'), false))]);
     assert.deepEqual(fake.calls.filter((c) => c === 'NodeStageVolume' || c === 'NodePublishVolume'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume']);
@@ -187,7 +153,7 @@ void describe('CSI drivers and mounter', () => {
     let csiDriver: CSIDriver | undefined;
     const mounter = createCsiMounter({
       rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     const inline = { kind: 'inline' as const, source: { driver: DRIVER, volumeAttributes: { size: '1' } } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume "scratch": volume mode "Ephemeral" not supported by driver ${DRIVER} (no CSIDriver object)`);
@@ -218,7 +184,7 @@ void describe('CSI drivers and mounter', () => {
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
       rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.nodePublishVolume = () => Promise.reject(Object.assign(new Error('late'), { code: 4, details: 'Deadline exceeded' }));
     await rejectsWith(mounter.setUp(pod('t'), 't', 'data', persistent(pv('pv5', 'h5'), false)), CSI_MOUNT_FAILED, 'NodePublishVolume of h5 failed: rpc error: code = DeadlineExceeded desc = Deadline exceeded');

@@ -15,10 +15,11 @@
  * mount anything itself (drivers mount), attach volumes (the attach/detach controller and an
  * external attacher do), or touch other volume types.
  */
-export { CSI_CALL_TIMEOUT_MS, CSI_PROTO, CSI_TIMEOUT_ENV, csiTimeoutFromEnv, dialCsi, isFinalCsiError, type VolumeStats, type CsiNodeClient, type NodeInfo, type PublishRequest, type StageRequest, type VolumeCapability } from './client.js';
+export { CSI_CALL_TIMEOUT_MS, CSI_PROTO, CSI_TIMEOUT_ENV, csiTimeoutFromEnv, dialCsi, isFinalCsiError, type VolumeStats, type CsiNodeClient, type ExpandRequest, type NodeInfo, type PublishRequest, type StageRequest, type VolumeCapability } from './client.js';
 export { createCsiDrivers, type CsiDrivers, type CsiDriversOptions, type NodeInfoPublisher } from './drivers.js';
-export { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_INVALID_TIMEOUT, CSI_MOUNT_FAILED, CSI_NODE_INFO_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
+export { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_INVALID_TIMEOUT, CSI_MOUNT_FAILED, CSI_NODE_INFO_FAILED, CSI_SECRET_UNAVAILABLE, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
 export { createCsiMounter, type CsiApi, type CsiMounter, type CsiMounterOptions, type CsiPodVolumeStats } from './mounter.js';
 export { CSI_POD_DIR, VOL_DATA_FILE, inlineVolumeHandle, stagingPath } from './vol-data.js';
 export { NODE_ID_ANNOTATION, createNodeInfoPublisher } from './node-info.js';
 export { createCsiApi } from './api.js';
+export { expansionSize, type CsiEventReference, type CsiEventSink } from './expand.js';

@@ -61,6 +61,8 @@ export {
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
 export { createClaimSource } from './persistent.js';
+export { DEFAULT_UNMOUNT_RETRY_MS, DEFAULT_UNMOUNT_TIMEOUT_MS, unmount, type UnmountOptions } from './mounter.js';
+export { requiresPermissionChange, setVolumeOwnership, type OwnershipOptions } from './ownership.js';
 export {
   createObjectManager, nodeObjectTtlMs, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, OBJECT_TTL_ANNOTATION, type ChangeDetectionStrategy, type NodeAnnotations, type ObjectManager, type ObjectManagerOptions,
 } from './object-manager.js';

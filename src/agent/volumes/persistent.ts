@@ -137,7 +137,7 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
     return { kind: spec.kind, hostPath: path, readOnly };
   }
   if (pv.csi !== undefined && csi !== undefined) {
-    return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, readOnly }), readOnly };
+    return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, claim, readOnly }), readOnly };
   }
   if (pv.flexVolume !== undefined && flex !== undefined) {
     const mount = { plugin: flex, pod, podUID: pod.metadata.uid };
