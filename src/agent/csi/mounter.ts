@@ -168,13 +168,13 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
       });
     }
     const base = { volumeId: handle, volumeCapability, publishContext, volumeContext };
-    const publishSecrets = await csiSecrets(readSecret, volumeName, plan.publishSecretRef);
     // Staged once per node (as upstream's device mount): known here, or mounted at the global path after a restart.
     const staging = plan.mode === 'Persistent' && capabilities.includes(STAGE_CAPABILITY) ? stagingPath(o.rootDir, driver, handle) : '';
     const key = `${driver}^${handle}`;
     const stage = staging !== '' && !staged.has(key) && !(await isMounted(staging));
     // Read before anything is written: a missing secret leaves no directory (the stage secret only when the volume is staged now).
     const stageSecrets = stage ? await csiSecrets(readSecret, volumeName, plan.stageSecretRef) : {};
+    const publishSecrets = await csiSecrets(readSecret, volumeName, plan.publishSecretRef);
     // Written before any call (as upstream's mounter does), so that teardown finds whatever the driver did.
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const data: VolData = { specVolID: plan.specVolID, volumeHandle: handle, driverName: driver, nodeName: o.nodeName, attachmentID: attachID, volumeLifecycleMode: plan.mode };

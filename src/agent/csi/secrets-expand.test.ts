@@ -66,12 +66,12 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     const volume = pv('pv1', 'h1', { nodeStageSecretRef: { namespace: 'vault', name: 'stage' }, nodePublishSecretRef: { namespace: 'vault', name: 'publish' } });
     const source = { kind: 'persistent' as const, volume, readOnly: false };
     await assert.rejects(s.mounter.setUp(pod('a'), 'a', 'data', source), (err: unknown) =>
-      err instanceof OrchError && err.code === CSI_SECRET_UNAVAILABLE && err.message === 'volume "data": fetching nodePublishSecretRef vault/publish failed: secret "publish" not found in namespace "vault"');
-    s.secrets['vault/publish'] = secret({ token: 'p' });
-    await assert.rejects(s.mounter.setUp(pod('a'), 'a', 'data', source), /fetching nodeStageSecretRef vault\/stage failed/);
+      err instanceof OrchError && err.code === CSI_SECRET_UNAVAILABLE && err.message === 'volume "data": fetching nodeStageSecretRef vault/stage failed: secret "stage" not found in namespace "vault"');
+    s.secrets['vault/stage'] = secret({ user: 'u', password: 'pw' });
+    await assert.rejects(s.mounter.setUp(pod('a'), 'a', 'data', source), /fetching nodePublishSecretRef vault\/publish failed/);
     assert.equal(existsSync(join(s.rootDir, 'pods', 'a')), false, 'nothing written before the secrets are read');
     assert.deepEqual(fake.calls.filter((c) => c !== 'NodeGetCapabilities' && c !== 'NodeGetInfo'), [], 'the driver was not asked');
-    s.secrets['vault/stage'] = secret({ user: 'u', password: 'pw' });
+    s.secrets['vault/publish'] = secret({ token: 'p' });
     await s.mounter.setUp(pod('a'), 'a', 'data', source);
     assert.deepEqual(fake.requests.map((r) => [('targetPath' in r ? 'publish' : 'stage'), r.secrets]), [['stage', { user: 'u', password: 'pw' }], ['publish', { token: 'p' }]]);
     // An inline volume's secret is in the pod's namespace.
