@@ -117,7 +117,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
-    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi')),
+    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi'), resolved.gates.enabled('CSINodeExpandSecret')),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
@@ -139,10 +139,10 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 }
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
-function csiPlugin(rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
+function csiPlugin(rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger, expandSecrets: boolean): ApiConnection['csi'] {
   const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
   const events = (regarding: EventReference, type: 'Normal' | 'Warning', reason: string, message: string): void => { recorder.event(regarding, type, reason, reason, message); };
-  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events }) };
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events, expandSecrets }) };
 }
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */

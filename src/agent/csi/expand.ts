@@ -58,6 +58,8 @@ export interface ExpandWork {
   readonly staging: string;
   readonly volumeCapability: VolumeCapability;
   readonly readSecret: Parameters<typeof csiSecrets>[0];
+  /** Feature gate CSINodeExpandSecret: false ignores nodeExpandSecretRef (upstream's gate off). */
+  readonly expandSecrets: boolean;
   readonly patchClaimStatus: (namespace: string, name: string, status: Record<string, unknown>) => Promise<void>;
   readonly event: CsiEventSink;
   /** Keys (`<pv>@<size>`) already warned about as read-only. */
@@ -86,7 +88,7 @@ export async function expandVolume(w: ExpandWork): Promise<'unsupported' | 'read
   }
   const csi = w.pv.spec?.csi;
   try {
-    const secrets = await csiSecrets(w.readSecret, w.volumeName, secretRefOf('nodeExpandSecretRef', csi?.nodeExpandSecretRef, ''));
+    const secrets = await csiSecrets(w.readSecret, w.volumeName, w.expandSecrets ? secretRefOf('nodeExpandSecretRef', csi?.nodeExpandSecretRef, '') : undefined);
     await w.client.nodeExpandVolume({
       volumeId: csi?.volumeHandle ?? '', volumePath: w.target, stagingTargetPath: w.staging, requiredBytes: quantityValue(parseQuantity(w.size)),
       volumeCapability: w.volumeCapability, secrets,

@@ -6,11 +6,15 @@
  * CSINode. The mounter is the volume manager's CsiVolumePlugin, for PersistentVolumes and inline
  * (Ephemeral) volumes: checks the driver's lifecycle modes, waits for the VolumeAttachment
  * when the driver attaches, NodeStageVolume at the global mount when the driver stages,
- * NodePublishVolume into the pod's directory with vol_data.json beside it; teardown reads
- * vol_data.json (so it works after a restart: reconstruction), unpublishes, and unstages after
- * the last pod. One operation at a time per volume.
+ * NodePublishVolume into the pod's directory with vol_data.json beside it, with the PV's (or
+ * inline volume's) secrets read from the API server, then the pod's fsGroup by the driver's
+ * fsGroupPolicy; NodeExpandVolume when a mounted volume's PV outgrew its claim (then the claim's
+ * status capacity); teardown reads vol_data.json (so it works after a restart: reconstruction),
+ * unpublishes, and unstages after the last pod. One operation at a time per volume. It also
+ * gives the Node's status.volumesInUse (attachable volumes wanted or still mounted).
  *
  * It owns: the CSI gRPC clients (proto/csi-v1.proto, the spec's own), the registered drivers,
+ * the claims' status after a node expansion,
  * `<root-dir>/plugins/orch.io/csi/` and the `orch.io~csi` directories of pods. It must not:
  * mount anything itself (drivers mount), attach volumes (the attach/detach controller and an
  * external attacher do), or touch other volume types.

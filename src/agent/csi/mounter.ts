@@ -88,6 +88,8 @@ export interface CsiMounterOptions {
   readonly mountInfoPath?: string;
   /** Records the expansion's events on the pod and the claim (none when absent). */
   readonly events?: CsiEventSink;
+  /** Feature gate CSINodeExpandSecret (default true): pass the PV's nodeExpandSecretRef secret to NodeExpandVolume. */
+  readonly expandSecrets?: boolean;
 }
 
 export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
@@ -229,7 +231,7 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
     try {
       const result = await expandVolume({
         client, capabilities, nodeName: o.nodeName, volumeName, pod: { name, namespace, uid }, pv, claim, size, readOnly: plan.readOnly, target, staging,
-        volumeCapability: capabilityOf(plan, undefined), readSecret,
+        volumeCapability: capabilityOf(plan, undefined), readSecret, expandSecrets: o.expandSecrets ?? true,
         patchClaimStatus: (ns, name, status) => o.api.patchClaimStatus(ns, name, status), event: o.events ?? (() => undefined), warned: resizeWarned,
       });
       o.logger.v(result === 'expanded' ? 2 : 4, 'CSI volume expansion', { volume: volumeName, pv: pv.metadata?.name, size, result });

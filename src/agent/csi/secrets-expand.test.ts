@@ -44,7 +44,7 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     patches: { namespace: string; name: string; status: Record<string, unknown> }[];
     events: [CsiEventReference, string, string, string][];
   }
-  const setUp = async (name: string, csiDriver: CSIDriver | undefined): Promise<Setup> => {
+  const setUp = async (name: string, csiDriver: CSIDriver | undefined, expandSecrets = true): Promise<Setup> => {
     await writeFile(mountInfo, '');
     fake = new FakeDriver(mountInfo);
     // The fake "publishes" by listing the target in mountinfo: the directory must exist for fsGroup.
@@ -56,7 +56,7 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     s.mounter = createCsiMounter({
       rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve({ spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: true } }), secrets: s.secrets, patches: s.patches }),
-      events: (ref, type, reason, message) => { s.events.push([ref, type, reason, message]); },
+      events: (ref, type, reason, message) => { s.events.push([ref, type, reason, message]); }, expandSecrets,
     });
     return s;
   };
@@ -178,5 +178,15 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
       ['Pod', 'FileSystemResizeFailed', 'MountVolume.NodeExpandVolume failed for volume "pv1" requested read-only file system'],
       ['PersistentVolumeClaim', 'FileSystemResizeFailed', 'MountVolume.NodeExpandVolume failed for volume "pv1" requested read-only file system'],
     ]);
+  });
+
+  void it('ignores nodeExpandSecretRef with the CSINodeExpandSecret gate off', async () => {
+    const s = await setUp('expand-gate-off', { metadata: { name: DRIVER }, spec: { attachRequired: false } }, false);
+    fake.extra = ['EXPAND_VOLUME'];
+    const claim: PersistentVolumeClaim = { metadata: { name: 'c2', namespace: 'ns' }, spec: {}, status: { capacity: { storage: '1Gi' } } };
+    const grown = pv('pv2', 'h2', { nodeExpandSecretRef: { namespace: 'vault', name: 'absent' } }, { capacity: { storage: '3Gi' } });
+    await s.mounter.setUp(pod('a'), 'a', 'data', { kind: 'persistent', volume: grown, claim, readOnly: false });
+    assert.deepEqual(fake.expanded.map((r) => [r.requiredBytes, r.secrets]), [[3 * 1024 ** 3, {}]]);
+    assert.equal(s.patches.length, 1);
   });
 });

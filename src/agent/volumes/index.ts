@@ -13,7 +13,9 @@
  * RestClient. persistentVolumeClaim and generic ephemeral volumes (given a claim source): the
  * claim's bound volume, checked as upstream (claimRef UID; an ephemeral volume's claim owned by
  * the pod), whose local or hostPath source is used in place and whose csi source, like inline
- * csi volumes, goes to the injected CSI plugin.
+ * csi volumes, goes to the injected CSI plugin. Also the helpers the volume plugins share:
+ * setVolumeOwnership (a pod's fsGroup on a mounted volume, as upstream's) and the busy-retrying
+ * unmount.
  *
  * It owns: creating and removing `<rootDir>/pods/<uid>`, mounting and unmounting tmpfs below it
  * (mount(8)/umount(8) through execFile, never a shell), writing the files of configMap, secret,
