@@ -40,7 +40,8 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import {
-  createClaimSource, createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createSecretReader, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource,
+  type ServiceAccountTokenSource, type VolumeObjectSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -53,6 +54,8 @@ export interface ApiConnection {
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy); the pod manager registers the desired pods with it. */
   readonly objects: ObjectManager;
   readonly claims: PersistentVolumeSource;
+  /** Secrets read with a GET each, as volume plugins read theirs (FlexVolume secretRef). */
+  readonly secretReader: Pick<VolumeObjectSource, 'secret'>;
   /** CSI drivers: the plugin watcher's CSIPlugin handler and the volume manager's CSI plugin. */
   readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiMounter };
   /** The service account tokens of projected volumes. */
@@ -117,6 +120,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
+    secretReader: createSecretReader({ rest }),
     csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi'), resolved.gates.enabled('CSINodeExpandSecret')),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),

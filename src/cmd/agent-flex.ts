@@ -19,7 +19,7 @@ export interface FlexVolumes {
  * read is logged and the agent runs on (upstream's kubelet does the same); volumes of its
  * drivers then fail with the reason.
  */
-export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: LogRoot, options: { readonly clock: Clock; readonly nodeName: string; readonly secrets: VolumeObjectSource | undefined }): Promise<FlexVolumes> {
+export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: LogRoot, options: { readonly clock: Clock; readonly nodeName: string; readonly secrets: Pick<VolumeObjectSource, 'secret'> | undefined }): Promise<FlexVolumes> {
   const c = resolved.config;
   const logger = logs.logger('flexvolume');
   const drivers = createFlexDrivers({ pluginDir: c.volumePluginDir, exec: execDriver, clock: options.clock, logger, callTimeoutMs: FLEX_CALL_TIMEOUT_MS });

@@ -185,12 +185,16 @@ void describe('FlexVolume drivers on the node', () => {
       && !(await exists(join(rootDir, 'pods', uid, 'volumes', 'example.com~grouped', 'data'))), { timeoutMs: 60_000 });
   });
 
-  void it('mounts a claim bound to a PersistentVolume with a flexVolume source', async () => {
+  void it('mounts a claim bound to a PersistentVolume with a flexVolume source, with the PV\'s secret (named by no pod)', async () => {
     const host = join(dir, 'host-pv');
     await kubectlCreate(server, [
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'flex-pv-cred' }, type: 'example.com/hostdir', data: { key: Buffer.from('v').toString('base64') } },
       {
         apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'flex-pv' },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', flexVolume: { driver: 'example.com/hostdir', options: { hostDir: host } } },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '',
+          flexVolume: { driver: 'example.com/hostdir', options: { hostDir: host }, secretRef: { namespace: 'default', name: 'flex-pv-cred' } },
+        },
       },
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'flex-claim' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } },
     ]);

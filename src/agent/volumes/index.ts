@@ -62,7 +62,7 @@ export {
   type VolumeObjectSource,
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
-export { createClaimSource } from './persistent.js';
+export { createClaimSource, createSecretReader } from './persistent.js';
 export { DEFAULT_UNMOUNT_RETRY_MS, DEFAULT_UNMOUNT_TIMEOUT_MS, unmount, type UnmountOptions } from './mounter.js';
 export { requiresPermissionChange, setVolumeOwnership, type OwnershipOptions } from './ownership.js';
 export {
