@@ -121,7 +121,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
     secretReader: createSecretReader({ rest }),
-    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi'), resolved.gates.enabled('CSINodeExpandSecret')),
+    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi'), { clock, expandSecrets: resolved.gates.enabled('CSINodeExpandSecret') }),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
@@ -143,10 +143,12 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 }
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
-function csiPlugin(rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger, expandSecrets: boolean): ApiConnection['csi'] {
+function csiPlugin(
+  rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger, o: { readonly clock: Clock; readonly expandSecrets: boolean },
+): ApiConnection['csi'] {
   const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
   const events = (regarding: EventReference, type: 'Normal' | 'Warning', reason: string, message: string): void => { recorder.event(regarding, type, reason, reason, message); };
-  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events, expandSecrets }) };
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events, ...o }) };
 }
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
@@ -258,6 +260,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     onNode: (node) => {
       void followPodCidr(node.spec?.podCIDR);
       api.objects.nodeChanged(node);
+      api.csi.mounter.markVolumesReportedInUse(node.status?.volumesInUse ?? []);
     },
   });
   const lease: LeaseController = createLeaseController({

@@ -8,6 +8,7 @@ import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import type { PublishRequest } from './client.js';
@@ -75,11 +76,27 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root1');
     let attachment: VolumeAttachment | undefined;
     const csiDriver: CSIDriver | undefined = undefined;
+    const clock = new FakeClock();
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock, mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) }),
     });
     const vaName = csiAttachmentName('h1', DRIVER, 'node-1');
+    // Attachable: mounted only once the Node's status lists it (upstream's ReportedInUse).
+    const waiting = rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED,
+      `volume "data": volume orch.io/csi/${DRIVER}^h1 has not been added to the list of VolumesInUse in the node's volume status yet`);
+    // The mount reaches its wait after some real file reads: advance the clock only once it waits.
+    const untilWaiting = async (): Promise<void> => { while (clock.pending().length === 0) await new Promise((r) => setImmediate(r)); };
+    await untilWaiting();
+    await clock.advance(9_000);
+    mounter.markVolumesReportedInUse(['orch.io/csi/other^h1']);
+    await clock.advance(1_000);
+    await waiting;
+    const listed = rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, 'does not exist yet');
+    await untilWaiting();
+    await clock.advance(1_000);
+    mounter.markVolumesReportedInUse([`orch.io/csi/${DRIVER}^h1`]);
+    await listed;
     await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
     attachment = { metadata: { name: vaName }, spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: false } };
     await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, 'is not attached yet');
@@ -111,7 +128,7 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root2');
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true } };
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.stage = false;
@@ -136,7 +153,7 @@ void describe('CSI drivers and mounter', () => {
     const drivers = await setUpDrivers();
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
-      rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     await Promise.all([mounter.setUp(pod('x'), 'x', 'data', persistent(pv('pv3', 'h3'), false)), mounter.setUp(pod('y'), 'y', 'data', persistent(pv('pv3', 'h3'), false))]);
@@ -152,13 +169,14 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root4');
     let csiDriver: CSIDriver | undefined;
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     const inline = { kind: 'inline' as const, source: { driver: DRIVER, volumeAttributes: { size: '1' } } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume "scratch": volume mode "Ephemeral" not supported by driver ${DRIVER} (no CSIDriver object)`);
     csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Persistent'], podInfoOnMount: true } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume mode "Ephemeral" not supported by driver ${DRIVER} (only supports ["Persistent"])`);
+    mounter.markVolumesReportedInUse([`orch.io/csi/${DRIVER}^h9`]);
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_MOUNT_FAILED, 'volumeattachment');
     csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Ephemeral'], podInfoOnMount: true } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_VOLUME_MODE_UNSUPPORTED, 'volume mode "Persistent" not supported');
@@ -183,7 +201,7 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root5');
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.nodePublishVolume = () => Promise.reject(Object.assign(new Error('late'), { code: 4, details: 'Deadline exceeded' }));

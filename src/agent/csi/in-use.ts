@@ -6,12 +6,16 @@
  * under the node) until its pod's teardown removed its directory; after a restart the volumes
  * are found from the pods' `vol_data.json` files. Attachable, as upstream's CSI plugin's
  * CanAttach: a PersistentVolume's volume (never an inline one) whose driver has no CSIDriver or
- * one with `attachRequired: true` (immutable, so it is remembered per driver).
+ * one with `attachRequired: true` (immutable, so it is remembered per driver). As upstream's
+ * VerifyControllerAttachedVolume, such a volume is mounted only once the Node's status has listed
+ * it (what the status controller last read or wrote is told here): the attach/detach controller
+ * then knows the node uses it before anything is mounted.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CSIDriver } from 'kubernetes-types/storage/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import { csiUniqueVolumeName } from '../../api/storage/index.js';
 import { podCsiDirs, readVolData } from './vol-data.js';
 
@@ -20,6 +24,9 @@ export class VolumesInUse {
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly attachRequired = new Map<string, boolean>();
   private readonly listeners = new Set<() => void>();
+  /** What the Node's status last said (upstream's reportedInUse), and who waits for a name to appear there. */
+  private reportedNames = new Set<string>();
+  private readonly reportWaiters = new Set<() => void>();
 
   constructor(private readonly rootDir: string, private readonly csiDriver: (name: string) => Promise<CSIDriver | undefined>) {}
 
@@ -60,6 +67,29 @@ export class VolumesInUse {
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => { this.listeners.delete(listener); };
+  }
+
+  /** The Node's status.volumesInUse as last read or written (upstream's MarkVolumesAsReportedInUse). */
+  markReported(names: readonly string[]): void {
+    this.reportedNames = new Set(names);
+    for (const w of [...this.reportWaiters]) w();
+  }
+
+  /** Resolves true once the Node's status lists `name` (at once when it does), false after `timeoutMs` on `clock`. */
+  async waitReported(name: string, clock: Pick<Clock, 'sleep'>, timeoutMs: number): Promise<boolean> {
+    if (this.reportedNames.has(name)) return true;
+    let waiter: (() => void) | undefined;
+    const reported = new Promise<boolean>((resolve) => {
+      waiter = () => { if (this.reportedNames.has(name)) resolve(true); };
+      this.reportWaiters.add(waiter);
+    });
+    const stop = new AbortController();
+    try {
+      return await Promise.race([reported, clock.sleep(timeoutMs, stop.signal).then(() => false, () => false)]);
+    } finally {
+      stop.abort();
+      if (waiter !== undefined) this.reportWaiters.delete(waiter);
+    }
   }
 
   /** What the node reports: wanted volumes and those the pods' directories still hold. */

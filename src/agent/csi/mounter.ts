@@ -24,9 +24,10 @@ import { join } from 'node:path';
 import type { PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
-import { csiAttachmentName } from '../../api/storage/index.js';
+import { csiAttachmentName, csiUniqueVolumeName } from '../../api/storage/index.js';
 import type { Logger } from '../logging/index.js';
 import { MOUNTINFO_PATH, readMountInfo, setVolumeOwnership, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
 import { csiErrorText, isFinalCsiError, type CsiNodeClient } from './client.js';
@@ -43,6 +44,8 @@ import {
 const STAGE_CAPABILITY = 'STAGE_UNSTAGE_VOLUME';
 const STATS_CAPABILITY = 'GET_VOLUME_STATS';
 const MOUNT_GROUP_CAPABILITY = 'VOLUME_MOUNT_GROUP';
+/** How long a mount waits for the Node's status to list its attachable volume before it fails (and the pod sync retries). */
+const REPORTED_IN_USE_WAIT_MS = 10_000;
 
 /** One volume's NodeGetVolumeStats answer as the summary API's volume stats. */
 export interface CsiPodVolumeStats {
@@ -63,6 +66,8 @@ export interface CsiMounter extends CsiVolumePlugin {
    * driver is registered and has GET_VOLUME_STATS; a volume whose call fails is left out (logged).
    */
   podVolumeStats(podUID: string): Promise<CsiPodVolumeStats[]>;
+  /** The Node's status.volumesInUse as the status controller last read or wrote it: attachable volumes wait to be listed there before they are mounted. */
+  markVolumesReportedInUse(names: readonly string[]): void;
   /** The node's status.volumesInUse (in-use.ts): sorted unique names of the attachable volumes wanted or still mounted. */
   volumesInUse(): Promise<string[]>;
   /** Calls `listener` when volumesInUse may have changed; returns the unsubscribe. */
@@ -88,6 +93,8 @@ export interface CsiMounterOptions {
   readonly mountInfoPath?: string;
   /** Records the expansion's events on the pod and the claim (none when absent). */
   readonly events?: CsiEventSink;
+  /** The wait for the Node's status to list an attachable volume before it is mounted. */
+  readonly clock: Clock;
   /** Feature gate CSINodeExpandSecret (default true): pass the PV's nodeExpandSecretRef secret to NodeExpandVolume. */
   readonly expandSecrets?: boolean;
 }
@@ -140,6 +147,10 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
     const attachID = csiAttachmentName(handle, driver, o.nodeName);
     let publishContext: Record<string, string> = {};
     if (plan.mode === 'Persistent' && (csiDriver?.spec.attachRequired ?? true)) {
+      const unique = csiUniqueVolumeName(driver, handle);
+      if (!(await inUse.waitReported(unique, o.clock, REPORTED_IN_USE_WAIT_MS))) {
+        throw failed(volumeName, `volume ${unique} has not been added to the list of VolumesInUse in the node's volume status yet`);
+      }
       const va = await o.api.volumeAttachment(attachID).catch((err: unknown) => {
         throw failed(volumeName, `cannot read volumeattachment ${attachID}: ${messageOf(err)}`);
       });
@@ -338,6 +349,7 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
     },
 
     volumesInUse: () => inUse.list(),
+    markVolumesReportedInUse: (names) => { inUse.markReported(names); },
     onVolumesInUseChange: (listener) => inUse.subscribe(listener),
   };
 }

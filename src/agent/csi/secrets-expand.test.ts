@@ -9,6 +9,7 @@ import type { PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes
 import type { CSIDriver } from 'kubernetes-types/storage/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { FakeLogger } from '../logging/testing.js';
 import { createCsiDrivers } from './drivers.js';
@@ -54,10 +55,12 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     await drivers.pluginHandler.registerPlugin(DRIVER, '/x.sock', ['1.0.0']);
     const s: Setup = { mounter: undefined as unknown as CsiMounter, rootDir: join(dir, name), secrets: {}, patches: [], events: [] };
     s.mounter = createCsiMounter({
-      rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve({ spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: true } }), secrets: s.secrets, patches: s.patches }),
       events: (ref, type, reason, message) => { s.events.push([ref, type, reason, message]); }, expandSecrets,
     });
+    // The Node's status lists every attachable volume of these tests (upstream's ReportedInUse).
+    s.mounter.markVolumesReportedInUse(['h1', 'h2', 'ha', 'hb', 'hc', 'hd', 'he', 'hf', 'hg', 'x'].map((h) => `orch.io/csi/${DRIVER}^${h}`));
     return s;
   };
 
@@ -114,9 +117,10 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     const drivers = createCsiDrivers({ logger: new FakeLogger(), publisher: new FakePublisher(), dial: () => fake });
     await drivers.pluginHandler.registerPlugin(DRIVER, '/x.sock', ['1.0.0']);
     const mounter = createCsiMounter({
-      rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
+      rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
       api: fakeApi({ volumeAttachment: () => Promise.resolve({ spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: true } }) }),
     });
+    mounter.markVolumesReportedInUse([`orch.io/csi/${DRIVER}^y`, `orch.io/csi/${DRIVER}^z`]);
     let changes = 0;
     const unsubscribe = mounter.onVolumesInUseChange(() => { changes++; });
     await mounter.setUp(pod('a'), 'a', 'data', { kind: 'persistent', volume: pv('pv-z', 'z'), readOnly: false });
@@ -125,7 +129,7 @@ void describe('CSI secrets, fsGroup, volumes in use and node expansion', () => {
     assert.deepEqual(await mounter.volumesInUse(), [`orch.io/csi/${DRIVER}^y`, `orch.io/csi/${DRIVER}^z`]);
     assert.equal(changes, 2, 'a volume another pod already wants changes nothing');
     // A new mounter (a restart) finds them from vol_data.json before any pod is set up again.
-    const restarted = createCsiMounter({ rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo, api: fakeApi({}) });
+    const restarted = createCsiMounter({ rootDir: s.rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo, api: fakeApi({}) });
     assert.deepEqual(await restarted.volumesInUse(), [`orch.io/csi/${DRIVER}^y`, `orch.io/csi/${DRIVER}^z`]);
     await mounter.tearDown('a');
     assert.deepEqual(await mounter.volumesInUse(), [`orch.io/csi/${DRIVER}^y`]);
