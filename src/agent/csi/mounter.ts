@@ -6,9 +6,13 @@
  * | step          | persistent (a PV)                             | inline (Ephemeral)                 |
  * |---------------|-----------------------------------------------|------------------------------------|
  * | lifecycle     | the CSIDriver (if any) lists Persistent       | the CSIDriver lists Ephemeral      |
+ * | in use        | listed in the Node's volumesInUse first (attachRequired) | never                   |
  * | attach        | VolumeAttachment attached (attachRequired)    | never                              |
+ * | secrets       | nodeStageSecretRef, nodePublishSecretRef      | nodePublishSecretRef (pod's ns)    |
  * | stage         | once per node, if STAGE_UNSTAGE_VOLUME        | never                              |
  * | publish       | per pod, at `<pod dir>/<pv>/mount`            | per pod, at `<pod dir>/<name>/mount` |
+ * | fsGroup       | by the CSIDriver's fsGroupPolicy (plan.ts)    | the same                           |
+ * | expand        | NodeExpandVolume when the PV outgrew the claim (expand.ts) | never                 |
  * | unstage       | after the last pod on the node                | -                                  |
  *
  * Operations on one volume (driver and handle) run one at a time, across pods, as upstream's
