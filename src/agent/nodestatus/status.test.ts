@@ -120,6 +120,7 @@ void describe('one status report', () => {
     inUse = [];
     const third = await computeStatus({ status: second.status }, sources(facts), config, T0);
     assert.equal(statusPatch(second.status, third.status).status['volumesInUse'], null);
+    assert.equal(statusPatch(third.status, third.status).status['volumesInUse'], undefined, 'none before, none now: not sent');
     facts.volumesInUse = () => Promise.reject(new Error('disk'));
     const kept = await computeStatus({ status: second.status }, sources(facts), config, T0);
     assert.deepEqual(kept.status.volumesInUse, ['orch.io/csi/d^b'], 'an unreadable list keeps the server\'s');

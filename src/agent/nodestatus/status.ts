@@ -254,6 +254,7 @@ export function statusPatch(current: WireNodeStatus | undefined, next: WireNodeS
   };
   if (next.images !== undefined) status.images = next.images;
   // Replaced as a whole (the field has no merge key); null removes the last one.
-  if (next.volumesInUse !== undefined) status.volumesInUse = next.volumesInUse.length === 0 ? null : next.volumesInUse;
+  if (next.volumesInUse !== undefined && next.volumesInUse.length > 0) status.volumesInUse = next.volumesInUse;
+  else if ((current?.volumesInUse?.length ?? 0) > 0) status.volumesInUse = null;
   return { status };
 }
