@@ -45,7 +45,7 @@ export async function runFlexBench(pods: number): Promise<string> {
     const logger = new LogRoot({ format: 'text', verbosity: 0, vmodule: [], splitStream: false, infoBufferSize: 0, flushFrequency: 5e9, sink, clock: realClock }).logger('bench');
     const drivers = createFlexDrivers({ pluginDir, exec: execDriver, clock: realClock, logger, callTimeoutMs: 60_000 });
     await drivers.start();
-    const flex = createFlexMounter({ rootDir: path.join(dir, 'root'), nodeName: 'bench', drivers, exec: execDriver, callTimeoutMs: 60_000, controllerAttachDetach: true, logger });
+    const flex = createFlexMounter({ rootDir: path.join(dir, 'root'), nodeName: 'bench', drivers, exec: execDriver, callTimeoutMs: 60_000, controllerAttachDetach: true, logger, clock: realClock });
     const manager = createVolumeManager({ rootDir: path.join(dir, 'root'), logger, clock: realClock, flex });
     const pod = (uid: string, volume: Record<string, unknown>): NodePod => ({
       metadata: { uid, name: uid, namespace: 'default' },

@@ -4,12 +4,13 @@
  * plugins_registry directory (pluginregistration v1, type CSIPlugin). A volume is the directory
  * `<dataDir>/<volume handle>` (made on first use); staging bind-mounts it at the staging path,
  * publishing bind-mounts it (or the staging path) at the target, read-only when asked;
- * NodeGetVolumeStats reports a published volume's usage (du) and its file system. Every call
- * and every answer is reported through `onEvent`, and any method can be made to fail or to
- * answer late.
+ * NodeGetVolumeStats reports a published volume's usage (du) and its file system; with `expand`,
+ * NodeExpandVolume records the size asked for. Methods may require secrets (`requireSecrets`).
+ * Every call (secrets' values redacted) and every answer is reported through `onEvent`, and any
+ * method can be made to fail or to answer late.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,13 @@ export interface HostPathDriverOptions {
   readonly stage?: boolean;
   readonly topology?: Readonly<Record<string, string>>;
   readonly maxVolumesPerNode?: number;
+  /** Offer EXPAND_VOLUME: NodeExpandVolume records the required size in `<dataDir>/<handle>.size` (default false). */
+  readonly expand?: boolean;
+  /**
+   * Secrets a method requires (method → key → value), as a driver whose storage needs
+   * credentials: a call without them answers INVALID_ARGUMENT naming the missing key.
+   */
+  readonly requireSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Methods answering INTERNAL errors (for testing the agent's handling). */
   readonly failing?: readonly string[];
   /** Methods that answer only after this many milliseconds (a slow or hanging driver). */
@@ -117,8 +125,17 @@ export class HostPathDriver {
 
   private handler(method: string, work: (request: Request) => Promise<unknown>): Unary {
     return (call, callback) => {
-      this.o.onEvent({ event: 'call', method, request: call.request });
+      // Secrets are never printed: their keys only.
+      const secrets = call.request['secrets'];
+      const shown = typeof secrets === 'object' && secrets !== null ? { ...call.request, secrets: Object.fromEntries(Object.keys(secrets).map((k) => [k, '<redacted>'])) } : call.request;
+      this.o.onEvent({ event: 'call', method, request: shown });
       const answer = (): void => {
+        const missing = this.missingSecret(method, secrets);
+        if (missing !== undefined) {
+          this.o.onEvent({ event: 'reply', method, ok: false });
+          callback({ code: status.INVALID_ARGUMENT, details: `${method} needs the secret key ${missing} (sample driver's requireSecrets)` });
+          return;
+        }
         if (this.failing.has(method)) {
           this.o.onEvent({ event: 'reply', method, ok: false });
           callback({ code: status.INTERNAL, details: `${method} fails on purpose (sample driver)` });
@@ -136,6 +153,13 @@ export class HostPathDriver {
       if (delay > 0) setTimeout(answer, delay).unref();
       else answer();
     };
+  }
+
+  /** The first required secret key the request lacks or has with another value. */
+  private missingSecret(method: string, secrets: unknown): string | undefined {
+    const given = typeof secrets === 'object' && secrets !== null ? secrets as Record<string, unknown> : {};
+    for (const [key, value] of Object.entries(this.o.requireSecrets?.[method] ?? {})) if (given[key] !== value) return key;
+    return undefined;
   }
 
   private volumeDir(request: Request): string {
@@ -160,8 +184,19 @@ export class HostPathDriver {
         ...(this.o.topology === undefined ? {} : { accessibleTopology: { segments: this.o.topology } }),
       })),
       NodeGetCapabilities: this.handler('NodeGetCapabilities', () => Promise.resolve({
-        capabilities: [...(stage ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : []), { rpc: { type: 'GET_VOLUME_STATS' } }],
+        capabilities: [
+          ...(stage ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : []), { rpc: { type: 'GET_VOLUME_STATS' } }, ...(this.o.expand === true ? [{ rpc: { type: 'EXPAND_VOLUME' } }] : []),
+        ],
       })),
+      NodeExpandVolume: this.handler('NodeExpandVolume', (r) => {
+        const target = text(r, 'volumePath');
+        if (!isMountPoint(target)) return Promise.reject(new Error(`volume path ${target} is not published`));
+        const range = r['capacityRange'] as { requiredBytes?: number } | null;
+        const bytes = range?.requiredBytes ?? 0;
+        // A directory has no size to grow: the sample records what it was asked for.
+        writeFileSync(`${this.volumeDir(r)}.size`, `${bytes}\n`);
+        return Promise.resolve({ capacityBytes: bytes });
+      }),
       NodeGetVolumeStats: this.handler('NodeGetVolumeStats', async (r) => {
         const target = text(r, 'volumePath');
         if (!isMountPoint(target)) throw new Error(`volume path ${target} is not published`);

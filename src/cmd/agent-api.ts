@@ -21,7 +21,7 @@ import {
   bootstrapClientCertificate, createClientCertificateManager, createServingCertificateManager, type CertificateManager,
 } from '../agent/certificate/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
-import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder } from '../agent/events/index.js';
+import { createEventRecorder, nodeReference, recordPodEvent, type EventRecorder, type EventReference } from '../agent/events/index.js';
 import type { HealthChecks } from '../agent/health/index.js';
 import type { LogRoot, Logger } from '../agent/logging/index.js';
 import { createCsiApi, createCsiDrivers, createCsiMounter, createNodeInfoPublisher, csiTimeoutFromEnv, type CsiMounter } from '../agent/csi/index.js';
@@ -40,7 +40,8 @@ import type { CriClient } from '../agent/runtime/cri/index.js';
 import type { StatusManager } from '../agent/status/index.js';
 import type { AdmitHandler, DesiredPods } from '../agent/syncloop/index.js';
 import {
-  createClaimSource, createObjectManager, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource, type ServiceAccountTokenSource,
+  createClaimSource, createObjectManager, createSecretReader, createTokenManager, type ChangeDetectionStrategy, type ObjectManager, type PersistentVolumeSource,
+  type ServiceAccountTokenSource, type VolumeObjectSource,
 } from '../agent/volumes/index.js';
 import type { NodeIdentity } from './agent-node.js';
 import { nodeStatusReservation } from './agent-cm.js';
@@ -53,6 +54,8 @@ export interface ApiConnection {
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy); the pod manager registers the desired pods with it. */
   readonly objects: ObjectManager;
   readonly claims: PersistentVolumeSource;
+  /** Secrets read with a GET each, as volume plugins read theirs (FlexVolume secretRef). */
+  readonly secretReader: Pick<VolumeObjectSource, 'secret'>;
   /** CSI drivers: the plugin watcher's CSIPlugin handler and the volume manager's CSI plugin. */
   readonly csi: { readonly handler: PluginHandler; readonly mounter: CsiMounter };
   /** The service account tokens of projected volumes. */
@@ -117,7 +120,8 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
     claims: createClaimSource({ rest }),
-    csi: csiPlugin(rest, nodeName, o.rootDir, logs.logger('csi')),
+    secretReader: createSecretReader({ rest }),
+    csi: csiPlugin(rest, recorder, nodeName, o.rootDir, logs.logger('csi'), { clock, expandSecrets: resolved.gates.enabled('CSINodeExpandSecret') }),
     reviews,
     pullCredentials: pullCredentials((ns, name) => objects.secret(ns, name)),
     ...(serving === undefined ? {} : { servingCertificates: serving.source }),
@@ -139,9 +143,12 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
 }
 
 /** The CSI drivers registered through the plugin watcher, and their volumes' mounter. */
-function csiPlugin(rest: RestClient, nodeName: string, rootDir: string, logger: Logger): ApiConnection['csi'] {
+function csiPlugin(
+  rest: RestClient, recorder: EventRecorder, nodeName: string, rootDir: string, logger: Logger, o: { readonly clock: Clock; readonly expandSecrets: boolean },
+): ApiConnection['csi'] {
   const drivers = createCsiDrivers({ logger, publisher: createNodeInfoPublisher({ rest, nodeName }), callTimeoutMs: csiTimeoutFromEnv(process.env) });
-  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger }) };
+  const events = (regarding: EventReference, type: 'Normal' | 'Warning', reason: string, message: string): void => { recorder.event(regarding, type, reason, reason, message); };
+  return { handler: drivers.pluginHandler, mounter: createCsiMounter({ rootDir, nodeName, drivers, api: createCsiApi({ rest }), logger, events, ...o }) };
 }
 
 /** The serving certificate manager (started) for the node's addresses, and the source the secure server reads. */
@@ -238,7 +245,10 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
       reservation: nodeStatusReservation(d.resolved),
       maxImages: c.nodeStatusMaxImages,
     },
-    facts: { ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)) },
+    facts: {
+      ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)),
+      volumesInUse: () => api.csi.mounter.volumesInUse(),
+    },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),
     reportFrequencyMs: durationToMs(c.nodeStatusReportFrequency),
@@ -250,6 +260,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     onNode: (node) => {
       void followPodCidr(node.spec?.podCIDR);
       api.objects.nodeChanged(node);
+      api.csi.mounter.markVolumesReportedInUse(node.status?.volumesInUse ?? []);
     },
   });
   const lease: LeaseController = createLeaseController({
@@ -273,6 +284,8 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const devices = d.devices;
   const unsubscribeDevices = devices?.onChange(() => { nodeStatus.requestUpdate(); });
   const unsubscribeChanges = d.nodeStatusChanges?.subscribe(() => { nodeStatus.requestUpdate(); });
+  // A volume a pod wants, or one its teardown let go, is reported at once (the attach/detach controller waits on it).
+  const unsubscribeVolumes = api.csi.mounter.onVolumesInUseChange(() => { nodeStatus.requestUpdate(); });
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
     start() {
@@ -293,6 +306,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     async stop() {
       unsubscribeDevices?.();
       unsubscribeChanges?.();
+      unsubscribeVolumes();
       await source.stop();
       await mirrors.stop();
       await writer.stop();

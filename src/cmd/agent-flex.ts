@@ -19,7 +19,7 @@ export interface FlexVolumes {
  * read is logged and the agent runs on (upstream's kubelet does the same); volumes of its
  * drivers then fail with the reason.
  */
-export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: LogRoot, options: { readonly clock: Clock; readonly nodeName: string; readonly secrets: VolumeObjectSource | undefined }): Promise<FlexVolumes> {
+export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: LogRoot, options: { readonly clock: Clock; readonly nodeName: string; readonly secrets: Pick<VolumeObjectSource, 'secret'> | undefined }): Promise<FlexVolumes> {
   const c = resolved.config;
   const logger = logs.logger('flexvolume');
   const drivers = createFlexDrivers({ pluginDir: c.volumePluginDir, exec: execDriver, clock: options.clock, logger, callTimeoutMs: FLEX_CALL_TIMEOUT_MS });
@@ -37,6 +37,7 @@ export async function startFlexVolumes(resolved: ResolvedConfiguration, logs: Lo
     controllerAttachDetach: c.enableControllerAttachDetach,
     ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
     logger,
+    clock: options.clock,
   });
   return { drivers, plugin };
 }

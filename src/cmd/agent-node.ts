@@ -140,7 +140,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
   });
   // The machine's capacity, read once: what unset limits mean to the downward API and the OOM score.
   const capacity = readNodeCapacity();
-  const flex = await startFlexVolumes(resolved, logs, { clock, nodeName: name, secrets: api?.objects });
+  const flex = await startFlexVolumes(resolved, logs, { clock, nodeName: name, secrets: api?.secretReader });
   const volumes = createVolumeManager({
     rootDir: o.rootDir, clock, clusterDomain: c.clusterDomain, logger: logs.logger('volumes'), nodeCapacity: () => capacity, flex: flex.plugin,
     ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens, claims: api.claims, csi: api.csi.mounter }),

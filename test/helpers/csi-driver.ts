@@ -21,6 +21,10 @@ export interface CsiDriverSettings {
   readonly topology?: Readonly<Record<string, string>>;
   readonly maxVolumesPerNode?: number;
   readonly failing?: readonly string[];
+  /** Offer EXPAND_VOLUME (NodeExpandVolume writes `<dataDir>/<handle>.size`). */
+  readonly expand?: boolean;
+  /** Method → secret key → value the driver requires (INVALID_ARGUMENT without). */
+  readonly requireSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Methods answering only after this many ms (a slow or hanging driver). */
   readonly delays?: Readonly<Record<string, number>>;
   /**

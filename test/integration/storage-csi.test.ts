@@ -10,7 +10,12 @@
  *   it and the pod's info in the volume context (podInfoOnMount); a file written by one pod read
  *   by the other; unpublished per pod and unstaged after the last one;
  * - a driver whose NodePublishVolume fails: a FailedMount event naming the volume and the
- *   driver's error, no directory left for the volume, retried until the driver heals.
+ *   driver's error, no directory left for the volume, retried until the driver heals;
+ * - a driver requiring secrets and attaching (no CSIDriver): the volume in the Node's
+ *   volumesInUse from the start (the test plays the external attacher), a FailedMount event
+ *   naming the missing secret, the PV's stage and publish secrets passed once it exists, the
+ *   pod's fsGroup on the volume, NodeExpandVolume and the claim's new capacity after the PV
+ *   grows, and the volume out of volumesInUse after the pod.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,7 +23,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Node } from 'kubernetes-types/core/v1.js';
+import type { Node, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
 import type { CSINode } from 'kubernetes-types/storage/v1.js';
 import { csiAttachmentName } from '../../src/api/storage/index.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/agent.js';
@@ -66,7 +71,8 @@ before(async () => {
   server = await startApiServer({ storage: 'sqlite', controllers: true });
   agent = await startAgentProcess({
     endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir,
-    args: [`--hostname-override=${NODE}`, '--node-ip=127.0.0.1', `--port=${await freePort()}`, `--orchconfig=${server.adminKubeconfig}`],
+    // A pod sync every 10 s: a volume whose PV grew is expanded at its pod's next sync.
+    args: [`--hostname-override=${NODE}`, '--node-ip=127.0.0.1', `--port=${await freePort()}`, `--orchconfig=${server.adminKubeconfig}`, '--sync-frequency=10s'],
   });
   await waitFor('the node registered', async () => (await getJson<Node>(`/api/v1/nodes/${NODE}`)) !== undefined, { timeoutMs: 60_000 });
   await create([{ apiVersion: 'storage.orch.io/v1', kind: 'CSIDriver', metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true } }]);
@@ -142,5 +148,64 @@ void describe('CSI drivers on the node', () => {
     await waitFor('a retry', () => driver.calls('NodePublishVolume').length > calls, { timeoutMs: 60_000 });
     driver.setFailing([]);
     await waitForPhase('failing', 'Succeeded', 120_000);
+  });
+
+  void it('passes the PV\'s secrets, lists the volume in volumesInUse while it is wanted, applies the fsGroup, and expands it when the PV grows', async () => {
+    // A second driver: no CSIDriver (so it attaches, and its volumes are in use), secrets required on each call, EXPAND_VOLUME.
+    const SECURE = 'secure.csi.example.com';
+    const secure = await startCsiDriver({
+      name: SECURE, nodeId: `${NODE}-secure`, rootDir, expand: true,
+      requireSecrets: { NodeStageVolume: { password: 's3cret' }, NodePublishVolume: { token: 't0ken' }, NodeExpandVolume: { grow: 'yes' } },
+    });
+    try {
+      await secure.waitFor('registration-status');
+      const ref = { namespace: 'default', name: 'csi-creds' };
+      await create([
+        {
+          apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'csi-s' },
+          spec: {
+            capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '',
+            csi: { driver: SECURE, volumeHandle: 'vol-s', fsType: 'ext4', nodeStageSecretRef: ref, nodePublishSecretRef: ref, nodeExpandSecretRef: ref },
+          },
+        },
+        claim('csi-s', 'csi-s'),
+      ]);
+      const owned = pod('owned', 'csi-s', 'stat -c "%g %a" /data > /data/perm && sleep 3600', 'Always') as { spec: Obj };
+      await create([{ ...owned, spec: { ...owned.spec, securityContext: { fsGroup: 1234 } } }]);
+      const unique = `orch.io/csi/${SECURE}^vol-s`;
+      // Wanted from the start, before it is attached: the attach/detach controller must not detach it.
+      await waitFor('the volume in the node\'s volumesInUse', async () => (await getJson<Node>(`/api/v1/nodes/${NODE}`))?.status?.volumesInUse?.includes(unique) === true);
+      const attachment = csiAttachmentName('vol-s', SECURE, NODE);
+      await waitFor('the VolumeAttachment', async () => (await getJson(`/apis/storage.orch.io/v1/volumeattachments/${attachment}`)) !== undefined);
+      await runKubectl(server, ['patch', 'volumeattachment', attachment, '--subresource=status', '--type=merge', '-p', '{"status":{"attached":true}}']);
+      const missing = await waitFor('a FailedMount event naming the secret', async () =>
+        (await podEvents('owned')).find((e) => e.reason === 'FailedMount' && (e.message ?? '').includes('csi-creds')), { timeoutMs: 60_000 });
+      assert.match(missing.message ?? '', /volume "data": fetching nodeStageSecretRef default\/csi-creds failed: secret "csi-creds" not found in namespace "default"/);
+      assert.equal(secure.calls('NodeStageVolume').length, 0, 'the driver is not asked without its secret');
+      await create([{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'csi-creds' }, stringData: { password: 's3cret', token: 't0ken', grow: 'yes' } }]);
+      await waitForPhase('owned', 'Running', 120_000);
+      const redacted = { grow: '<redacted>', password: '<redacted>', token: '<redacted>' };
+      assert.deepEqual(secure.calls('NodeStageVolume').at(-1)?.request?.['secrets'], redacted);
+      assert.deepEqual(secure.calls('NodePublishVolume').at(-1)?.request?.['secrets'], redacted);
+      assert.deepEqual(secure.replies('NodePublishVolume').at(-1)?.['ok'], true, 'the driver accepted the secrets');
+      // fsGroup (no CSIDriver: ReadWriteOnceWithFSType, and the PV has an fsType and ReadWriteOnce): group 1234, setgid, group rwx.
+      const perm = await waitFor('the pod\'s view of /data', async () => (await readFile(join(secure.dataDir, 'vol-s', 'perm'), 'utf8').catch(() => '')).trim() || undefined);
+      const [group, mode] = perm.split(' ');
+      assert.equal(group, '1234', perm);
+      assert.equal(parseInt(mode ?? '0', 8) & 0o2070, 0o2070, perm);
+
+      await runKubectl(server, ['patch', 'pv', 'csi-s', '--type=merge', '-p', '{"spec":{"capacity":{"storage":"2Gi"}}}']);
+      await waitFor('the claim\'s capacity 2Gi', async () => (await getJson<PersistentVolumeClaim>('/api/v1/namespaces/default/persistentvolumeclaims/csi-s'))?.status?.capacity?.['storage'] === '2Gi', { timeoutMs: 90_000 });
+      assert.equal(await readFile(join(secure.dataDir, 'vol-s.size'), 'utf8'), `${2 * 1024 ** 3}\n`);
+      const expand = secure.calls('NodeExpandVolume').at(-1)?.request ?? {};
+      assert.deepEqual([expand['volumeId'], expand['volumePath'], expand['secrets']], ['vol-s', join(rootDir, 'pods', (await podOf('owned'))?.metadata?.uid ?? '', 'volumes', 'orch.io~csi', 'csi-s', 'mount'), redacted]);
+      await waitFor('FileSystemResizeSuccessful on the claim', async () => (await podEvents('csi-s')).some((e) => e.reason === 'FileSystemResizeSuccessful' && e.involvedObject.kind === 'PersistentVolumeClaim'));
+
+      await runKubectl(server, ['delete', 'pod', 'owned', '--wait=true']);
+      await waitFor('unstaged', () => secure.calls('NodeUnstageVolume').length === 1, { timeoutMs: 60_000 });
+      await waitFor('the volume gone from volumesInUse', async () => (await getJson<Node>(`/api/v1/nodes/${NODE}`))?.status?.volumesInUse === undefined);
+    } finally {
+      await secure.kill();
+    }
   });
 });

@@ -5,7 +5,8 @@
  *
  * - an inline `csi` volume of a driver whose CSIDriver lists Ephemeral: published (never staged)
  *   with upstream's handle `csi-<sha256>` and `csi.storage.orch.io/ephemeral: "true"`, a file
- *   written through it lands in the driver's volume, unpublished when the pod goes;
+ *   written through it lands in the driver's volume, its nodePublishSecretRef secret (in the
+ *   pod's namespace) passed, unpublished when the pod goes;
  * - an inline volume of a driver whose CSIDriver lists only Persistent, or that has no
  *   CSIDriver: a FailedMount event with upstream's message;
  * - a generic `ephemeral` volume: the claim `<pod>-<volume>` the API server made, bound to a CSI
@@ -43,8 +44,11 @@ after(async () => {
 const template = { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } } };
 
 void describe('ephemeral volumes on the node', () => {
-  void it('publishes an inline CSI volume of an Ephemeral driver without staging it, and unpublishes it with the pod', async () => {
-    await s.create([podWith('inline', { csi: { driver: CSI_DRIVER, volumeAttributes: { size: 'small' } } }, 'echo inline > /data/file && sleep 3600')]);
+  void it('publishes an inline CSI volume of an Ephemeral driver without staging it, with its secret, and unpublishes it with the pod', async () => {
+    await s.create([
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'inline-creds' }, stringData: { token: 't' } },
+      podWith('inline', { csi: { driver: CSI_DRIVER, volumeAttributes: { size: 'small' }, nodePublishSecretRef: { name: 'inline-creds' } } }, 'echo inline > /data/file && sleep 3600'),
+    ]);
     const pod = await s.waitForPhase('inline', 'Running');
     const uid = pod.metadata?.uid ?? '';
     const publish = s.driver.calls('NodePublishVolume').find((c) => String(c.request?.['targetPath']).includes(uid));
@@ -57,6 +61,7 @@ void describe('ephemeral volumes on the node', () => {
       size: 'small', 'csi.storage.orch.io/pod.name': 'inline', 'csi.storage.orch.io/pod.namespace': 'default',
       'csi.storage.orch.io/pod.uid': uid, 'csi.storage.orch.io/serviceAccount.name': 'default', 'csi.storage.orch.io/ephemeral': 'true',
     });
+    assert.deepEqual(request['secrets'], { token: '<redacted>' }, 'the nodePublishSecretRef secret, from the pod\'s namespace');
     assert.equal(s.driver.calls('NodeStageVolume').length, 0, 'never staged');
     const volData = JSON.parse(await readFile(join(s.rootDir, 'pods', uid, 'volumes', 'orch.io~csi', 'data', 'vol_data.json'), 'utf8')) as Record<string, string>;
     assert.deepEqual([volData['specVolID'], volData['volumeLifecycleMode'], volData['volumeHandle']], ['data', 'Ephemeral', request['volumeId']]);

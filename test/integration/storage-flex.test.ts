@@ -11,6 +11,8 @@
  * - drivers installed after the agent started are found, and mount gets upstream's options
  *   renamed (orch.io/pod.*, orch.io/serviceAccount.name, orch.io/readwrite, orch.io/secret/<key>
  *   from a secret of the driver's type, base64) with the volume's own options;
+ * - a driver whose init says fsGroup: the pod's fsGroup on the mounted directory (group, setgid,
+ *   g+rwx); its unmount "Not supported": the agent unmounts the directory itself;
  * - a PersistentVolume with a flexVolume source, bound to a claim by the PV controller, is
  *   mounted for the claim's pod in `<pod>/volumes/<vendor>~<driver>/<pv name>`.
  */
@@ -159,12 +161,40 @@ void describe('FlexVolume drivers on the node', () => {
     await runKubectl(server, ['delete', 'pod', 'flex-garbage', 'flex-recorded', '--wait=true']);
   });
 
-  void it('mounts a claim bound to a PersistentVolume with a flexVolume source', async () => {
+  void it('applies the pod\'s fsGroup for a driver whose init says fsGroup, and unmounts itself when the driver does not support unmount', async () => {
+    const host = join(dir, 'host-g');
+    await installDriver('example.com~grouped', [
+      '#!/bin/sh',
+      'case "$1" in',
+      '  init) echo \'{"status":"Success","capabilities":{"attach":false,"fsGroup":true}}\' ;;',
+      '  unmount) echo \'{"status":"Not supported"}\' ;;',
+      `  *) exec ${SAMPLE_DRIVER} "$@" ;;`,
+      'esac',
+      '',
+    ].join('\n'));
+    const grouped = flexPod('flex-grouped', 'example.com/grouped', { hostDir: host }, 'stat -c "%g %a" /data > /data/perm') as { spec: Obj };
+    await kubectlCreate(server, [{ ...grouped, spec: { ...grouped.spec, securityContext: { fsGroup: 2345 } } }]);
+    const pod = await waitForPhase('flex-grouped', 'Succeeded');
+    const [group, mode] = (await readFile(join(host, 'perm'), 'utf8')).trim().split(' ');
+    assert.equal(group, '2345');
+    assert.equal(parseInt(mode ?? '0', 8) & 0o2070, 0o2070, `mode ${mode ?? ''}: setgid and the group's rwx`);
+    const uid = pod.metadata?.uid ?? '';
+    await runKubectl(server, ['delete', 'pod', 'flex-grouped', '--wait=true']);
+    // "Not supported": the agent unmounts the directory itself (umount, retried while busy) and removes it.
+    await waitFor('the volume unmounted and its directory removed', async () => (await mountsBelow(join(rootDir, 'pods', uid))).length === 0
+      && !(await exists(join(rootDir, 'pods', uid, 'volumes', 'example.com~grouped', 'data'))), { timeoutMs: 60_000 });
+  });
+
+  void it('mounts a claim bound to a PersistentVolume with a flexVolume source, with the PV\'s secret (named by no pod)', async () => {
     const host = join(dir, 'host-pv');
     await kubectlCreate(server, [
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'flex-pv-cred' }, type: 'example.com/hostdir', data: { key: Buffer.from('v').toString('base64') } },
       {
         apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'flex-pv' },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', flexVolume: { driver: 'example.com/hostdir', options: { hostDir: host } } },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '',
+          flexVolume: { driver: 'example.com/hostdir', options: { hostDir: host }, secretRef: { namespace: 'default', name: 'flex-pv-cred' } },
+        },
       },
       { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'flex-claim' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } },
     ]);

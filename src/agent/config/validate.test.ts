@@ -55,6 +55,7 @@ const REJECTED: readonly [readonly string[], string][] = [
   [['--feature-gates=DynamicResourceAllocation=true'], 'featureGates: DynamicResourceAllocation cannot be enabled: dynamic resource allocation (resource claims, DRA drivers) is not implemented'],
   [['--feature-gates=NodeagentPodResourcesDynamicResources=true'], 'featureGates: NodeagentPodResourcesDynamicResources cannot be enabled: dynamic resource allocation is not implemented'],
   [['--feature-gates=CSIVolumeHealth=true'], 'featureGates: CSIVolumeHealth cannot be enabled: CSI volume health'],
+  [['--feature-gates=RecoverVolumeExpansionFailure=true'], 'featureGates: RecoverVolumeExpansionFailure cannot be enabled: the node expands volumes as with the gate off'],
   [['--feature-gates=NodeagentCgroupDriverFromCRI=true'], 'featureGates: NodeagentCgroupDriverFromCRI cannot be enabled: the cgroup driver is not taken from the runtime'],
   [['--feature-gates=SizeMemoryBackedVolumes=false'], 'featureGates: SizeMemoryBackedVolumes cannot be disabled: memory-backed emptyDir volumes are always sized by their sizeLimit here'],
   [['--feature-gates=PodDisruptionConditions=false'], 'featureGates: PodDisruptionConditions cannot be disabled: the agent always sets the DisruptionTarget condition'],

@@ -75,6 +75,7 @@ export const REFUSED_ON: ReadonlyMap<string, string> = new Map([
   ['DynamicResourceAllocation', 'dynamic resource allocation (resource claims, DRA drivers) is not implemented by this node agent'],
   ['NodeagentPodResourcesDynamicResources', 'dynamic resource allocation is not implemented, so the pod resources API has no dynamic resources to report'],
   ['CSIVolumeHealth', 'CSI volume health (the volume conditions of NodeGetVolumeStats) is not reported by this node agent'],
+  ['RecoverVolumeExpansionFailure', 'the node expands volumes as with the gate off (the claim\'s allocatedResourceStatuses are not kept)'],
   ['NodeagentCgroupDriverFromCRI', 'the cgroup driver is not taken from the runtime (containerd 1.6 does not report it); set cgroupDriver'],
 ]);
 

@@ -38,7 +38,8 @@ export function isFinalCsiError(err: unknown): boolean {
 
 /** A volume capability as the loader takes it (camelCase fields). */
 export interface VolumeCapability {
-  readonly mount: { readonly fsType: string; readonly mountFlags: readonly string[] };
+  /** volumeMountGroup: the pod's fsGroup, for drivers with VOLUME_MOUNT_GROUP (they apply it themselves). */
+  readonly mount: { readonly fsType: string; readonly mountFlags: readonly string[]; readonly volumeMountGroup?: string };
   readonly accessMode: { readonly mode: 'SINGLE_NODE_WRITER' | 'SINGLE_NODE_READER_ONLY' | 'MULTI_NODE_READER_ONLY' | 'MULTI_NODE_SINGLE_WRITER' | 'MULTI_NODE_MULTI_WRITER' };
 }
 
@@ -54,11 +55,25 @@ export interface StageRequest {
   readonly volumeCapability: VolumeCapability;
   readonly publishContext: Readonly<Record<string, string>>;
   readonly volumeContext: Readonly<Record<string, string>>;
+  /** The data of the volume's nodeStageSecretRef (stage) or nodePublishSecretRef (publish) secret. */
+  readonly secrets: Readonly<Record<string, string>>;
 }
 
 export interface PublishRequest extends StageRequest {
   readonly targetPath: string;
   readonly readonly: boolean;
+}
+
+export interface ExpandRequest {
+  readonly volumeId: string;
+  /** The published target path. */
+  readonly volumePath: string;
+  /** The staging path when the driver stages, else ''. */
+  readonly stagingTargetPath: string;
+  readonly requiredBytes: number;
+  readonly volumeCapability: VolumeCapability;
+  /** The data of the volume's nodeExpandSecretRef secret. */
+  readonly secrets: Readonly<Record<string, string>>;
 }
 
 /** NodeGetVolumeStats's answer, in bytes and inodes (each undefined when the driver did not say). */
@@ -79,6 +94,8 @@ export interface CsiNodeClient {
   nodeUnpublishVolume(volumeId: string, targetPath: string): Promise<void>;
   /** For drivers with GET_VOLUME_STATS: the usage of a published (or staged) volume. */
   nodeGetVolumeStats(volumeId: string, volumePath: string, stagingTargetPath: string): Promise<VolumeStats>;
+  /** For drivers with EXPAND_VOLUME: grows the file system of a published volume; the driver's new capacity (0: not said). */
+  nodeExpandVolume(request: ExpandRequest): Promise<number>;
   close(): void;
 }
 
@@ -124,6 +141,11 @@ export function dialCsi(endpoint: string, timeoutMs: number = CSI_CALL_TIMEOUT_M
         return u === undefined ? {} : { [unit === 'BYTES' ? 'bytes' : 'inodes']: { available: u.available, total: u.total, used: u.used } };
       };
       return { ...of('BYTES'), ...of('INODES'), ...(r.volumeCondition === null ? {} : { condition: { abnormal: r.volumeCondition.abnormal, message: r.volumeCondition.message } }) };
+    },
+    async nodeExpandVolume(request) {
+      const { requiredBytes, ...rest } = request;
+      const r = await call<{ capacityBytes: number }>('NodeExpandVolume', { ...rest, capacityRange: { requiredBytes, limitBytes: 0 } });
+      return r.capacityBytes;
     },
     close() {
       node.close();

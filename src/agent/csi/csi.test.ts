@@ -8,50 +8,17 @@ import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 
 import { OrchError } from '../../api/errors.js';
+import { FakeClock } from '../../api/fake-clock.js';
 import { csiAttachmentName } from '../../api/storage/index.js';
 import { FakeLogger } from '../logging/testing.js';
-import type { CsiNodeClient, NodeInfo, PublishRequest, StageRequest, VolumeStats } from './client.js';
-import { createCsiDrivers, type NodeInfoPublisher } from './drivers.js';
+import type { PublishRequest } from './client.js';
+import { createCsiDrivers } from './drivers.js';
+import { FakeDriver, FakePublisher, fakeApi } from './testing.js';
 import { CSI_DRIVER_INVALID, CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
 import { createCsiMounter } from './mounter.js';
 import { inlineVolumeHandle, stagingPath } from './vol-data.js';
 
 const DRIVER = 'd.example.com';
-
-/** A driver in memory: "mounts" are lines it writes to a fake mountinfo file. */
-class FakeDriver implements CsiNodeClient {
-  calls: string[] = [];
-  failing = new Set<string>();
-  stage = true;
-  info: NodeInfo = { nodeId: 'n1', maxVolumesPerNode: 0, topology: { zone: 'a' } };
-  closed = 0;
-  constructor(private readonly mountInfo: string) {}
-  private async record(method: string): Promise<void> {
-    this.calls.push(method);
-    if (this.failing.has(method)) throw Object.assign(new Error(method), { code: 13, details: `${method} broke` });
-    await Promise.resolve();
-  }
-  private async setMounted(path: string, mounted: boolean): Promise<void> {
-    const lines = (await readFile(this.mountInfo, 'utf8')).split('\n').filter((l) => l !== '' && l.split(' ')[4] !== path);
-    if (mounted) lines.push(`1 1 0:1 / ${path} rw - fake fake rw`);
-    await writeFile(this.mountInfo, lines.join('\n') + '\n');
-  }
-  async nodeGetInfo(): Promise<NodeInfo> { await this.record('NodeGetInfo'); return this.info; }
-  async nodeGetCapabilities(): Promise<string[]> { await this.record('NodeGetCapabilities'); return this.stage ? ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS'] : []; }
-  async nodeStageVolume(r: StageRequest): Promise<void> { await this.record('NodeStageVolume'); await this.setMounted(r.stagingTargetPath, true); }
-  async nodeUnstageVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnstageVolume'); await this.setMounted(path, false); }
-  async nodePublishVolume(r: PublishRequest): Promise<void> { await this.record('NodePublishVolume'); await this.setMounted(r.targetPath, true); }
-  async nodeUnpublishVolume(_id: string, path: string): Promise<void> { await this.record('NodeUnpublishVolume'); await this.setMounted(path, false); }
-  async nodeGetVolumeStats(): Promise<VolumeStats> { await this.record('NodeGetVolumeStats'); return { bytes: { available: 1, total: 3, used: 2 } }; }
-  close(): void { this.closed++; }
-}
-
-class FakePublisher implements NodeInfoPublisher {
-  added: [string, NodeInfo][] = [];
-  removed: string[] = [];
-  add(driver: string, info: NodeInfo): Promise<void> { this.added.push([driver, info]); return Promise.resolve(); }
-  remove(driver: string): Promise<void> { this.removed.push(driver); return Promise.resolve(); }
-}
 
 const rejectsWith = async (p: Promise<unknown>, code: string, text: string): Promise<void> => {
   await assert.rejects(p, (err: unknown) => err instanceof OrchError && err.code === code && err.message.includes(text));
@@ -109,11 +76,27 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root1');
     let attachment: VolumeAttachment | undefined;
     const csiDriver: CSIDriver | undefined = undefined;
+    const clock = new FakeClock();
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) },
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock, mountInfoPath: mountInfo,
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.resolve(attachment) }),
     });
     const vaName = csiAttachmentName('h1', DRIVER, 'node-1');
+    // Attachable: mounted only once the Node's status lists it (upstream's ReportedInUse).
+    const waiting = rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED,
+      `volume "data": volume orch.io/csi/${DRIVER}^h1 has not been added to the list of VolumesInUse in the node's volume status yet`);
+    // The mount reaches its wait after some real file reads: advance the clock only once it waits.
+    const untilWaiting = async (): Promise<void> => { while (clock.pending().length === 0) await new Promise((r) => setImmediate(r)); };
+    await untilWaiting();
+    await clock.advance(9_000);
+    mounter.markVolumesReportedInUse(['orch.io/csi/other^h1']);
+    await clock.advance(1_000);
+    await waiting;
+    const listed = rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, 'does not exist yet');
+    await untilWaiting();
+    await clock.advance(1_000);
+    mounter.markVolumesReportedInUse([`orch.io/csi/${DRIVER}^h1`]);
+    await listed;
     await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, `volume "data": volumeattachment ${vaName} of persistentvolume pv1 does not exist yet`);
     attachment = { metadata: { name: vaName }, spec: { attacher: DRIVER, nodeName: 'node-1', source: {} }, status: { attached: false } };
     await rejectsWith(mounter.setUp(pod('a'), 'a', 'data', persistent(pv('pv1', 'h1'), false)), CSI_MOUNT_FAILED, 'is not attached yet');
@@ -145,8 +128,8 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root2');
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true } };
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.stage = false;
     fake.failing.add('NodePublishVolume');
@@ -170,8 +153,8 @@ void describe('CSI drivers and mounter', () => {
     const drivers = await setUpDrivers();
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
-      rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      rootDir: join(dir, 'root3'), nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     await Promise.all([mounter.setUp(pod('x'), 'x', 'data', persistent(pv('pv3', 'h3'), false)), mounter.setUp(pod('y'), 'y', 'data', persistent(pv('pv3', 'h3'), false))]);
     assert.deepEqual(fake.calls.filter((c) => c === 'NodeStageVolume' || c === 'NodePublishVolume'), ['NodeStageVolume', 'NodePublishVolume', 'NodePublishVolume']);
@@ -186,13 +169,14 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root4');
     let csiDriver: CSIDriver | undefined;
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     const inline = { kind: 'inline' as const, source: { driver: DRIVER, volumeAttributes: { size: '1' } } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume "scratch": volume mode "Ephemeral" not supported by driver ${DRIVER} (no CSIDriver object)`);
     csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Persistent'], podInfoOnMount: true } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'scratch', inline), CSI_VOLUME_MODE_UNSUPPORTED, `volume mode "Ephemeral" not supported by driver ${DRIVER} (only supports ["Persistent"])`);
+    mounter.markVolumesReportedInUse([`orch.io/csi/${DRIVER}^h9`]);
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_MOUNT_FAILED, 'volumeattachment');
     csiDriver = { metadata: { name: DRIVER }, spec: { volumeLifecycleModes: ['Ephemeral'], podInfoOnMount: true } };
     await rejectsWith(mounter.setUp(pod('e'), 'e', 'data', persistent(pv('pv9', 'h9'), false)), CSI_VOLUME_MODE_UNSUPPORTED, 'volume mode "Persistent" not supported');
@@ -217,8 +201,8 @@ void describe('CSI drivers and mounter', () => {
     const rootDir = join(dir, 'root5');
     const csiDriver: CSIDriver = { metadata: { name: DRIVER }, spec: { attachRequired: false } };
     const mounter = createCsiMounter({
-      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), mountInfoPath: mountInfo,
-      api: { csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) },
+      rootDir, nodeName: 'node-1', drivers, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo,
+      api: fakeApi({ csiDriver: () => Promise.resolve(csiDriver), volumeAttachment: () => Promise.reject(new Error('not asked')) }),
     });
     fake.nodePublishVolume = () => Promise.reject(Object.assign(new Error('late'), { code: 4, details: 'Deadline exceeded' }));
     await rejectsWith(mounter.setUp(pod('t'), 't', 'data', persistent(pv('pv5', 'h5'), false)), CSI_MOUNT_FAILED, 'NodePublishVolume of h5 failed: rpc error: code = DeadlineExceeded desc = Deadline exceeded');

@@ -14,3 +14,5 @@ export const CSI_NODE_INFO_FAILED = 'CSI_NODE_INFO_FAILED';
 export const CSI_VOLUME_MODE_UNSUPPORTED = 'CSI_VOLUME_MODE_UNSUPPORTED';
 /** NODEAGENT_CSI_TIMEOUT is not a positive Go duration. */
 export const CSI_INVALID_TIMEOUT = 'CSI_INVALID_TIMEOUT';
+/** A secret a CSI call needs (nodeStageSecretRef, nodePublishSecretRef, nodeExpandSecretRef) is missing or cannot be read (retried). */
+export const CSI_SECRET_UNAVAILABLE = 'CSI_SECRET_UNAVAILABLE';

@@ -6,9 +6,13 @@
  * | step          | persistent (a PV)                             | inline (Ephemeral)                 |
  * |---------------|-----------------------------------------------|------------------------------------|
  * | lifecycle     | the CSIDriver (if any) lists Persistent       | the CSIDriver lists Ephemeral      |
+ * | in use        | listed in the Node's volumesInUse first (attachRequired) | never                   |
  * | attach        | VolumeAttachment attached (attachRequired)    | never                              |
+ * | secrets       | nodeStageSecretRef, nodePublishSecretRef      | nodePublishSecretRef (pod's ns)    |
  * | stage         | once per node, if STAGE_UNSTAGE_VOLUME        | never                              |
  * | publish       | per pod, at `<pod dir>/<pv>/mount`            | per pod, at `<pod dir>/<name>/mount` |
+ * | fsGroup       | by the CSIDriver's fsGroupPolicy (plan.ts)    | the same                           |
+ * | expand        | NodeExpandVolume when the PV outgrew the claim (expand.ts) | never                 |
  * | unstage       | after the last pod on the node                | -                                  |
  *
  * Operations on one volume (driver and handle) run one at a time, across pods, as upstream's
@@ -21,23 +25,31 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CSIVolumeSource, PersistentVolume } from 'kubernetes-types/core/v1.js';
+import type { PersistentVolume, PersistentVolumeClaim, Secret } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
-import { csiAttachmentName } from '../../api/storage/index.js';
+import { csiAttachmentName, csiUniqueVolumeName } from '../../api/storage/index.js';
 import type { Logger } from '../logging/index.js';
-import { MOUNTINFO_PATH, readMountInfoBelow, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
-import { csiErrorText, isFinalCsiError, type CsiNodeClient, type VolumeCapability } from './client.js';
+import { MOUNTINFO_PATH, readMountInfoBelow, setVolumeOwnership, type CsiVolumePlugin, type CsiVolumeSource } from '../volumes/index.js';
+import { csiErrorText, isFinalCsiError, type CsiNodeClient } from './client.js';
 import type { CsiDrivers } from './drivers.js';
-import { CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED, CSI_VOLUME_MODE_UNSUPPORTED } from './errors.js';
+import { expandVolume, expansionSize, type CsiEventSink } from './expand.js';
+import { VolumesInUse } from './in-use.js';
+import { appliesFsGroup, capabilityOf, checkLifecycleMode, planOf, type Plan } from './plan.js';
+import { csiSecrets } from './secrets.js';
+import { CSI_DRIVER_NOT_REGISTERED, CSI_MOUNT_FAILED, CSI_UNMOUNT_FAILED } from './errors.js';
 import {
-  KeyedQueue, inlineVolumeHandle, podCsiDirs, podVolumeDir, readVolData, stagingPath, usedElsewhere, writeVolData, type VolData, type VolumeLifecycleMode,
+  KeyedQueue, podCsiDirs, podVolumeDir, readVolData, stagingPath, usedElsewhere, writeVolData, type VolData,
 } from './vol-data.js';
 
 const STAGE_CAPABILITY = 'STAGE_UNSTAGE_VOLUME';
 const STATS_CAPABILITY = 'GET_VOLUME_STATS';
+const MOUNT_GROUP_CAPABILITY = 'VOLUME_MOUNT_GROUP';
+/** How long a mount waits for the Node's status to list its attachable volume before it fails (and the pod sync retries). */
+const REPORTED_IN_USE_WAIT_MS = 10_000;
 
 /** One volume's NodeGetVolumeStats answer as the summary API's volume stats. */
 export interface CsiPodVolumeStats {
@@ -58,12 +70,22 @@ export interface CsiMounter extends CsiVolumePlugin {
    * driver is registered and has GET_VOLUME_STATS; a volume whose call fails is left out (logged).
    */
   podVolumeStats(podUID: string): Promise<CsiPodVolumeStats[]>;
+  /** The Node's status.volumesInUse as the status controller last read or wrote it: attachable volumes wait to be listed there before they are mounted. */
+  markVolumesReportedInUse(names: readonly string[]): void;
+  /** The node's status.volumesInUse (in-use.ts): sorted unique names of the attachable volumes wanted or still mounted. */
+  volumesInUse(): Promise<string[]>;
+  /** Calls `listener` when volumesInUse may have changed; returns the unsubscribe. */
+  onVolumesInUseChange(listener: () => void): () => void;
 }
 
 /** What the node reads from the API server for CSI volumes. */
 export interface CsiApi {
   csiDriver(name: string): Promise<CSIDriver | undefined>;
   volumeAttachment(name: string): Promise<VolumeAttachment | undefined>;
+  /** A Secret a volume's secret reference names (undefined: not found). */
+  secret(namespace: string, name: string): Promise<Secret | undefined>;
+  /** A merge patch of a claim's status (after a node expansion: its capacity and conditions). */
+  patchClaimStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<void>;
 }
 
 export interface CsiMounterOptions {
@@ -73,58 +95,12 @@ export interface CsiMounterOptions {
   readonly api: CsiApi;
   readonly logger: Logger;
   readonly mountInfoPath?: string;
-}
-
-/** One volume to set up, whatever its source. */
-interface Plan {
-  readonly driver: string;
-  readonly handle: string;
-  readonly specVolID: string;
-  readonly mode: VolumeLifecycleMode;
-  readonly readOnly: boolean;
-  readonly fsType: string;
-  readonly mountFlags: readonly string[];
-  readonly accessModes: readonly string[];
-  readonly attributes: Readonly<Record<string, string>>;
-  /** For messages: `persistentvolume <name>` or `inline volume`. */
-  readonly what: string;
-}
-
-function accessMode(modes: readonly string[], readOnly: boolean): VolumeCapability['accessMode']['mode'] {
-  if (modes.includes('ReadWriteMany')) return 'MULTI_NODE_MULTI_WRITER';
-  if (modes.includes('ReadOnlyMany') && (readOnly || modes.length === 1)) return 'MULTI_NODE_READER_ONLY';
-  return 'SINGLE_NODE_WRITER';
-}
-
-function planOf(podUID: string, volumeName: string, source: CsiVolumeSource): Plan {
-  if (source.kind === 'inline') {
-    const csi: CSIVolumeSource = source.source;
-    if (csi.nodePublishSecretRef !== undefined) {
-      throw new OrchError(CSI_MOUNT_FAILED, 'invalid', `volume "${volumeName}": csi.nodePublishSecretRef is not supported on this node`, { subject: volumeName });
-    }
-    return {
-      driver: csi.driver, handle: inlineVolumeHandle(podUID, volumeName), specVolID: volumeName, mode: 'Ephemeral', readOnly: csi.readOnly === true,
-      fsType: csi.fsType ?? '', mountFlags: [], accessModes: [], attributes: csi.volumeAttributes ?? {}, what: 'inline volume',
-    };
-  }
-  const pv: PersistentVolume = source.volume;
-  const pvName = pv.metadata?.name ?? '';
-  const csi = pv.spec?.csi;
-  if (csi === undefined) throw new OrchError(CSI_MOUNT_FAILED, 'invalid', `volume "${volumeName}": persistentvolume ${pvName} has no csi source`, { subject: volumeName });
-  return {
-    driver: csi.driver, handle: csi.volumeHandle, specVolID: pvName, mode: 'Persistent', readOnly: source.readOnly || csi.readOnly === true,
-    fsType: csi.fsType ?? '', mountFlags: pv.spec?.mountOptions ?? [], accessModes: pv.spec?.accessModes ?? [], attributes: csi.volumeAttributes ?? {},
-    what: `persistentvolume ${pvName}`,
-  };
-}
-
-/** Upstream's supportsVolumeLifecycleMode, with its messages: without a CSIDriver only Persistent. */
-function checkLifecycleMode(volumeName: string, driver: string, csiDriver: CSIDriver | undefined, mode: VolumeLifecycleMode): void {
-  const modes = csiDriver?.spec.volumeLifecycleModes ?? ['Persistent'];
-  if (csiDriver === undefined && mode === 'Persistent') return;
-  if (modes.includes(mode)) return;
-  const why = csiDriver === undefined ? 'no CSIDriver object' : `only supports [${modes.map((m) => JSON.stringify(m)).join(' ')}]`;
-  throw new OrchError(CSI_VOLUME_MODE_UNSUPPORTED, 'invalid', `volume "${volumeName}": volume mode "${mode}" not supported by driver ${driver} (${why})`, { subject: volumeName });
+  /** Records the expansion's events on the pod and the claim (none when absent). */
+  readonly events?: CsiEventSink;
+  /** The wait for the Node's status to list an attachable volume before it is mounted. */
+  readonly clock: Clock;
+  /** Feature gate CSINodeExpandSecret (default true): pass the PV's nodeExpandSecretRef secret to NodeExpandVolume. */
+  readonly expandSecrets?: boolean;
 }
 
 export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
@@ -134,6 +110,12 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
   const published = new Map<string, Map<string, { driver: string; handle: string; target: string; staging: string }>>();
   /** The volumes (`<driver>^<handle>`) this agent staged (drivers need not mount at the staging path). */
   const staged = new Set<string>();
+  const readSecret = (namespace: string, name: string): Promise<Secret | undefined> => o.api.secret(namespace, name);
+  const inUse = new VolumesInUse(o.rootDir, (name) => o.api.csiDriver(name));
+  /** Published targets whose fsGroup is still to be applied (it failed, or the publish just happened). */
+  const ownershipPending = new Map<string, () => Promise<void>>();
+  /** Read-only volumes warned about (per PV and size): a resize is not tried on them. */
+  const resizeWarned = new Set<string>();
   const isMounted = async (path: string): Promise<boolean> => (await readMountInfoBelow(path, mountInfoPath)).some((m) => m.mountPoint === path);
   const failed = (volume: string, what: string, err?: unknown): OrchError =>
     new OrchError(CSI_MOUNT_FAILED, 'unavailable', `volume "${volume}": ${what}${err === undefined ? '' : `: ${csiErrorText(err)}`}`, { subject: volume, ...(err === undefined ? {} : { cause: err }) });
@@ -164,10 +146,15 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
     });
     // Before the driver is looked up, as upstream's NewMounter: a refused mode is the message, registered or not.
     checkLifecycleMode(volumeName, driver, csiDriver, plan.mode);
+    inUse.learn(driver, csiDriver);
     const client = clientOf(driver, volumeName);
     const attachID = csiAttachmentName(handle, driver, o.nodeName);
     let publishContext: Record<string, string> = {};
     if (plan.mode === 'Persistent' && (csiDriver?.spec.attachRequired ?? true)) {
+      const unique = csiUniqueVolumeName(driver, handle);
+      if (!(await inUse.waitReported(unique, o.clock, REPORTED_IN_USE_WAIT_MS))) {
+        throw failed(volumeName, `volume ${unique} has not been added to the list of VolumesInUse in the node's volume status yet`);
+      }
       const va = await o.api.volumeAttachment(attachID).catch((err: unknown) => {
         throw failed(volumeName, `cannot read volumeattachment ${attachID}: ${messageOf(err)}`);
       });
@@ -177,10 +164,16 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
       }
       publishContext = va.status.attachmentMetadata ?? {};
     }
-    const volumeCapability: VolumeCapability = {
-      mount: { fsType: plan.fsType, mountFlags: [...plan.mountFlags] },
-      accessMode: { mode: accessMode(plan.accessModes, plan.readOnly) },
-    };
+    let capabilities: string[];
+    try {
+      capabilities = await client.nodeGetCapabilities();
+    } catch (err) {
+      throw failed(volumeName, `CSI driver ${driver}: NodeGetCapabilities failed`, err);
+    }
+    const fsGroup = pod.spec?.securityContext?.fsGroup;
+    // A driver with VOLUME_MOUNT_GROUP applies the fsGroup itself (upstream's DelegateFSGroupToCSIDriver).
+    const delegateFsGroup = capabilities.includes(MOUNT_GROUP_CAPABILITY) && fsGroup !== undefined;
+    const volumeCapability = capabilityOf(plan, delegateFsGroup ? fsGroup : undefined);
     const volumeContext: Record<string, string> = { ...plan.attributes };
     if (csiDriver?.spec.podInfoOnMount === true) {
       Object.assign(volumeContext, {
@@ -192,40 +185,74 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
       });
     }
     const base = { volumeId: handle, volumeCapability, publishContext, volumeContext };
-    let capabilities: string[];
-    try {
-      capabilities = await client.nodeGetCapabilities();
-    } catch (err) {
-      throw failed(volumeName, `CSI driver ${driver}: NodeGetCapabilities failed`, err);
-    }
+    // Staged once per node (as upstream's device mount): known here, or mounted at the global path after a restart.
+    const staging = plan.mode === 'Persistent' && capabilities.includes(STAGE_CAPABILITY) ? stagingPath(o.rootDir, driver, handle) : '';
+    const key = `${driver}^${handle}`;
+    const stage = staging !== '' && !staged.has(key) && !(await isMounted(staging));
+    // Read before anything is written: a missing secret leaves no directory (the stage secret only when the volume is staged now).
+    const stageSecrets = stage ? await csiSecrets(readSecret, volumeName, plan.stageSecretRef) : {};
+    const publishSecrets = await csiSecrets(readSecret, volumeName, plan.publishSecretRef);
     // Written before any call (as upstream's mounter does), so that teardown finds whatever the driver did.
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const data: VolData = { specVolID: plan.specVolID, volumeHandle: handle, driverName: driver, nodeName: o.nodeName, attachmentID: attachID, volumeLifecycleMode: plan.mode };
     await writeVolData(dir, data);
-    let staging = '';
-    if (plan.mode === 'Persistent' && capabilities.includes(STAGE_CAPABILITY)) {
-      staging = stagingPath(o.rootDir, driver, handle);
-      const key = `${driver}^${handle}`;
-      // Staged once per node (as upstream's device mount): known here, or mounted at the global path after a restart.
-      if (!staged.has(key) && !(await isMounted(staging))) {
-        await mkdir(join(staging, '..'), { recursive: true, mode: 0o750 });
-        try {
-          await client.nodeStageVolume({ ...base, stagingTargetPath: staging });
-        } catch (err) {
-          await abandon(dir, target, err, volumeName);
-          throw failed(volumeName, `CSI driver ${driver}: NodeStageVolume of ${handle} failed`, err);
-        }
+    if (stage) {
+      await mkdir(join(staging, '..'), { recursive: true, mode: 0o750 });
+      try {
+        await client.nodeStageVolume({ ...base, stagingTargetPath: staging, secrets: stageSecrets });
+      } catch (err) {
+        await abandon(dir, target, err, volumeName);
+        throw failed(volumeName, `CSI driver ${driver}: NodeStageVolume of ${handle} failed`, err);
       }
-      staged.add(key);
     }
+    if (staging !== '') staged.add(key);
     try {
-      await client.nodePublishVolume({ ...base, stagingTargetPath: staging, targetPath: target, readonly: plan.readOnly });
+      await client.nodePublishVolume({ ...base, stagingTargetPath: staging, targetPath: target, readonly: plan.readOnly, secrets: publishSecrets });
     } catch (err) {
       await abandon(dir, target, err, volumeName);
       throw failed(volumeName, `CSI driver ${driver}: NodePublishVolume of ${handle} failed`, err);
     }
     o.logger.v(2, 'published CSI volume', { podUID: uid, volume: volumeName, driver, handle, target, mode: plan.mode });
+    if (!delegateFsGroup && appliesFsGroup(plan, csiDriver?.spec.fsGroupPolicy, fsGroup)) {
+      // Kept until it succeeds: the target is mounted, so the retry does only this (upstream's uncertain mount).
+      ownershipPending.set(target, () => applyOwnership(volumeName, target, plan, fsGroup ?? 0, pod.spec?.securityContext?.fsGroupChangePolicy));
+    }
     return target;
+  }
+
+  async function applyOwnership(volumeName: string, target: string, plan: Plan, fsGroup: number, changePolicy: string | undefined): Promise<void> {
+    try {
+      await setVolumeOwnership(target, {
+        fsGroup, readOnly: plan.readOnly, ...(changePolicy === undefined ? {} : { changePolicy }),
+        onError: (path, err) => { o.logger.warn('cannot apply the fsGroup to a file of a CSI volume', { volume: volumeName, path, err }); },
+      });
+    } catch (err) {
+      throw failed(volumeName, `applying fsGroup ${fsGroup} to ${target} failed: ${messageOf(err)}`);
+    }
+  }
+
+  /** A mounted volume whose PV grew beyond its claim's capacity: NodeExpandVolume (expand.ts); a failure is an event, retried at the next sync. */
+  async function expand(pod: NodePod, volumeName: string, plan: Plan, pv: PersistentVolume, claim: PersistentVolumeClaim, size: string, target: string): Promise<void> {
+    let capabilities: string[];
+    const client = clientOf(plan.driver, volumeName);
+    try {
+      capabilities = await client.nodeGetCapabilities();
+    } catch (err) {
+      o.logger.warn('NodeGetCapabilities failed; the volume is expanded at a later sync', { volume: volumeName, driver: plan.driver, err: csiErrorText(err) });
+      return;
+    }
+    const staging = capabilities.includes(STAGE_CAPABILITY) ? stagingPath(o.rootDir, plan.driver, plan.handle) : '';
+    const { name, namespace, uid } = pod.metadata;
+    try {
+      const result = await expandVolume({
+        client, capabilities, nodeName: o.nodeName, volumeName, pod: { name, namespace, uid }, pv, claim, size, readOnly: plan.readOnly, target, staging,
+        volumeCapability: capabilityOf(plan, undefined), readSecret, expandSecrets: o.expandSecrets ?? true,
+        patchClaimStatus: (ns, name, status) => o.api.patchClaimStatus(ns, name, status), event: o.events ?? (() => undefined), warned: resizeWarned,
+      });
+      o.logger.v(result === 'expanded' ? 2 : 4, 'CSI volume expansion', { volume: volumeName, pv: pv.metadata?.name, size, result });
+    } catch (err) {
+      o.logger.warn('cannot finish a CSI volume expansion; tried again at the next sync', { volume: volumeName, pv: pv.metadata?.name, err: messageOf(err) });
+    }
   }
 
   async function unmount(uid: string, dir: string, data: VolData): Promise<void> {
@@ -270,12 +297,23 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
 
   return {
     async setUp(pod: NodePod, uid: string, volumeName: string, source: CsiVolumeSource): Promise<string> {
-      const plan = planOf(uid, volumeName, source);
+      const plan = planOf(pod, uid, volumeName, source);
       const dir = podVolumeDir(o.rootDir, uid, plan.specVolID);
       const target = join(dir, 'mount');
       const staging = plan.mode === 'Persistent' ? stagingPath(o.rootDir, plan.driver, plan.handle) : '';
+      if (source.kind === 'persistent') await inUse.want(uid, volumeName, plan.driver, plan.handle);
+      const key = `${plan.driver}^${plan.handle}`;
       // Published already (an earlier sync, or before the agent restarted): nothing to call, the driver need not be registered yet.
-      if (!(await isMounted(target))) await queue.run(`${plan.driver}^${plan.handle}`, () => mount(pod, uid, volumeName, plan, dir, target));
+      if (!(await isMounted(target))) await queue.run(key, () => mount(pod, uid, volumeName, plan, dir, target));
+      const ownership = ownershipPending.get(target);
+      if (ownership !== undefined) {
+        await ownership();
+        ownershipPending.delete(target);
+      }
+      if (source.kind === 'persistent' && source.claim !== undefined) {
+        const size = expansionSize(source.volume, source.claim);
+        if (size !== undefined) await queue.run(key, () => expand(pod, volumeName, plan, source.volume, source.claim ?? {}, size, target));
+      }
       const volumes = published.get(uid) ?? new Map<string, { driver: string; handle: string; target: string; staging: string }>();
       volumes.set(volumeName, { driver: plan.driver, handle: plan.handle, target, staging });
       published.set(uid, volumes);
@@ -304,11 +342,18 @@ export function createCsiMounter(o: CsiMounterOptions): CsiMounter {
 
     async tearDown(uid: string): Promise<void> {
       published.delete(uid);
-      for (const dir of await podCsiDirs(o.rootDir, uid)) {
+      const dirs = await podCsiDirs(o.rootDir, uid);
+      for (const dir of dirs) {
+        ownershipPending.delete(join(dir, 'mount'));
         const data = await readVolData(dir);
         if (data === undefined) continue;
         await queue.run(`${data.driverName}^${data.volumeHandle}`, () => unmount(uid, dir, data));
       }
+      inUse.forget(uid, dirs.length > 0);
     },
+
+    volumesInUse: () => inUse.list(),
+    markVolumesReportedInUse: (names) => { inUse.markReported(names); },
+    onVolumesInUseChange: (listener) => inUse.subscribe(listener),
   };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { getgid } from 'node:process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -54,7 +55,7 @@ async function mounter(controllerAttachDetach = false, withSecrets = true): Prom
   await drivers.start();
   stops.push(() => { drivers.stop(); });
   return createFlexMounter({
-    rootDir, nodeName: 'node-1', drivers, exec: fake.exec, callTimeoutMs: 1000, controllerAttachDetach, logger: new FakeLogger(), mountInfoPath: mountInfo, mountOps: ops,
+    rootDir, nodeName: 'node-1', drivers, exec: fake.exec, callTimeoutMs: 1000, controllerAttachDetach, logger: new FakeLogger(), clock: new FakeClock(), mountInfoPath: mountInfo, mountOps: ops,
     ...(withSecrets ? { secrets: { secret: (namespace: string, name: string) => Promise.resolve(secrets.get(`${namespace}/${name}`)) } } : {}),
   });
 }
@@ -134,6 +135,18 @@ void describe('FlexVolume mounts', () => {
     fake.on(exe, 'mount', () => ({ status: 'Not supported' }));
     await (await mounter()).setUp(pod('u1'), 'u1', request());
     assert.deepEqual(ops.calls, [`bind ${join(rootDir, 'plugins', 'orch.io', 'flexvolume', 'example.com', 'lvm', 'mounts', 'data')} ${volumeDir('u1')}`]);
+  });
+
+  void it('applies the pod\'s fsGroup to the mounted directory when the driver says fsGroup (the default), not when read-only or fsGroup false', async () => {
+    const gid = getgid?.() ?? 0;
+    const exe = await install('lvm', false);
+    const m = await mounter();
+    const dir = await m.setUp(pod('g1', { securityContext: { fsGroup: gid } }), 'g1', request());
+    assert.equal((await stat(dir)).mode & 0o2070, 0o2070);
+    assert.equal((await stat(await m.setUp(pod('g2', { securityContext: { fsGroup: gid } }), 'g2', request({ readOnly: true })))).mode & 0o2000, 0, 'read-only');
+    fake.on(exe, 'init', () => ({ status: 'Success', capabilities: { attach: false, fsGroup: false } }));
+    const noGroup = await mounter();
+    assert.equal((await stat(await noGroup.setUp(pod('g3', { securityContext: { fsGroup: gid } }), 'g3', request()))).mode & 0o2000, 0, 'fsGroup: false');
   });
 
   void it('tears a pod\'s volumes down: unmount, the directory removed; other plugins\' directories left to the volume manager', async () => {

@@ -13,12 +13,14 @@
  *    naming the setting;
  * 2. `mount <dir> <json>` on `<root-dir>/pods/<uid>/volumes/<vendor>~<driver>/<name>` with the pod's
  *    name, namespace, UID, service account, the secret's keys (base64) and fsGroup (not
- *    supported: a bind mount of the device mount path, upstream's default). A dir that is a
- *    mount point already is not mounted again.
+ *    supported: a bind mount of the device mount path, upstream's default); then, for a volume
+ *    that is not read-only of a driver whose init says `fsGroup` (the default), the pod's fsGroup
+ *    applied to the mounted directory (the volume manager's setVolumeOwnership; failures logged,
+ *    as upstream). A dir that is a mount point already is not mounted again.
  *
  * A failed mount leaves no directory: whatever the driver mounted there is unmounted, and the
  * directory removed. Teardown (per pod directory, so it also works after a restart): `unmount
- * <dir>` (not supported: umount(8)), the directory removed; for drivers the agent attached, once
+ * <dir>` (not supported: umount(8), retried while busy, as the volume manager's), the directory removed; for drivers the agent attached, once
  * no pod directory on the node holds the volume, `unmountdevice <path>` and `detach <name> <node>`.
  * The JSON options of attach, waitforattach and mountdevice hold no pod information, as upstream.
  */
@@ -27,10 +29,13 @@ import { mkdir, readdir, realpath, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
+import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
-import { MOUNTINFO_PATH, readMountInfoBelow, type FlexVolumePlugin, type FlexVolumeRequest, type VolumeObjectSource } from '../volumes/index.js';
+import {
+  DEFAULT_UNMOUNT_RETRY_MS, DEFAULT_UNMOUNT_TIMEOUT_MS, MOUNTINFO_PATH, readMountInfoBelow, setVolumeOwnership, unmount, type FlexVolumePlugin, type FlexVolumeRequest, type VolumeObjectSource,
+} from '../volumes/index.js';
 import { callDriver, type DriverReply, type FlexExec } from './driver-call.js';
 import type { FlexDriver, FlexDrivers } from './drivers.js';
 import { FLEXVOLUME_ATTACH_BY_CONTROLLER, FLEXVOLUME_CALL_FAILED, FLEXVOLUME_DRIVER_NOT_FOUND, FLEXVOLUME_SECRET_UNAVAILABLE } from './errors.js';
@@ -45,13 +50,17 @@ export interface MountOps {
   unmount(target: string): Promise<void>;
 }
 
-export const systemMountOps: MountOps = {
-  async bind(source, target) { await execFileAsync('mount', ['--bind', source, target]); },
-  async mountDevice(device, target, fsType, readOnly) {
-    await execFileAsync('mount', [...(fsType === '' ? [] : ['-t', fsType]), '-o', readOnly ? 'ro' : 'rw', device, target]);
-  },
-  async unmount(target) { await execFileAsync('umount', [target]); },
-};
+/** mount(8) for binds and devices; the volume manager's unmount (a busy target retried, then detached lazily). */
+export function systemMountOps(o: { readonly clock: Clock; readonly logger: Logger }): MountOps {
+  const unmountOptions = { clock: o.clock, logger: o.logger, timeoutMs: DEFAULT_UNMOUNT_TIMEOUT_MS, retryIntervalMs: DEFAULT_UNMOUNT_RETRY_MS };
+  return {
+    async bind(source, target) { await execFileAsync('mount', ['--bind', source, target]); },
+    async mountDevice(device, target, fsType, readOnly) {
+      await execFileAsync('mount', [...(fsType === '' ? [] : ['-t', fsType]), '-o', readOnly ? 'ro' : 'rw', device, target]);
+    },
+    unmount: (target) => unmount(target, unmountOptions),
+  };
+}
 
 export interface FlexMounterOptions {
   readonly rootDir: string;
@@ -65,6 +74,8 @@ export interface FlexMounterOptions {
   /** Where secretRef secrets are read (the API server); without it a volume with a secretRef fails. */
   readonly secrets?: Pick<VolumeObjectSource, 'secret'>;
   readonly logger: Logger;
+  /** The unmount's deadline and pauses (with the default mountOps). */
+  readonly clock: Clock;
   readonly mountInfoPath?: string;
   readonly mountOps?: MountOps;
 }
@@ -81,7 +92,7 @@ class FlexMounter implements FlexVolumePlugin {
 
   constructor(options: FlexMounterOptions) {
     this.o = options;
-    this.ops = options.mountOps ?? systemMountOps;
+    this.ops = options.mountOps ?? systemMountOps(options);
   }
 
   async setUp(pod: NodePod, podUID: string, request: FlexVolumeRequest): Promise<string> {
@@ -111,7 +122,10 @@ class FlexMounter implements FlexVolumePlugin {
     await mkdir(dir, { recursive: true, mode: 0o750 });
     try {
       const reply = await callDriver(driver, 'mount', [dir, JSON.stringify(driverOptions(request, extra))], call);
-      if (reply === 'not-supported') {
+      if (reply !== 'not-supported') {
+        // Upstream's flexVolumeMounter.SetUpAt: the pod's fsGroup when the driver's init says fsGroup (default true), errors only logged.
+        if (!request.readOnly && driver.capabilities.fsGroup) await this.applyFsGroup(pod, dir, request);
+      } else {
         const source = deviceMountPath ?? this.deviceMountPath(driver, request.specName);
         this.o.logger.warn('FlexVolume driver does not support mount; bind-mounting its device mount path', { driver: driver.name, source, target: dir });
         await this.ops.bind(source, dir).catch((err: unknown) => {
@@ -196,6 +210,18 @@ class FlexMounter implements FlexVolumePlugin {
       });
     }
     return deviceMountPath;
+  }
+
+  private async applyFsGroup(pod: NodePod, dir: string, request: FlexVolumeRequest): Promise<void> {
+    const fsGroup = pod.spec?.securityContext?.fsGroup;
+    if (fsGroup === undefined) return;
+    const changePolicy = pod.spec?.securityContext?.fsGroupChangePolicy;
+    const onError = (path: string, err: string): void => { this.o.logger.warn('cannot apply the fsGroup to a file of a FlexVolume', { volume: request.volumeName, path, err }); };
+    try {
+      await setVolumeOwnership(dir, { fsGroup, readOnly: false, onError, ...(changePolicy === undefined ? {} : { changePolicy }) });
+    } catch (err) {
+      onError(dir, messageOf(err));
+    }
   }
 
   private deviceMountPath(driver: FlexDriver, specName: string): string {

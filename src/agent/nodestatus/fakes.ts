@@ -25,6 +25,7 @@ export class FakeFacts implements NodeFacts {
   pressures: NodePressure = { memory: false, disk: false, pid: false };
   devices: ExtendedResources = { capacity: new Map(), allocatable: new Map(), removed: [] };
   resetDevices = false;
+  volumesInUse?: () => Promise<readonly string[]>;
 
   runtimeStatus(): Promise<RuntimeStatus> {
     return this.runtimeDown ? Promise.reject(new Error('connection refused')) : Promise.resolve(this.status);

@@ -108,6 +108,7 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
     }
     const updated = await client.patch<WireNode>(nodeStatusPath(name), 'strategic', statusPatch(base.status, status), { exempt: true, signal: stopper.signal });
     current = updated;
+    options.onNode?.(updated);
     lastReport = now;
     resetExtended = false;
     emit([...events, ...events2]);

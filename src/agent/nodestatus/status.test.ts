@@ -103,5 +103,26 @@ void describe('one status report', () => {
     const reset = await computeStatus(base, sources(new FakeFacts()), config, T0 + 10_000, { resetExtended: true });
     assert.deepEqual([reset.status.capacity?.['example.com/dongle'], reset.status.allocatable?.['example.com/dongle']], ['0', '0']);
   });
-});
 
+  void it('reports the volumes in use when the agent has them, replaces the list, and removes the last one with null', async () => {
+    const plain = await computeStatus(undefined, sources(), config, T0);
+    assert.equal(plain.status.volumesInUse, undefined, 'not given: left alone');
+    assert.equal(statusPatch(undefined, plain.status).status['volumesInUse'], undefined);
+    const facts = new FakeFacts();
+    let inUse: readonly string[] = ['orch.io/csi/d^a', 'orch.io/csi/d^b'];
+    facts.volumesInUse = () => Promise.resolve(inUse);
+    const first = await computeStatus(undefined, sources(facts), config, T0);
+    assert.deepEqual(first.status.volumesInUse, ['orch.io/csi/d^a', 'orch.io/csi/d^b']);
+    assert.deepEqual(statusPatch(undefined, first.status).status['volumesInUse'], ['orch.io/csi/d^a', 'orch.io/csi/d^b']);
+    inUse = ['orch.io/csi/d^b'];
+    const second = await computeStatus({ status: first.status }, sources(facts), config, T0);
+    assert.equal(statusChanged(first.status, second.status), true, 'a volume left: reported at once');
+    inUse = [];
+    const third = await computeStatus({ status: second.status }, sources(facts), config, T0);
+    assert.equal(statusPatch(second.status, third.status).status['volumesInUse'], null);
+    assert.equal(statusPatch(third.status, third.status).status['volumesInUse'], undefined, 'none before, none now: not sent');
+    facts.volumesInUse = () => Promise.reject(new Error('disk'));
+    const kept = await computeStatus({ status: second.status }, sources(facts), config, T0);
+    assert.deepEqual(kept.status.volumesInUse, ['orch.io/csi/d^b'], 'an unreadable list keeps the server\'s');
+  });
+});

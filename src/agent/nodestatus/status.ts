@@ -178,6 +178,14 @@ export async function computeStatus(
   };
   const imageList = images.ok ? nodeImages(images.value, config.maxImages) : previous.images;
   if (imageList !== undefined) status.images = imageList;
+  if (facts.volumesInUse !== undefined) {
+    try {
+      status.volumesInUse = [...(await facts.volumesInUse())];
+    } catch (err) {
+      logger.error('cannot list the volumes in use; keeping the server\'s', { err: messageOf(err) });
+      status.volumesInUse = previous.volumesInUse ?? [];
+    }
+  }
   return { status, events };
 }
 
@@ -219,6 +227,7 @@ export function statusChanged(current: WireNodeStatus | undefined, next: WireNod
       daemonEndpoints: s?.daemonEndpoints ?? {},
       nodeInfo: s?.nodeInfo ?? {},
       images: s?.images ?? [],
+      volumesInUse: s?.volumesInUse ?? [],
     });
   return view(current) !== view(next);
 }
@@ -244,5 +253,8 @@ export function statusPatch(current: WireNodeStatus | undefined, next: WireNodeS
     nodeInfo: next.nodeInfo ?? {},
   };
   if (next.images !== undefined) status.images = next.images;
+  // Replaced as a whole (the field has no merge key); null removes the last one.
+  if (next.volumesInUse !== undefined && next.volumesInUse.length > 0) status.volumesInUse = next.volumesInUse;
+  else if ((current?.volumesInUse?.length ?? 0) > 0) status.volumesInUse = null;
   return { status };
 }

@@ -85,6 +85,11 @@ export interface NodeFacts {
    * node was recreated; the plugins register again).
    */
   resetExtendedResources?(): boolean;
+  /**
+   * status.volumesInUse (upstream's volume manager GetVolumesInUse): the sorted unique names of
+   * the attachable volumes the node wants or has mounted. Not given: the field is left alone.
+   */
+  volumesInUse?(): Promise<readonly string[]>;
 }
 
 /** Device plugin resources as the node status reports them (whole numbers of devices). */

@@ -13,7 +13,9 @@
  * RestClient. persistentVolumeClaim and generic ephemeral volumes (given a claim source): the
  * claim's bound volume, checked as upstream (claimRef UID; an ephemeral volume's claim owned by
  * the pod), whose local or hostPath source is used in place and whose csi source, like inline
- * csi volumes, goes to the injected CSI plugin.
+ * csi volumes, goes to the injected CSI plugin. Also the helpers the volume plugins share:
+ * setVolumeOwnership (a pod's fsGroup on a mounted volume, as upstream's) and the busy-retrying
+ * unmount.
  *
  * It owns: creating and removing `<rootDir>/pods/<uid>` and `<rootDir>/memory-volumes/<uid>`,
  * mounting the node's tmpfs at `<rootDir>/memory-volumes`, mounting and unmounting tmpfs below a pod
@@ -62,7 +64,9 @@ export {
   type VolumeObjectSource,
 } from './types.js';
 export { createVolumeManager, type VolumeManagerOptions } from './manager.js';
-export { createClaimSource } from './persistent.js';
+export { createClaimSource, createSecretReader } from './persistent.js';
+export { DEFAULT_UNMOUNT_RETRY_MS, DEFAULT_UNMOUNT_TIMEOUT_MS, unmount, type UnmountOptions } from './mounter.js';
+export { requiresPermissionChange, setVolumeOwnership, type OwnershipOptions } from './ownership.js';
 export {
   createObjectManager, nodeObjectTtlMs, DEFAULT_OBJECT_CACHE_TTL_MS, DEFAULT_WATCH_SYNC_TIMEOUT_MS, OBJECT_TTL_ANNOTATION, type ChangeDetectionStrategy, type NodeAnnotations, type ObjectManager, type ObjectManagerOptions,
 } from './object-manager.js';

@@ -12,6 +12,10 @@ import { VOLUME_MOUNT_FAILED } from './types.js';
 
 const execFileAsync = promisify(execFile);
 
+/** The volume manager's defaults for a busy target: retried every 100 ms for 10 s, then detached lazily. */
+export const DEFAULT_UNMOUNT_TIMEOUT_MS = 10_000;
+export const DEFAULT_UNMOUNT_RETRY_MS = 100;
+
 export interface UnmountOptions {
   readonly logger: Logger;
   /** How long a busy target is retried before it is detached lazily (umount -l). */

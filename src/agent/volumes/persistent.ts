@@ -22,7 +22,7 @@
  * into a FailedMount event and retries with its back-off.
  */
 import { stat } from 'node:fs/promises';
-import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolumeSource } from 'kubernetes-types/core/v1.js';
+import type { PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Secret } from 'kubernetes-types/core/v1.js';
 
 import { OrchError, messageOf } from '../../api/errors.js';
 import { getIfExists, type RestClient } from '../orchclient/index.js';
@@ -38,6 +38,7 @@ import {
   type FlexVolumePlugin,
   type PersistentVolumeSource,
   type PodVolume,
+  type VolumeObjectSource,
 } from './types.js';
 
 /** Reads claims and volumes with a GET each (the pod sync asks once per sync of a pod that has such volumes). */
@@ -48,6 +49,17 @@ export function createClaimSource(options: { readonly rest: RestClient }): Persi
       getIfExists<PersistentVolumeClaim>(rest, `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`),
     volume: (name) => getIfExists<PersistentVolume>(rest, `/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
   };
+}
+
+/**
+ * Secrets as upstream's volume plugins read them (a GET each, not the pods' secret manager): the
+ * FlexVolume secretRef of a pod's volume or of a PersistentVolume, whose namespace and name no
+ * pod's references need to hold (with the Watch and Cache strategies the object manager serves
+ * only what registered pods name).
+ */
+export function createSecretReader(options: { readonly rest: RestClient }): Pick<VolumeObjectSource, 'secret'> {
+  const { rest } = options;
+  return { secret: (namespace, name) => getIfExists<Secret>(rest, `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`) };
 }
 
 /**
@@ -137,7 +149,7 @@ export async function setUpClaimVolume(source: PersistentVolumeSource | undefine
     return { kind: spec.kind, hostPath: path, readOnly };
   }
   if (pv.csi !== undefined && csi !== undefined) {
-    return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, readOnly }), readOnly };
+    return { kind: spec.kind, hostPath: await csi.setUp(pod, pod.metadata.uid, spec.name, { kind: 'persistent', volume, claim, readOnly }), readOnly };
   }
   if (pv.flexVolume !== undefined && flex !== undefined) {
     const mount = { plugin: flex, pod, podUID: pod.metadata.uid };

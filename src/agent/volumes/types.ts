@@ -59,7 +59,7 @@ export interface PersistentVolumeSource {
 
 /** What a CSI volume of a pod comes from: a claim's bound PersistentVolume, or the pod's inline `csi` volume. */
 export type CsiVolumeSource =
-  | { readonly kind: 'persistent'; readonly volume: PersistentVolume; readonly readOnly: boolean }
+  | { readonly kind: 'persistent'; readonly volume: PersistentVolume; readonly readOnly: boolean; /** The bound claim (its status capacity decides a node expansion). */ readonly claim?: PersistentVolumeClaim }
   | { readonly kind: 'inline'; readonly source: CSIVolumeSource };
 
 /** The CSI volume plugin (src/agent/csi): mounts a PV's csi source or an inline csi volume for a pod and tears a pod's CSI volumes down. */
