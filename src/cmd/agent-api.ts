@@ -13,7 +13,7 @@ import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { Tracer } from '../api/tracing/index.js';
 import type { Signal } from '../api/signal.js';
-import type { NodePod } from '../api/pod/index.js';
+import { resourceAmount, type NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
 } from '../agent/apipods/index.js';
@@ -205,6 +205,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** The node's allocatable CPU (millicores) and memory (bytes) as last written (undefined before registration). */
+  allocatable(): { readonly cpuMilli: number; readonly memoryBytes: number } | undefined;
   stop(): Promise<void>;
 }
 
@@ -275,6 +277,11 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const unsubscribeChanges = d.nodeStatusChanges?.subscribe(() => { nodeStatus.requestUpdate(); });
   return {
     admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
+    allocatable() {
+      const allocatable = nodeStatus.node()?.status?.allocatable;
+      if (allocatable === undefined) return undefined;
+      return { cpuMilli: resourceAmount(allocatable.cpu, 'cpu'), memoryBytes: resourceAmount(allocatable.memory, 'memory') };
+    },
     start() {
       api.recorder.event(nodeReference(nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
       // Registration first (upstream registers before it lists pods), but in the background: the

@@ -37,7 +37,7 @@ import { ImagePuller } from './images.js';
 import { killContainer, killPod, removePod } from './kill.js';
 import { emitEvent } from './lifecycle.js';
 import type { RuntimeManagerOptions } from './options.js';
-import { DEFAULT_CFS_PERIOD_US } from './resources.js';
+import { containerResources, DEFAULT_CFS_PERIOD_US } from './resources.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { PodStartSlots, type PodStartSlot } from './semaphore.js';
@@ -134,7 +134,11 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   async syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
-    const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
+    const resize = this.options.inPlaceResize;
+    const actions = computePodActions(pod, status, {
+      probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers,
+      ...(resize === undefined ? {} : { inPlaceResize: { current: (id: string) => resize.current(pod.metadata.uid, id) } }),
+    });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
       this.logActions(pod, actions);
@@ -172,6 +176,7 @@ class RuntimeManager implements PodRuntimeManager {
     // Each step in a span of its own when tracing (a child of the pod sync's span).
     const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => traced(this.options.tracer, name, {}, fn);
     if (!(await step('killPodOrContainers', () => this.killPodOrContainers(run)))) return run.result();
+    if (actions.containersToUpdate.length > 0) await step('updateContainerResources', () => this.updateContainers(run));
     await step('removeInitContainers', () => this.removeInitContainers(run));
     const sandboxConfig = await step('generatePodSandboxConfig', () => this.sandboxConfig(run));
     if (sandboxConfig === undefined) return run.result();
@@ -214,6 +219,28 @@ class RuntimeManager implements PodRuntimeManager {
     for (const f of failed) run.errors.push({ container: f.name, reason: 'KillContainerError', message: messageOf(f.reason) });
     this.options.logger.warn('failed to kill containers', { pod: formatPod(pod), containers: failed.map((f) => f.name) });
     return false; // as upstream: nothing is started while a container to replace may still run
+  }
+
+  /**
+   * Gives running containers their spec's resources in place (UpdateContainerResources; the
+   * pod's cgroup was set by the sync before). A failure is an event and a log line; the next
+   * sync tries again (the instance keeps what it had).
+   */
+  private async updateContainers({ pod, status, actions }: SyncRun): Promise<void> {
+    const settings = this.startDeps.resources;
+    const memoryCapacityBytes = this.startDeps.capacity().memoryBytes;
+    for (const c of actions.containersToUpdate) {
+      const id = status.containers.find((s) => s.name === c.name && s.state === 'running')?.id;
+      if (id === undefined) continue;
+      try {
+        await this.options.runtime.updateContainerResources({ containerId: id, linux: containerResources(pod, c, { ...settings, memoryCapacityBytes }) });
+        this.options.inPlaceResize?.applied(pod.metadata.uid, id, c.resources ?? {});
+        this.options.logger.v(2, 'container resources updated in place', { pod: formatPod(pod), container: c.name, resources: c.resources });
+      } catch (err) {
+        if (isRuntimeUnreachable(err)) throw err;
+        emitEvent(this.startDeps, { type: 'Warning', reason: 'FailedUpdateResources', message: `Failed to update the resources of container ${c.name}: ${messageOf(err)}`, pod });
+      }
+    }
   }
 
   /** Removes init container instances: all before a new sandbox, else the older exited ones. Failures are logged (the GC retries). */
@@ -377,7 +404,7 @@ class RuntimeManager implements PodRuntimeManager {
 /** Whether carrying out the actions changes what the runtime holds for the pod. */
 function changesRuntime(a: PodActions): boolean {
   return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
-    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0;
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0 || a.containersToUpdate.length > 0;
 }
 
 function describe(actions: PodActions): Record<string, unknown> {
@@ -389,6 +416,7 @@ function describe(actions: PodActions): Record<string, unknown> {
     start: actions.containersToStart.map((c) => c.name),
     ephemeral: actions.ephemeralContainersToStart.map((c) => c.name),
     kill: actions.containersToKill.map((k) => k.name),
+    update: actions.containersToUpdate.map((c) => c.name),
   };
 }
 

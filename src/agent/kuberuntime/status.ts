@@ -11,6 +11,7 @@ import type { Logger } from '../logging/index.js';
 import { int64, type ContainerState, type ContainerStatus, type PodSandbox, type PodSandboxStatus } from '../runtime/cri/index.js';
 import {
   CONTAINER_HASH_ANNOTATION,
+  CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION,
   CONTAINER_IMAGE_ANNOTATION,
   CONTAINER_NAME_LABEL,
   CONTAINER_RESTART_COUNT_ANNOTATION,
@@ -127,6 +128,7 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     imageRef: status.imageRef,
     restartCount: Number.parseInt(status.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] ?? '', 10) || (status.metadata?.attempt ?? 0),
     hash: status.annotations[CONTAINER_HASH_ANNOTATION] ?? '',
+    hashWithoutResources: status.annotations[CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION] ?? '',
     init: status.labels[CONTAINER_TYPE_LABEL] === 'init',
     ...(status.labels[CONTAINER_TYPE_LABEL] === 'ephemeral' ? { ephemeral: true } : {}),
   };
