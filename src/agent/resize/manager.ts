@@ -159,8 +159,9 @@ class Manager implements ResizeManager {
       return allocated !== undefined && !sameResourceList(requestsOf(c), allocated);
     });
     if (!resized) {
-      if (!this.admittedLimits.has(uid)) this.allocate(pod);
-      return this.withAllocation(pod, previous);
+      // The requests are what the node allocated: a change of limits alone needs no admission (as upstream).
+      this.allocate(pod);
+      return pod;
     }
     // As upstream: only a running pod is resized (a pending one starts with what it was admitted at).
     if (previous?.phase !== 'Running') return this.withAllocation(pod, previous);
