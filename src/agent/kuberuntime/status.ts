@@ -114,6 +114,7 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     const extra = await terminationMessage(status);
     if (extra !== '') message = message === '' ? extra : `${message}: ${extra}`;
   }
+  const withoutResources = status.annotations[CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION];
   return {
     id: status.id,
     name: status.labels[CONTAINER_NAME_LABEL] ?? status.metadata?.name ?? '',
@@ -128,8 +129,8 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     imageRef: status.imageRef,
     restartCount: Number.parseInt(status.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] ?? '', 10) || (status.metadata?.attempt ?? 0),
     hash: status.annotations[CONTAINER_HASH_ANNOTATION] ?? '',
-    hashWithoutResources: status.annotations[CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION] ?? '',
     init: status.labels[CONTAINER_TYPE_LABEL] === 'init',
+    ...(withoutResources === undefined ? {} : { hashWithoutResources: withoutResources }),
     ...(status.labels[CONTAINER_TYPE_LABEL] === 'ephemeral' ? { ephemeral: true } : {}),
   };
 }
