@@ -4,8 +4,9 @@
  * container's CFS quota changes without a restart (cgroup v1 here: cpu.cfs_quota_us; cpu.max on
  * v2), with the status's allocatedResources and resources; a memory limit change with
  * resizePolicy RestartContainer restarts the container (restartCount 1) with the new limit; the
- * allocation is in the pod_status_manager_state checkpoint; a resize beyond the node is
- * Infeasible and the pod keeps running as it was.
+ * allocation is in the pod_status_manager_state checkpoint and an agent restart keeps the
+ * container (a further resize lands in it); a resize beyond the node is Infeasible and the pod
+ * keeps running as it was.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -34,11 +35,15 @@ before(async () => {
   containerd = await startContainerd();
   cri = connectCri({ runtimeEndpoint: containerd.endpoint, requestTimeoutMs: 30_000 });
   server = await startApiServer({ storage: 'sqlite', args: [GATE] });
-  agent = await startAgentProcess({
-    endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir: join(dir, 'root'),
-    args: [`--hostname-override=${NODE}`, '--node-ip=127.0.0.1', `--port=${await freePort()}`, `--orchconfig=${server.adminKubeconfig}`, GATE, '--node-status-update-frequency=2s'],
-  });
+  agent = await startAgent();
 });
+
+async function startAgent(): Promise<AgentProcess> {
+  return startAgentProcess({
+    endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir: join(dir, 'root'),
+    args: [`--hostname-override=${NODE}`, '--node-ip=127.0.0.1', `--port=${await freePort()}`, `--orchconfig=${server.adminKubeconfig}`, GATE, '--node-status-update-frequency=2s', ...(process.env.RESIZE_DEBUG_LOG === undefined ? [] : ['--v=4'])],
+  });
+}
 
 after(async () => {
   if (process.env.RESIZE_DEBUG_LOG !== undefined) await writeFile(process.env.RESIZE_DEBUG_LOG, agent?.logs() ?? '');
@@ -113,6 +118,18 @@ void describe('in-place pod resize', () => {
     assert.deepEqual(state.allocationEntries[uid], { main: { cpu: '100m', memory: '32Mi' } });
     assert.equal(typeof state.checksum, 'number');
 
+    // An agent restart keeps the container (its resources changed, but only them) and the
+    // allocation: a further CPU resize still lands in the same container.
+    await agent?.stop();
+    agent = await startAgent();
+    await agent.waitForLog('nodeagent running', 60_000);
+    await patch([{ op: 'replace', path: '/spec/containers/0/resources/limits/cpu', value: '250m' }]);
+    await waitFor('the CFS quota of the second resize in the same container', async () => {
+      const q = await cgroupFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
+      return q?.value === '25000' && q.id === before.id ? q : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.equal((await getPod())?.status?.containerStatuses?.[0]?.restartCount, 0);
+
     // Memory limit 64Mi → 96Mi with request 32Mi → 48Mi: RestartContainer, so a new container with the new limit.
     await patch([
       { op: 'replace', path: '/spec/containers/0/resources/limits/memory', value: '96Mi' },
@@ -136,6 +153,6 @@ void describe('in-place pod resize', () => {
     ]);
     await waitFor('status.resize Infeasible', async () => ((await getPod())?.status?.resize === 'Infeasible' ? true : undefined), { timeoutMs: 60_000 });
     const q = await cgroupFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
-    assert.equal(q?.value, '30000', 'an infeasible resize leaves the container as it was');
+    assert.equal(q?.value, '25000', 'an infeasible resize leaves the container as it was');
   });
 });

@@ -88,7 +88,7 @@ export interface PodSyncOptions {
    * runs with what it was allocated (its cgroup and containers), and its status carries resize,
    * allocatedResources and resources.
    */
-  readonly resize?: Pick<ResizeManager, 'allocatedPod' | 'decorate' | 'removePod'>;
+  readonly resize?: Pick<ResizeManager, 'allocatedPod' | 'decorate' | 'podForCgroup' | 'removePod'>;
   /** Why the runtime's pod network is not ready (undefined: it is); a pod off the host network is not synced meanwhile. */
   readonly networkError?: () => Promise<string | undefined>;
 }
@@ -204,9 +204,13 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       if (deadline === 0) return { terminal: true };
       await checkNetwork(pod);
       let problems: SyncError[] = [];
+      // A resize lowers the pod cgroup's limits only after the containers' (cgroup v1 refuses a
+      // pod CFS quota below a container's): until then it keeps what the containers have.
+      const running = new Map(held.containers.filter((c) => c.state === 'running' && !c.init).map((c) => [c.name, c.id]));
+      const cgroupPod = options.resize?.podForCgroup(pod, running) ?? pod;
       // The pod cgroup and the volumes do not depend on each other: made side by side.
       const [cgroup, volumes] = await Promise.allSettled([
-        options.cgroups.ensure(pod),
+        options.cgroups.ensure(cgroupPod),
         options.volumes.preparePodVolumes(pod).then((prepared) => applyFsGroup(pod, prepared)),
       ]);
       if (cgroup.status === 'rejected' || volumes.status === 'rejected') {
@@ -226,6 +230,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       // The cgroup and volumes do not change what the runtime holds: the state read for the
       // status serves the sync too (one runtime read fewer per sync).
       const result = await runtime.syncPod(pod, held, signal);
+      if (cgroupPod !== pod) await options.cgroups.ensure(pod);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);

@@ -74,3 +74,19 @@ void describe('the resize manager', () => {
     assert.equal(again.allocatedPod(huge, running), huge, 'a removed pod starts over');
   });
 });
+
+void describe('the pod cgroup during a resize', () => {
+  void it('keeps the pod cgroup at what a running container still has until the containers were lowered', () => {
+    const m = manager(join(dir, 'cgroup'));
+    const p = pod('p4', small);
+    m.allocatedPod(p, undefined);
+    m.applied('p4', 'c1', small);
+    const lowered = pod('p4', { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '700m', memory: '512Mi' } });
+    m.allocatedPod(lowered, running);
+    const widened = m.podForCgroup(lowered, new Map([['main', 'c1']]));
+    assert.deepEqual(widened.spec?.containers[0]?.resources?.limits, { cpu: '1', memory: '1Gi' }, 'the container still has 1 CPU and 1Gi');
+    assert.equal(m.podForCgroup(lowered, new Map()), lowered, 'no running instance: the allocation itself');
+    const raised = pod('p4', { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } });
+    assert.equal(m.podForCgroup(raised, new Map([['main', 'c1']])), raised, 'a raise goes to the pod cgroup first');
+  });
+});

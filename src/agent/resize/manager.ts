@@ -11,7 +11,7 @@
  */
 import type { Container, ContainerStatus, PodStatus, ResourceRequirements } from 'kubernetes-types/core/v1.js';
 import { messageOf } from '../../api/errors.js';
-import { podNamespacedName, podRequest, type NodePod } from '../../api/pod/index.js';
+import { podNamespacedName, podRequest, qosClass, resourceAmount, type NodePod } from '../../api/pod/index.js';
 import type { Logger } from '../logging/index.js';
 import { loadResizeState, storeResizeState, type ResizeStatus, type ResourceList } from './checkpoint.js';
 import { admitResize, resizeMessage, sameCpuMemory, sameResourceList, type Allocatable, type Requested } from './decide.js';
@@ -42,6 +42,14 @@ export interface ResizeManager {
    * resources of container instances seen running for the first time.
    */
   decorate(pod: NodePod, allocated: NodePod, status: PodStatus, previous: PodStatus | undefined): PodStatus;
+  /**
+   * The pod as its cgroup is to be set before its containers are resized: no cpu or memory
+   * below what a running container (`running`: container name → running instance ID) still has,
+   * since cgroup v1 refuses a pod CFS quota below a container's (upstream lowers the pod's
+   * limits after the containers'). The sync sets `allocated` itself once the containers were
+   * resized. `allocated` when nothing is lowered (or the QoS class would differ).
+   */
+  podForCgroup(allocated: NodePod, running: ReadonlyMap<string, string>): NodePod;
   /** The resources a running container instance has, as far as the agent knows. */
   current(uid: string, containerId: string): ResourceRequirements | undefined;
   /** The runtime manager updated or started a container instance with these resources. */
@@ -64,6 +72,30 @@ function cpuMemory(list: Readonly<Record<string, string>> | undefined): Record<s
   const out: Record<string, string> = {};
   for (const r of CPU_MEMORY) if (list[r] !== undefined) out[r] = list[r];
   return out;
+}
+
+/**
+ * `wanted` with each of its cpu and memory at least `have`'s; for limits an absent one (no
+ * limit) is the largest. `wanted` itself when nothing is raised.
+ */
+function larger(wanted: Readonly<Record<string, string>> | undefined, have: Readonly<Record<string, string>> | undefined, limits: boolean): Readonly<Record<string, string>> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const r of CPU_MEMORY) {
+    const w = wanted?.[r];
+    const h = have?.[r];
+    if (limits && w === undefined) continue;
+    if (limits && h === undefined) {
+      out ??= { ...(wanted ?? {}) };
+      // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- r is cpu or memory
+      delete out[r];
+      continue;
+    }
+    if (h !== undefined && resourceAmount(h, r) > resourceAmount(w, r)) {
+      out ??= { ...(wanted ?? {}) };
+      out[r] = h;
+    }
+  }
+  return out ?? wanted;
 }
 
 function sum(pods: readonly NodePod[]): Requested {
@@ -223,6 +255,26 @@ class Manager implements ResizeManager {
     if (!seen.differ) this.setStatus(uid, undefined);
     const resize = seen.differ ? this.resizeStatus.get(uid) : undefined;
     return { ...status, ...(resize === undefined ? {} : { resize }), containerStatuses };
+  }
+
+  podForCgroup(allocated: NodePod, running: ReadonlyMap<string, string>): NodePod {
+    const { uid } = allocated.metadata;
+    if (allocated.spec === undefined) return allocated;
+    const containers = allocated.spec.containers.map((c) => {
+      const id = running.get(c.name);
+      const current = id === undefined ? undefined : this.current(uid, id);
+      if (current === undefined) return c;
+      const requests = larger(c.resources?.requests, current.requests, false);
+      const limits = larger(c.resources?.limits, current.limits, true);
+      if (requests === c.resources?.requests && limits === c.resources?.limits) return c;
+      const resources: ResourceRequirements = { ...(c.resources ?? {}) };
+      delete resources.requests;
+      delete resources.limits;
+      return { ...c, resources: { ...resources, ...(requests === undefined ? {} : { requests }), ...(limits === undefined ? {} : { limits }) } };
+    });
+    if (containers.every((c, i) => c === allocated.spec?.containers[i])) return allocated;
+    const widened = { ...allocated, spec: { ...allocated.spec, containers } };
+    return qosClass(widened) === qosClass(allocated) ? widened : allocated;
   }
 
   current(uid: string, containerId: string): ResourceRequirements | undefined {
