@@ -257,3 +257,9 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
     containersToStart: toStart, containersToKill: toKill, containersToUpdate: toUpdate,
   };
 }
+
+/** Whether carrying out the actions changes what the runtime holds for the pod. */
+export function changesRuntime(a: PodActions): boolean {
+  return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0 || a.containersToUpdate.length > 0;
+}
