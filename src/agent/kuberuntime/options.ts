@@ -8,7 +8,7 @@ import type { Container, ResourceRequirements } from 'kubernetes-types/core/v1.j
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
-import type { AuthConfig, ContainerService, ContainerUpdateService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
+import type { AuthConfig, ContainerService, ContainerUpdateService, ImageService, SandboxService, StatsService, StreamingService } from '../runtime/cri/index.js';
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
@@ -63,7 +63,7 @@ export interface ContainerDeviceProvider {
 }
 
 /** The runtime calls the manager makes (ExecSync: exec lifecycle hooks). */
-export type ManagerRuntime = SandboxService & ContainerService & ContainerUpdateService & Pick<StreamingService, 'execSync'>;
+export type ManagerRuntime = SandboxService & ContainerService & ContainerUpdateService & Pick<StreamingService, 'execSync'> & Partial<Pick<StatsService, 'containerStats'>>;
 /** The image calls the manager makes. */
 export type ManagerImages = Pick<ImageService, 'imageStatus' | 'pullImage'>;
 
