@@ -230,7 +230,9 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       // The cgroup and volumes do not change what the runtime holds: the state read for the
       // status serves the sync too (one runtime read fewer per sync).
       const result = await runtime.syncPod(pod, held, signal);
-      if (cgroupPod !== pod) await options.cgroups.ensure(pod);
+      // The containers were resized: the pod cgroup follows them (a memory limit the runtime
+      // manager held back, the container using more, keeps the pod's too).
+      if (cgroupPod !== pod) await options.cgroups.ensure(options.resize?.podForCgroup(pod, running) ?? pod);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
