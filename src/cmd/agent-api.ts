@@ -276,7 +276,9 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   const unsubscribeDevices = devices?.onChange(() => { nodeStatus.requestUpdate(); });
   const unsubscribeChanges = d.nodeStatusChanges?.subscribe(() => { nodeStatus.requestUpdate(); });
   return {
-    admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
+    admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated(), {
+      inPlacePodVerticalScaling: d.resolved.gates.enabled('InPlacePodVerticalScaling'), statusOf: (pod) => d.status.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status,
+    }),
     allocatable() {
       const allocatable = nodeStatus.node()?.status?.allocatable;
       if (allocatable === undefined) return undefined;

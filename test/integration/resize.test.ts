@@ -6,7 +6,7 @@
  * resizePolicy RestartContainer restarts the container (restartCount 1) with the new limit; the
  * allocation is in the pod_status_manager_state checkpoint and an agent restart keeps the
  * container (a further resize lands in it); a resize beyond the node is Infeasible and the pod
- * keeps running as it was.
+ * keeps running as it was; one beyond what is free is Deferred, and applied once a pod leaves.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -54,23 +54,36 @@ after(async () => {
   await removeTempDir(dir);
 });
 
-async function getPod(): Promise<Pod | undefined> {
-  const res = await server.client.request('GET', POD_PATH);
+async function getPod(path = POD_PATH): Promise<Pod | undefined> {
+  const res = await server.client.request('GET', path);
   return res.status === 200 ? (res.body) : undefined;
 }
 
-async function patch(ops: readonly Record<string, unknown>[]): Promise<void> {
-  const res = await server.client.request('PATCH', POD_PATH, { body: ops, contentType: 'application/json-patch+json' });
+async function patch(ops: readonly Record<string, unknown>[], path = POD_PATH): Promise<void> {
+  const res = await server.client.request('PATCH', path, { body: ops, contentType: 'application/json-patch+json' });
   assert.equal(res.status, 200, res.text);
 }
 
 /** The running container of the pod and a cgroup file read inside it. */
-async function cgroupFile(file: string): Promise<{ id: string; value: string } | undefined> {
-  const list = await cri.listContainers({ labelSelector: { 'io.orch.pod.name': 'resized', 'io.orch.container.name': 'main' } });
+async function cgroupFile(file: string, pod = 'resized'): Promise<{ id: string; value: string } | undefined> {
+  const list = await cri.listContainers({ labelSelector: { 'io.orch.pod.name': pod, 'io.orch.container.name': 'main' } });
   const running = list.find((c) => c.state === 'CONTAINER_RUNNING');
   if (running === undefined) return undefined;
   const out = await cri.execSync({ containerId: running.id, cmd: ['cat', file], timeout: 10 });
   return out.exitCode === 0 ? { id: running.id, value: out.stdout.toString('utf8').trim() } : undefined;
+}
+
+async function createPod(name: string, resources: Record<string, unknown>): Promise<void> {
+  const body = {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+    spec: {
+      nodeName: NODE, terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'main', image: containerd.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'exec sleep 3600'], resources }],
+    },
+  };
+  const file = join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify(body));
+  await runKubectl(server, ['create', '-f', file]);
 }
 
 void describe('in-place pod resize', () => {
@@ -154,5 +167,28 @@ void describe('in-place pod resize', () => {
     await waitFor('status.resize Infeasible', async () => ((await getPod())?.status?.resize === 'Infeasible' ? true : undefined), { timeoutMs: 60_000 });
     const q = await cgroupFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us');
     assert.equal(q?.value, '25000', 'an infeasible resize leaves the container as it was');
+  });
+
+  void it('defers a resize the node has no room for and applies it once a pod leaves', async () => {
+    // 2 CPUs allocatable; `resized` keeps its 100m allocation (its last resize was infeasible).
+    await createPod('hog', { requests: { cpu: '1500m' } });
+    await createPod('deferred', { requests: { cpu: '100m' }, limits: { cpu: '200m' } });
+    await waitFor('both pods running', async () => {
+      const [a, b] = await Promise.all([getPod('/api/v1/namespaces/default/pods/hog'), getPod('/api/v1/namespaces/default/pods/deferred')]);
+      return a?.status?.phase === 'Running' && b?.status?.phase === 'Running' ? true : undefined;
+    }, { timeoutMs: 90_000 });
+    const path = '/api/v1/namespaces/default/pods/deferred';
+    await patch([
+      { op: 'replace', path: '/spec/containers/0/resources/requests/cpu', value: '600m' },
+      { op: 'replace', path: '/spec/containers/0/resources/limits/cpu', value: '700m' },
+    ], path);
+    await waitFor('status.resize Deferred', async () => ((await getPod(path))?.status?.resize === 'Deferred' ? true : undefined), { timeoutMs: 60_000 });
+    assert.equal((await cgroupFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us', 'deferred'))?.value, '20000', 'deferred: still 200m');
+    await runKubectl(server, ['delete', 'pod', 'hog', '--wait=false']);
+    await waitFor('the deferred resize applied once the hog left', async () => {
+      const q = await cgroupFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us', 'deferred');
+      const p = await getPod(path);
+      return q?.value === '70000' && p?.status?.resize === undefined && p?.status?.containerStatuses?.[0]?.allocatedResources?.cpu === '600m' ? true : undefined;
+    }, { timeoutMs: 90_000 });
   });
 });
