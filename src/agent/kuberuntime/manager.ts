@@ -137,7 +137,7 @@ class RuntimeManager implements PodRuntimeManager {
 
   async syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
     const { probeResults: probes, sidecarContainers } = this.options;
-    const actions = computePodActions(pod, status, { probes, sidecarContainers, inPlaceResize: inPlaceResizeOf(this.options, pod.metadata.uid) });
+    const actions = computePodActions(pod, status, { probes, sidecarContainers, inPlaceResize: inPlaceResizeOf(this.options, pod) });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
       this.logActions(pod, actions);

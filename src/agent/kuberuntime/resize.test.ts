@@ -6,7 +6,7 @@ import { FakeLogger } from '../logging/testing.js';
 import type { UpdateContainerResourcesRequest } from '../runtime/cri/index.js';
 import type { PodActions } from './compute-actions.js';
 import type { RuntimeManagerOptions } from './options.js';
-import { updateContainers } from './resize.js';
+import { inPlaceResizeOf, updateContainers } from './resize.js';
 import type { RuntimePodStatus } from './types.js';
 
 const MI = 1024 * 1024;
@@ -52,5 +52,16 @@ void describe('updating running containers in place', () => {
     const idle = setup(10 * MI, { limits: { memory: '128Mi' } }, { limits: { memory: '64Mi' } });
     await idle.run();
     assert.equal(idle.calls[0]?.linux?.memoryLimitInBytes, 64 * MI);
+  });
+});
+
+void describe('which pods are resized in place', () => {
+  void it('API pods with the gate on; never static pods (as upstream), nothing with the gate off', () => {
+    const resize = { current: () => ({}), applied: () => undefined };
+    const apiPod = { metadata: { uid: 'u', name: 'p', namespace: 'n', annotations: { 'orch.io/config.source': 'api' } } } as NodePod;
+    const staticPod = { metadata: { uid: 'u', name: 'p', namespace: 'n', annotations: { 'orch.io/config.source': 'file' } } } as NodePod;
+    assert.notEqual(inPlaceResizeOf({ inPlaceResize: resize }, apiPod), undefined);
+    assert.equal(inPlaceResizeOf({ inPlaceResize: resize }, staticPod), undefined);
+    assert.equal(inPlaceResizeOf({}, apiPod), undefined);
   });
 });

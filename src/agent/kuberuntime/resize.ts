@@ -5,6 +5,7 @@
  * has. The pod cgroup is podsync's: raised before, lowered after.
  */
 import { messageOf } from '../../api/errors.js';
+import { isStaticPod, type NodePod } from '../../api/pod/index.js';
 import { formatPod } from './container-config.js';
 import { isRuntimeUnreachable } from './errors.js';
 import { emitEvent } from './lifecycle.js';
@@ -63,8 +64,9 @@ export async function updateContainers(
   }
 }
 
-/** The resize view computePodActions takes for one pod (undefined: the gate is off). */
-export function inPlaceResizeOf(options: Pick<RuntimeManagerOptions, 'inPlaceResize'>, uid: string): ComputeOptions['inPlaceResize'] {
+/** The resize view computePodActions takes for one pod (undefined: the gate is off, or a static pod, which upstream never resizes in place). */
+export function inPlaceResizeOf(options: Pick<RuntimeManagerOptions, 'inPlaceResize'>, pod: NodePod): ComputeOptions['inPlaceResize'] {
   const resize = options.inPlaceResize;
-  return resize === undefined ? undefined : { current: (id) => resize.current(uid, id) };
+  const { uid } = pod.metadata;
+  return resize === undefined || isStaticPod(pod) ? undefined : { current: (id) => resize.current(uid, id) };
 }

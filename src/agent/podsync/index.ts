@@ -16,7 +16,7 @@
  */
 import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
-import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
+import { isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
@@ -156,7 +156,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       ...options.statusGates,
       ...(failure === undefined ? {} : { failure }),
     });
-    const computed = options.resize === undefined ? plain : options.resize.decorate(pod, allocatedPods.get(uid) ?? pod, plain, previous);
+    const computed = options.resize === undefined || isStaticPod(pod) ? plain : options.resize.decorate(pod, allocatedPods.get(uid) ?? pod, plain, previous);
     status.setPodStatus(uid, computed);
     return { computed, held };
   }
@@ -196,8 +196,10 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       const { uid } = desired.metadata;
       // With in-place resize the pod runs with what it was allocated (a resize the node cannot
       // take yet leaves it as it was); its status is the spec's, with the resize fields.
-      const pod = options.resize?.allocatedPod(desired, status.getPodStatus(uid) ?? desired.status) ?? desired;
-      if (options.resize !== undefined) allocatedPods.set(uid, pod);
+      // Static pods are not resized in place (upstream isInPlacePodVerticalScalingAllowed).
+      const resize = isStaticPod(desired) ? undefined : options.resize;
+      const pod = resize?.allocatedPod(desired, status.getPodStatus(uid) ?? desired.status) ?? desired;
+      if (resize !== undefined) allocatedPods.set(uid, pod);
       const { computed: before, held } = await determining(pod, () => publishHeld(desired));
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
       const deadline = await checkDeadline(desired, before.startTime);
@@ -207,7 +209,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       // A resize lowers the pod cgroup's limits only after the containers' (cgroup v1 refuses a
       // pod CFS quota below a container's): until then it keeps what the containers have.
       const running = new Map(held.containers.filter((c) => c.state === 'running' && !c.init).map((c) => [c.name, c.id]));
-      const cgroupPod = options.resize?.podForCgroup(pod, running) ?? pod;
+      const cgroupPod = resize?.podForCgroup(pod, running) ?? pod;
       // The pod cgroup and the volumes do not depend on each other: made side by side.
       const [cgroup, volumes] = await Promise.allSettled([
         options.cgroups.ensure(cgroupPod),
@@ -232,7 +234,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       const result = await runtime.syncPod(pod, held, signal);
       // The containers were resized: the pod cgroup follows them (a memory limit the runtime
       // manager held back, the container using more, keeps the pod's too).
-      if (cgroupPod !== pod) await options.cgroups.ensure(options.resize?.podForCgroup(pod, running) ?? pod);
+      if (cgroupPod !== pod) await options.cgroups.ensure(resize?.podForCgroup(pod, running) ?? pod);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
