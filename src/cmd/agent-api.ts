@@ -13,7 +13,7 @@ import type { Clock } from '../api/clock.js';
 import { durationToMs } from '../api/duration.js';
 import type { Tracer } from '../api/tracing/index.js';
 import type { Signal } from '../api/signal.js';
-import type { NodePod } from '../api/pod/index.js';
+import { resourceAmount, type NodePod } from '../api/pod/index.js';
 import {
   apiAdmitHandlers, createApiPodSource, createMirrorPods, createStatusWriter, pullCredentials, type ApiPodSource, type MirrorPods, type StatusWriter,
 } from '../agent/apipods/index.js';
@@ -212,6 +212,8 @@ export interface ApiMode {
   start(): void;
   /** The pod has nothing left running on the node (the sync loop's onPodFinished). */
   podFinished(pod: NodePod): void;
+  /** The node's allocatable CPU (millicores) and memory (bytes) as last written (undefined before registration). */
+  allocatable(): { readonly cpuMilli: number; readonly memoryBytes: number } | undefined;
   stop(): Promise<void>;
 }
 
@@ -287,7 +289,14 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   // A volume a pod wants, or one its teardown let go, is reported at once (the attach/detach controller waits on it).
   const unsubscribeVolumes = api.csi.mounter.onVolumesInUseChange(() => { nodeStatus.requestUpdate(); });
   return {
-    admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated()),
+    admitHandlers: apiAdmitHandlers(() => nodeStatus.node(), devices === undefined ? undefined : () => devices.allocated(), {
+      inPlacePodVerticalScaling: d.resolved.gates.enabled('InPlacePodVerticalScaling'), statusOf: (pod) => d.status.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status,
+    }),
+    allocatable() {
+      const allocatable = nodeStatus.node()?.status?.allocatable;
+      if (allocatable === undefined) return undefined;
+      return { cpuMilli: resourceAmount(allocatable.cpu, 'cpu'), memoryBytes: resourceAmount(allocatable.memory, 'memory') };
+    },
     start() {
       api.recorder.event(nodeReference(nodeName), 'Normal', 'Starting', 'Starting', 'Starting nodeagent.');
       // Registration first (upstream registers before it lists pods), but in the background: the

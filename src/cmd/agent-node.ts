@@ -20,6 +20,7 @@ import { createPodSyncer, tracedPodSyncer } from '../agent/podsync/index.js';
 import { createProberManager, createProberMetrics, type PodEvent, type ProberManager, type ProberMetrics } from '../agent/prober/index.js';
 import { connectCri, type CriClient } from '../agent/runtime/cri/index.js';
 import { createStatusManager, type StatusManager } from '../agent/status/index.js';
+import { createResizeManager, POD_STATUS_MANAGER_STATE_FILE, type ResizeManager } from '../agent/resize/index.js';
 import type { DesiredPods } from '../agent/syncloop/index.js';
 import type { PodSyncer } from '../agent/podworkers/index.js';
 import { createVolumeManager, type VolumeManager } from '../agent/volumes/index.js';
@@ -50,6 +51,8 @@ export interface NodeModules {
   readonly proberMetrics: ProberMetrics;
   /** The FlexVolume drivers (probed and watched; the daemon stops them) and their mounter. */
   readonly flex: FlexVolumes;
+  /** In-place pod resize (the InPlacePodVerticalScaling gate; absent when it is off). */
+  readonly resize: ResizeManager | undefined;
 }
 
 /** The node's name and IPs (primary first), worked out once per start. */
@@ -67,7 +70,9 @@ export interface BuildNodeOptions {
   /** The agent's one clock. */
   readonly clock: Clock;
   /** The pods the sources want: a terminated pod still wanted keeps its stopped containers (see podsync). */
-  readonly desired: Pick<DesiredPods, 'isDesired'>;
+  readonly desired: Pick<DesiredPods, 'isDesired' | 'activePods'>;
+  /** The node's allocatable CPU and memory as the API server has it (API-server mode; else the machine's capacity counts). */
+  readonly allocatable?: () => { readonly cpuMilli: number; readonly memoryBytes: number } | undefined;
   /** API-server mode: object readers, pull credentials and the event recorder. */
   readonly api?: ApiConnection | undefined;
   /** Tracing, when configured (src/cmd/agent-tracing.ts). */
@@ -146,6 +151,14 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     ...(api === undefined ? {} : { objects: api.objects, tokens: api.tokens, claims: api.claims, csi: api.csi.mounter }),
   });
   const podCache = createPodStatusCache({ clock });
+  // InPlacePodVerticalScaling: the allocation checkpoint is read now (a damaged one stops the agent, naming the file).
+  const resize = !resolved.gates.enabled('InPlacePodVerticalScaling') ? undefined : createResizeManager({
+    statePath: path.join(o.rootDir, POD_STATUS_MANAGER_STATE_FILE),
+    logger: logs.logger('resize'),
+    allocatable: () => options.allocatable?.() ?? capacity,
+    activePods: () => options.desired.activePods(),
+    ...(onEvent === undefined ? {} : { onDecision: (pod, decision, message) => { onEvent({ type: 'Warning', reason: decision === 'Infeasible' ? 'ResizeInfeasible' : 'ResizeDeferred', message, pod }); } }),
+  });
   const pullCredentials = pullKeyring({ secrets: api?.pullCredentials, providers: credentialProviders, logger: credentialLog, onEvent });
   const runtime = createRuntimeManager({
     clock,
@@ -179,6 +192,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     devices: devices.containers,
     ...(host.memorySwap === undefined ? {} : { memorySwap: host.memorySwap }),
     tracer: tracing?.tracer('kuberuntime'),
+    ...(resize === undefined ? {} : { inPlaceResize: resize }),
   });
 
   const status = createStatusManager();
@@ -198,6 +212,7 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     statusGates: { podReadyToStartContainers: resolved.gates.enabled('PodReadyToStartContainersCondition'), podHostIPs },
     ...(onEvent === undefined ? {} : { onEvent }),
     networkError: () => network.networkError(),
+    ...(resize === undefined ? {} : { resize }),
   });
   const syncer = tracing === undefined ? untracedSyncer
     : tracedPodSyncer({ syncer: untracedSyncer, tracer: tracing.tracer('podsync'), parents: tracing.parents });
@@ -213,5 +228,5 @@ export async function buildNode(resolved: ResolvedConfiguration, logs: LogRoot, 
     pushSources: api === undefined ? [] : [API_SOURCE],
     ...(tracing === undefined ? {} : { tracing: { tracer: tracing.tracer('podsource'), parents: tracing.parents } }),
   });
-  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, devices, prober, proberMetrics, flex };
+  return { nodeName: name, nodeIPs: ips, cri, runtime, podCache, status, syncer, podConfig, volumes, cgroups, containerManager, devices, prober, proberMetrics, flex, resize };
 }

@@ -75,7 +75,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
 
   // In API-server mode the pod manager registers the desired pods with the ConfigMap and Secret manager.
   const pods = createPodManager({ registrar: api?.objects });
-  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing });
+  // The node's allocatable for in-place resize, once API-server mode (made below) knows the Node.
+  let allocatable: (() => { readonly cpuMilli: number; readonly memoryBytes: number } | undefined) | undefined;
+  const node = await buildNode(resolved, logs, { identity, clock, desired: pods, api, tracing, allocatable: () => allocatable?.() });
   const { cri, status, podConfig, prober } = node;
   disposers.push(() => { cri.close(); }, 'the CRI connection');
   disposers.push(() => { node.flex.drivers.stop(); }, 'the FlexVolume driver watch');
@@ -130,6 +132,7 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
     devices: node.devices.node,
   });
 
+  if (apiMode !== undefined) allocatable = () => apiMode.allocatable();
   const shutdownAdmit = shutdown === undefined ? [] : [shutdown.admit.bind(shutdown)];
   // EventedPLEG: containerd's task events drive the PLEG, the relist is the safety net.
   const plegEvents = resolved.gates.enabled('EventedPLEG') ? containerdPlegEvents(c.containerRuntimeEndpoint, cri, clock) : undefined;
@@ -159,6 +162,9 @@ async function compose(resolved: ResolvedConfiguration, logs: LogRoot, clock: Cl
   const deviceServices = await startDeviceServices({ resolved, logs, clock, devices: node.devices, pods: () => pods.pods(), assignments: () => node.containerManager.assignments(),
     ...(api === undefined ? {} : { handlers: new Map([[CSI_PLUGIN_TYPE, api.csi.handler]]) }) });
   disposers.push(() => deviceServices.stop(), 'the plugin watcher and pod resources API');
+  // A resize deferred for want of room is tried again when a pod leaves the node.
+  const resize = node.resize;
+  if (resize !== undefined) disposers.push(syncLoop.onPodFinished(() => { for (const uid of resize.deferred()) syncLoop.podChanged(uid); }), 'deferred resize retries');
   syncLoop.start();
   disposers.push(() => syncLoop.stop(), 'the sync loop');
   if (shutdown !== undefined) {

@@ -28,7 +28,7 @@ import { eventDefinitions } from '../apiserver/resources/events/index.js';
 import { leaseDefinition } from '../apiserver/resources/leases/index.js';
 import { namespaceDefinition, NamespaceLifecycle } from '../apiserver/resources/namespaces/index.js';
 import { nodeDefinition } from '../apiserver/resources/nodes/index.js';
-import { bindFromBody, bindingSchema, podDefinition } from '../apiserver/resources/pods/index.js';
+import { bindFromBody, bindingSchema, podDefinitionWith } from '../apiserver/resources/pods/index.js';
 import { reviewDefinitions } from '../apiserver/resources/reviews/index.js';
 import { secretDefinition } from '../apiserver/resources/secrets/index.js';
 import { serviceAccountDefinition } from '../apiserver/resources/serviceaccounts/index.js';
@@ -39,7 +39,7 @@ import {
 } from '../apiserver/flowcontrol/index.js';
 import { actionConnector, createRouter, type Connector, type VersionInfo } from '../apiserver/routing/index.js';
 import {
-  ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
+  apiServerGateEnabled, ensureCa, ensureServing, issueClientCertificate, localServerUrl, startHttpsServer, waitForStore, writeKubeconfig, x509Library,
   type ApiServerOptions,
 } from '../apiserver/server/index.js';
 import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
@@ -259,7 +259,7 @@ function resourceDefinitions(o: ApiServerOptions, deps: {
     ...eventDefinitions({ ttlSeconds: Math.max(1, Math.round(o.eventTtl / SECOND)) }),
     nodeDefinition,
     withServiceAccountAdmission(
-      withDefaultTolerationSeconds(podDefinition, { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
+      withDefaultTolerationSeconds(podDefinitionWith({ inPlacePodVerticalScaling: apiServerGateEnabled(o.featureGates, 'InPlacePodVerticalScaling') }), { notReadySeconds: o.defaultNotReadyTolerationSeconds, unreachableSeconds: o.defaultUnreachableTolerationSeconds }),
       { serviceAccount: deps.serviceAccount, clock: realClock },
     ),
     configMapDefinition,

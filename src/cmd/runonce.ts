@@ -19,7 +19,7 @@ export async function runOnce(resolved: ResolvedConfiguration, logs: LogRoot, cl
     return 1;
   }
   // Every pod of the first snapshot stays wanted: a pod that completed keeps its containers.
-  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock, desired: { isDesired: () => true } });
+  const node = await buildNode(resolved, logs, { identity: await nodeIdentity(resolved), clock, desired: { isDesired: () => true, activePods: () => [] } });
   try {
     const results = await runPodsOnce({
       podConfig: node.podConfig, syncer: node.syncer, status: node.status, logger: log, clock,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { Node, Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import type { NodePod } from '../../api/pod/index.js';
 import { apiAdmitHandlers, fitsHostPorts, fitsResources, matchesNodeAffinity, podRequest, toleratesNoExecuteTaints } from './admission.js';
 
@@ -85,5 +85,23 @@ void describe('admission of API pods', () => {
     assert.ok(handlers.every((h) => h(p, []).admit));
     const known = apiAdmitHandlers(() => node);
     assert.ok(known.some((h) => !h(p, []).admit));
+  });
+});
+
+void describe('admission with in-place resize', () => {
+  void it('counts a pod at the larger of its requests and allocation, and at its allocation while its resize is infeasible', () => {
+    const node = { metadata: { name: 'n1' }, spec: {}, status: { allocatable: { cpu: '2' } } };
+    const resized = (resize: string | undefined): Pod => ({
+      metadata: { name: 'r', uid: 'r' },
+      spec: { containers: [{ name: 'main', resources: { requests: { cpu: '1500m' } } }] },
+      status: { ...(resize === undefined ? {} : { resize }), containerStatuses: [{ name: 'main', image: 'x', imageID: '', ready: true, restartCount: 0, allocatedResources: { cpu: '500m' } }] },
+    });
+    const incoming: Pod = { metadata: { name: 'p', uid: 'p' }, spec: { containers: [{ name: 'main', resources: { requests: { cpu: '1' } } }] } };
+    const gate = { inPlacePodVerticalScaling: true };
+    assert.equal(fitsResources(incoming, [resized('Deferred')], node, undefined, gate).admit, false, 'a pending resize holds its new requests');
+    assert.equal(fitsResources(incoming, [resized('Infeasible')], node, undefined, gate).admit, true, 'an infeasible one only what it was allocated');
+    assert.equal(fitsResources(incoming, [resized('Infeasible')], node).admit, false, 'without the gate: the spec');
+    const own = { ...gate, statusOf: (): PodStatus => ({ resize: 'Infeasible', containerStatuses: [{ name: 'main', image: 'x', imageID: '', ready: true, restartCount: 0, allocatedResources: { cpu: '500m' } }] }) };
+    assert.equal(fitsResources(incoming, [resized(undefined)], node, undefined, own).admit, true, 'the agent\'s own status counts');
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { Node, NodeStatus, Pod } from 'kubernetes-types/core/v1.js';
 import {
-  hostPortsConflict, hostPortsOf, nodeMatchesPod, podNamespacedName, podRequest, requestedResources, resourceAmount, untoleratedTaint,
+  hostPortsConflict, hostPortsOf, nodeMatchesPod, podNamespacedName, podRequest, requestedResources, resourceAmount, untoleratedTaint, type PodRequestOptions,
 } from '../../api/pod/index.js';
 import { isExtendedResourceName } from '../../api/resource-names.js';
 import type { AdmitHandler, AdmitResult } from '../syncloop/index.js';
@@ -31,16 +31,16 @@ export type SyncAdmitHandler = (...args: Parameters<AdmitHandler>) => AdmitResul
  * resource counts as at least the devices pods hold (`allocatedDevices`: pods keep running
  * when their plugin's devices turn unhealthy).
  */
-export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode, allocatedDevices?: ReadonlyMap<string, number>): AdmitResult {
+export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode, allocatedDevices?: ReadonlyMap<string, number>, options: PodRequestOptions = {}): AdmitResult {
   const allocatable = node.status?.allocatable ?? {};
   for (const resource of requestedResources(pod)) {
-    const wanted = podRequest(pod, resource);
+    const wanted = podRequest(pod, resource, options);
     if (wanted === 0) continue;
     const held = allocatedDevices?.get(resource);
     if (isExtendedResourceName(resource) && allocatable[resource] === undefined && held === undefined) continue;
     const capacity = Math.max(resourceAmount(allocatable[resource], resource), held ?? 0);
     let used = 0;
-    for (const p of admitted) used += podRequest(p, resource);
+    for (const p of admitted) used += podRequest(p, resource, options);
     if (wanted + used > capacity) {
       return {
         admit: false,
@@ -94,9 +94,10 @@ export function toleratesNoExecuteTaints(pod: Pod, node: AdmissionNode): AdmitRe
 /**
  * The admit handlers of pods from the API server, against the node object the agent last
  * registered or wrote (none yet: everything but host ports is admitted, as upstream does before
- * the node is known), with the devices pods hold by resource when the node has a device manager.
+ * the node is known), with the devices pods hold by resource when the node has a device manager,
+ * and with InPlacePodVerticalScaling pods counted at what they were allocated (PodRequestOptions).
  */
-export function apiAdmitHandlers(node: () => AdmissionNode | undefined, allocatedDevices?: () => ReadonlyMap<string, number>): SyncAdmitHandler[] {
+export function apiAdmitHandlers(node: () => AdmissionNode | undefined, allocatedDevices?: () => ReadonlyMap<string, number>, requests: PodRequestOptions = {}): SyncAdmitHandler[] {
   const withNode = (check: (pod: Pod, admitted: readonly Pod[], node: AdmissionNode) => AdmitResult): SyncAdmitHandler => (pod, admitted) => {
     const n = node();
     return n === undefined ? ADMIT : check(pod, admitted, n);
@@ -106,6 +107,6 @@ export function apiAdmitHandlers(node: () => AdmissionNode | undefined, allocate
     withNode((pod, _admitted, n) => matchesNodeAffinity(pod, n)),
     withNode((pod, _admitted, n) => toleratesNoExecuteTaints(pod, n)),
     (pod, admitted) => fitsHostPorts(pod, admitted),
-    withNode((pod, admitted, n) => fitsResources(pod, admitted, n, allocatedDevices?.())),
+    withNode((pod, admitted, n) => fitsResources(pod, admitted, n, allocatedDevices?.(), requests)),
   ];
 }

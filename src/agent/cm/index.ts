@@ -85,3 +85,4 @@ export { CM_MEMORY_MANAGER_CONFIG, CM_MEMORY_STATE_INVALID, MEMORY_MANAGER_STATE
 export { CM_TOPOLOGY_UNSUPPORTED } from './topologymanager/index.js';
 export { CM_TOPOLOGY_UNREADABLE } from './machine/index.js';
 export { CM_CHECKPOINT_FAILED } from './checkpoint/index.js';
+export { checkpointError, field, fnv32a, goDump, goInt, goString, parseCheckpoint, readCheckpoint, writeCheckpoint, type GoValue } from './checkpoint/index.js';

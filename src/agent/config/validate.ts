@@ -69,7 +69,6 @@ function needsGate(add: Add, gates: FeatureGates, field: string, gate: string, i
 
 /** Gates refused when on: the feature is not in this agent. */
 export const REFUSED_ON: ReadonlyMap<string, string> = new Map([
-  ['InPlacePodVerticalScaling', 'in-place resize of pod resources is not implemented by this node agent'],
   ['LocalStorageCapacityIsolationFSQuotaMonitoring', 'project quotas are not used: local ephemeral storage is measured by walking the volumes every volumeStatsAggPeriod'],
   ['NodeagentInUserNamespace', 'running the agent inside a user namespace is not supported'],
   ['DynamicResourceAllocation', 'dynamic resource allocation (resource claims, DRA drivers) is not implemented by this node agent'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, Pod, PodSpec } from 'kubernetes-types/core/v1.js';
 import { computePodActions, nextInitContainer, podSandboxChanged, shouldContainerBeRestarted, type PodActions } from './compute-actions.js';
-import { hashContainer } from './hash.js';
+import { hashContainer, hashContainerWithoutResources } from './hash.js';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus, RuntimeSandboxStatus } from './types.js';
 
 const app: Container = { name: 'app', image: 'busybox:1.35' };
@@ -225,5 +225,38 @@ void describe('ephemeral containers', () => {
     const done = [ctr(app, 'exited'), ctr(side, 'exited')];
     const finished = computePodActions(pod({ restartPolicy: 'Never', ephemeralContainers: [debug] }), status([sandbox()], [...done, ctr({ name: 'debugger' }, 'running', { ephemeral: true })]));
     assert.equal(finished.killPod, true);
+  });
+});
+
+void describe('computePodActions with in-place resize', () => {
+  const before = { requests: { cpu: '100m' }, limits: { cpu: '200m', memory: '64Mi' } };
+  const sized = (resources: Container['resources'], resizePolicy: Container['resizePolicy'] = []): Container => ({ ...app, ...(resources === undefined ? {} : { resources }), resizePolicy });
+  const old = sized(before);
+  const instance = (): RuntimeContainerStatus => ctr(old, 'running', { hashWithoutResources: hashContainerWithoutResources(old) });
+
+  void it('updates a running container whose spec changed only in its resources, where its resizePolicy allows', () => {
+    const c = instance();
+    const grown = sized({ ...before, limits: { cpu: '300m', memory: '64Mi' } });
+    const resize = { current: (id: string) => (id === c.id ? before : undefined) };
+    const a = computePodActions(pod({ containers: [grown] }), status([sandbox()], [c]), { inPlaceResize: resize });
+    assert.deepEqual(a.containersToUpdate.map((x) => x.name), ['app']);
+    assert.deepEqual(summary(a).kill, []);
+    assert.equal(a.killPod, false);
+    const none = computePodActions(pod({ containers: [old] }), status([sandbox()], [c]), { inPlaceResize: resize });
+    assert.deepEqual(none.containersToUpdate, [], 'it already has them');
+  });
+
+  void it('restarts it where resizePolicy says RestartContainer, and recreates it without the gate or when more than resources changed', () => {
+    const c = instance();
+    const resize = { current: () => before };
+    const memory = sized({ ...before, limits: { cpu: '200m', memory: '96Mi' } }, [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }]);
+    const restart = computePodActions(pod({ containers: [memory] }), status([sandbox()], [c]), { inPlaceResize: resize });
+    assert.deepEqual(restart.containersToKill.map((k) => k.message), ['Container app resize requires restart']);
+    assert.deepEqual(restart.containersToStart.map((x) => x.name), ['app']);
+    const grown = sized({ ...before, limits: { cpu: '300m', memory: '64Mi' } });
+    const gateOff = computePodActions(pod({ containers: [grown] }), status([sandbox()], [c]));
+    assert.deepEqual(gateOff.containersToKill.map((k) => k.message), ['Container app definition changed, will be restarted']);
+    const newImage = computePodActions(pod({ containers: [{ ...grown, image: 'busybox:1.36' }] }), status([sandbox()], [c]), { inPlaceResize: resize });
+    assert.deepEqual(newImage.containersToKill.map((k) => k.message), ['Container app definition changed, will be restarted']);
   });
 });

@@ -22,10 +22,11 @@
  * that never ran start in the pod's sandbox whatever its init containers do, and never again (as
  * upstream); they do not keep a pod running.
  */
-import type { Container, EphemeralContainer, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, EphemeralContainer, Pod, ResourceRequirements } from 'kubernetes-types/core/v1.js';
+import { containerResizeAction } from '../resize/index.js';
 import type { ContainerProbeResults } from '../prober/index.js';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './types.js';
-import { hashContainer } from './hash.js';
+import { hashContainer, hashContainerWithoutResources } from './hash.js';
 import { sidecarInitActions } from './init-actions.js';
 
 export interface ContainerToKill {
@@ -58,6 +59,8 @@ export interface PodActions {
   readonly containersToKill: readonly ContainerToKill[];
   /** Ephemeral containers that never ran (started before the init containers, as upstream). */
   readonly ephemeralContainersToStart: readonly EphemeralContainer[];
+  /** Running containers to give their spec's resources in place (InPlacePodVerticalScaling). */
+  readonly containersToUpdate: readonly Container[];
 }
 
 /** The newest instance of a container (statuses are newest first). */
@@ -152,6 +155,12 @@ export interface ComputeOptions {
   readonly probes?: ContainerProbeResults | undefined;
   /** The SidecarContainers gate. */
   readonly sidecarContainers?: boolean | undefined;
+  /**
+   * The InPlacePodVerticalScaling gate: the resources each running container instance has (by
+   * container ID). A running container whose spec changed only in its resources is then updated
+   * in place, or restarted where its resizePolicy says RestartContainer, instead of recreated.
+   */
+  readonly inPlaceResize?: { readonly current: (containerId: string) => ResourceRequirements | undefined } | undefined;
 }
 
 /** The actions of one sync pass. */
@@ -171,6 +180,7 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
     containersToStart: [] as Container[],
     containersToKill: [] as ContainerToKill[],
     ephemeralContainersToStart: [] as EphemeralContainer[],
+    containersToUpdate: [] as Container[],
   };
   if (sandbox.changed) {
     if (!shouldRestartOnFailure(pod) && sandbox.attempt !== 0 && status.containers.length > 0) {
@@ -203,6 +213,8 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
     }
   }
   const toStart: Container[] = [];
+  const toUpdate: Container[] = [];
+  const resize = options.inPlaceResize;
   const restart = shouldRestartOnFailure(pod);
   let keep = 0;
   for (const c of containers) {
@@ -214,7 +226,9 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
       }
       continue;
     }
-    if (s.hash !== hashOf(c)) {
+    const sameHash = s.hash === hashOf(c);
+    const onlyResources = resize !== undefined && (s.hashWithoutResources ?? '') !== '' && s.hashWithoutResources === hashContainerWithoutResources(c);
+    if (!sameHash && !onlyResources) {
       toStart.push(c); // restarted whatever the restart policy: the spec changed
       toKill.push({ id: s.id, name: c.name, spec: c, message: `Container ${c.name} definition changed, will be restarted` });
       continue;
@@ -226,10 +240,26 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, options: C
       toKill.push({ id: s.id, name: c.name, spec: c, probe: failed.probe, message: restart ? `${message}, will be restarted` : message });
       continue;
     }
+    if (resize !== undefined) {
+      const current = resize.current(s.id);
+      const action = current === undefined ? (sameHash ? 'none' : 'update') : containerResizeAction(c, current);
+      if (action === 'restart') {
+        toStart.push(c);
+        toKill.push({ id: s.id, name: c.name, spec: c, message: `Container ${c.name} resize requires restart` });
+        continue;
+      }
+      if (action === 'update') toUpdate.push(c);
+    }
     keep++;
   }
   return {
     ...base, killPod: keep === 0 && toStart.length === 0, initContainersToPrune: prune, initContainersToStart: initStart,
-    containersToStart: toStart, containersToKill: toKill,
+    containersToStart: toStart, containersToKill: toKill, containersToUpdate: toUpdate,
   };
+}
+
+/** Whether carrying out the actions changes what the runtime holds for the pod. */
+export function changesRuntime(a: PodActions): boolean {
+  return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
+    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0 || a.containersToUpdate.length > 0;
 }

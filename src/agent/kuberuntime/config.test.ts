@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, Pod } from 'kubernetes-types/core/v1.js';
 import { DEFAULT_MASKED_PATHS, makeContainerConfig, verifyRunAsNonRoot, type ContainerConfigInput } from './container-config.js';
-import { hashContainer } from './hash.js';
+import { hashContainer, hashContainerWithoutResources } from './hash.js';
 import { makeSandboxConfig, namespaceOptions, parsePodLogsDirectoryName, podHostnameAndDomain, podLogsDirectory, portMappings, sandboxHostname, sysctlName } from './sandbox-config.js';
 import type { NodePod } from '../../api/pod/index.js';
 
@@ -104,7 +104,7 @@ void describe('container config', () => {
     assert.equal(config.logPath, 'app/3.log');
     assert.deepEqual(config.labels, { 'io.orch.pod.uid': 'u-1', 'io.orch.pod.name': 'web', 'io.orch.pod.namespace': 'shop', 'io.orch.container.name': 'app', 'io.orch.container.type': 'regular' });
     assert.deepEqual(config.annotations, {
-      'io.orch.container.hash': hashContainer(app), 'io.orch.container.restartCount': '3', 'io.orch.container.image': 'busybox:1.35',
+      'io.orch.container.hash': hashContainer(app), 'io.orch.container.hashWithoutResources': hashContainerWithoutResources(app), 'io.orch.container.restartCount': '3', 'io.orch.container.image': 'busybox:1.35',
       'io.orch.container.terminationMessagePath': '/dev/termination-log', 'io.orch.container.terminationMessagePolicy': 'File', 'io.orch.pod.terminationGracePeriod': '5',
     });
     assert.deepEqual(config.linux?.resources, { cpuShares: 102, cpuQuota: 20_000, cpuPeriod: 100_000, memoryLimitInBytes: 64 * 1024 * 1024, oomScoreAdj: 993 });

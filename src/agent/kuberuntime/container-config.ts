@@ -15,9 +15,10 @@ import { OrchError } from '../../api/errors.js';
 import type { ContainerConfig, LinuxContainerSecurityContext, Mount, MountPropagation } from '../runtime/cri/index.js';
 import { expandCommand, makeEnvironment, type NodeCapacity } from './env.js';
 import type { EnvObjects } from './env-sources.js';
-import { hashContainer } from './hash.js';
+import { hashContainer, hashContainerWithoutResources } from './hash.js';
 import {
   CONTAINER_HASH_ANNOTATION,
+  CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION,
   CONTAINER_IMAGE_ANNOTATION,
   CONTAINER_NAME_LABEL,
   CONTAINER_RESTART_COUNT_ANNOTATION,
@@ -201,6 +202,7 @@ export function makeContainerConfig(input: ContainerConfigInput): ContainerConfi
     annotations: {
       ...Object.fromEntries((devices?.annotations ?? []).map((a) => [a.name, a.value])),
       [CONTAINER_HASH_ANNOTATION]: hashContainer(container),
+      [CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION]: hashContainerWithoutResources(container),
       [CONTAINER_RESTART_COUNT_ANNOTATION]: String(input.restartCount),
       [CONTAINER_IMAGE_ANNOTATION]: container.image ?? '',
       [TERMINATION_MESSAGE_PATH_ANNOTATION]: messagePath,

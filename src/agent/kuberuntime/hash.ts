@@ -106,3 +106,12 @@ export function hashInput(container: Container): string {
 export const hashContainer: (container: Container) => string = memoizeByObject((container: Container) =>
   fnv1a32(hashInput(container)).toString(16).padStart(8, '0'),
 );
+
+/**
+ * The hash of the spec without its resources (upstream HashContainerWithoutResources), stored
+ * beside the full hash: with InPlacePodVerticalScaling a running container whose spec differs
+ * only in its resources is resized in place rather than recreated.
+ */
+export const hashContainerWithoutResources: (container: Container) => string = memoizeByObject((container: Container) =>
+  fnv1a32(hashInput({ ...container, resources: {} })).toString(16).padStart(8, '0'),
+);

@@ -15,6 +15,8 @@ export const CONTAINER_TYPE_LABEL = 'io.orch.container.type';
 
 /** On containers: the hash of the container spec the instance was created from. */
 export const CONTAINER_HASH_ANNOTATION = 'io.orch.container.hash';
+/** On containers: the hash of the spec without its resources (in-place resize, upstream's hashWithoutResources). */
+export const CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION = 'io.orch.container.hashWithoutResources';
 /** On containers: the image as the pod spec named it (the runtime reports only a tag or ID). */
 export const CONTAINER_IMAGE_ANNOTATION = 'io.orch.container.image';
 /** On containers: the attempt number (restart count) of this instance. */

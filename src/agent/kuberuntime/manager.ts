@@ -3,7 +3,8 @@
  * computed for a pod (compute-actions.ts) in upstream's SyncPod order, one step each:
  *
  *   1. killPodOrContainers: the pod (all containers, then the sandboxes) when a new sandbox is
- *      needed or nothing is left to run; otherwise the containers to restart;
+ *      needed or nothing is left to run; otherwise the containers to restart; then, with
+ *      InPlacePodVerticalScaling, the running containers resized in place (resize.ts);
  *   2. removeInitContainers: all init container instances before a new sandbox, else the older
  *      exited ones;
  *   3. sandboxConfig: the sandbox's configuration, which the containers are created with too;
@@ -28,7 +29,7 @@ import { messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import { BackOff, DEFAULT_CONTAINER_BACKOFF, DEFAULT_IMAGE_BACKOFF } from './backoff.js';
 import { traced } from '../../api/tracing/index.js';
-import { computePodActions, podSandboxChanged, type PodActions } from './compute-actions.js';
+import { changesRuntime, computePodActions, podSandboxChanged, type PodActions } from './compute-actions.js';
 import { formatPod } from './container-config.js';
 import { MISSING_CLUSTER_DNS, podDnsConfig, readHostDns, type DnsWarning } from './dns.js';
 import type { NodeCapacity } from './env.js';
@@ -38,6 +39,7 @@ import { killContainer, killPod, removePod } from './kill.js';
 import { emitEvent } from './lifecycle.js';
 import type { RuntimeManagerOptions } from './options.js';
 import { DEFAULT_CFS_PERIOD_US } from './resources.js';
+import { inPlaceResizeOf, updateContainers } from './resize.js';
 import { DEFAULT_POD_LOGS_ROOT, makeSandboxConfig } from './sandbox-config.js';
 import { DEFAULT_SECCOMP_PROFILE_ROOT, type SeccompSettings } from './seccomp.js';
 import { PodStartSlots, type PodStartSlot } from './semaphore.js';
@@ -134,7 +136,8 @@ class RuntimeManager implements PodRuntimeManager {
   }
 
   async syncPod(pod: NodePod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
-    const actions = computePodActions(pod, status, { probes: this.options.probeResults, sidecarContainers: this.options.sidecarContainers });
+    const { probeResults: probes, sidecarContainers } = this.options;
+    const actions = computePodActions(pod, status, { probes, sidecarContainers, inPlaceResize: inPlaceResizeOf(this.options, pod) });
     if (!changesRuntime(actions)) {
       // The usual periodic resync: nothing to kill, create or start (no sandbox config to make).
       this.logActions(pod, actions);
@@ -172,6 +175,7 @@ class RuntimeManager implements PodRuntimeManager {
     // Each step in a span of its own when tracing (a child of the pod sync's span).
     const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => traced(this.options.tracer, name, {}, fn);
     if (!(await step('killPodOrContainers', () => this.killPodOrContainers(run)))) return run.result();
+    if (actions.containersToUpdate.length > 0) await step('updateContainerResources', () => updateContainers(this.startDeps, this.options, run));
     await step('removeInitContainers', () => this.removeInitContainers(run));
     const sandboxConfig = await step('generatePodSandboxConfig', () => this.sandboxConfig(run));
     if (sandboxConfig === undefined) return run.result();
@@ -374,12 +378,6 @@ class RuntimeManager implements PodRuntimeManager {
   }
 }
 
-/** Whether carrying out the actions changes what the runtime holds for the pod. */
-function changesRuntime(a: PodActions): boolean {
-  return a.killPod || a.createSandbox || a.containersToKill.length > 0 || a.initContainersToStart.length > 0 || a.containersToStart.length > 0
-    || a.purgeInitContainers || a.initContainersToPrune.length > 0 || a.ephemeralContainersToStart.length > 0;
-}
-
 function describe(actions: PodActions): Record<string, unknown> {
   return {
     killPod: actions.killPod,
@@ -389,6 +387,7 @@ function describe(actions: PodActions): Record<string, unknown> {
     start: actions.containersToStart.map((c) => c.name),
     ephemeral: actions.ephemeralContainersToStart.map((c) => c.name),
     kill: actions.containersToKill.map((k) => k.name),
+    update: actions.containersToUpdate.map((c) => c.name),
   };
 }
 

@@ -4,11 +4,11 @@
  * sandboxes and containers, and the back-off and pull settings (with upstream's defaults).
  */
 import type { Tracer } from '../../api/tracing/index.js';
-import type { Container } from 'kubernetes-types/core/v1.js';
+import type { Container, ResourceRequirements } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../logging/index.js';
 import type { ContainerProbeResults, PodEvent } from '../prober/index.js';
-import type { AuthConfig, ContainerService, ImageService, SandboxService, StreamingService } from '../runtime/cri/index.js';
+import type { AuthConfig, ContainerService, ContainerUpdateService, ImageService, SandboxService, StatsService, StreamingService } from '../runtime/cri/index.js';
 import type { BackOffSettings } from './backoff.js';
 import type { DnsSettings } from './dns.js';
 import type { NodeCapacity } from './env.js';
@@ -63,7 +63,7 @@ export interface ContainerDeviceProvider {
 }
 
 /** The runtime calls the manager makes (ExecSync: exec lifecycle hooks). */
-export type ManagerRuntime = SandboxService & ContainerService & Pick<StreamingService, 'execSync'>;
+export type ManagerRuntime = SandboxService & ContainerService & ContainerUpdateService & Pick<StreamingService, 'execSync'> & Partial<Pick<StatsService, 'containerStats'>>;
 /** The image calls the manager makes. */
 export type ManagerImages = Pick<ImageService, 'imageStatus' | 'pullImage'>;
 
@@ -127,6 +127,15 @@ export interface RuntimeManagerContainers {
   readonly memorySwap?: 'no-swap' | 'unlimited';
   /** Restartable init containers (restartPolicy Always) run as sidecars (the SidecarContainers gate; default false). */
   readonly sidecarContainers?: boolean;
+  /**
+   * The InPlacePodVerticalScaling gate: the resources each running container instance has, by
+   * pod UID and container ID, and where the manager records what it gave one
+   * (src/agent/resize). Absent: a change of resources recreates the container.
+   */
+  readonly inPlaceResize?: {
+    current(uid: string, containerId: string): ResourceRequirements | undefined;
+    applied(uid: string, containerId: string, resources: ResourceRequirements): void;
+  };
   /** The PodHostIPs gate: the downward API's status.hostIPs resolves (default false: ""). */
   readonly podHostIPs?: boolean;
   /**

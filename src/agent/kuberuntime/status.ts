@@ -11,6 +11,7 @@ import type { Logger } from '../logging/index.js';
 import { int64, type ContainerState, type ContainerStatus, type PodSandbox, type PodSandboxStatus } from '../runtime/cri/index.js';
 import {
   CONTAINER_HASH_ANNOTATION,
+  CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION,
   CONTAINER_IMAGE_ANNOTATION,
   CONTAINER_NAME_LABEL,
   CONTAINER_RESTART_COUNT_ANNOTATION,
@@ -113,6 +114,7 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     const extra = await terminationMessage(status);
     if (extra !== '') message = message === '' ? extra : `${message}: ${extra}`;
   }
+  const withoutResources = status.annotations[CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION];
   return {
     id: status.id,
     name: status.labels[CONTAINER_NAME_LABEL] ?? status.metadata?.name ?? '',
@@ -128,6 +130,7 @@ export async function toRuntimeContainerStatus(status: ContainerStatus): Promise
     restartCount: Number.parseInt(status.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] ?? '', 10) || (status.metadata?.attempt ?? 0),
     hash: status.annotations[CONTAINER_HASH_ANNOTATION] ?? '',
     init: status.labels[CONTAINER_TYPE_LABEL] === 'init',
+    ...(withoutResources === undefined ? {} : { hashWithoutResources: withoutResources }),
     ...(status.labels[CONTAINER_TYPE_LABEL] === 'ephemeral' ? { ephemeral: true } : {}),
   };
 }

@@ -56,6 +56,8 @@ export interface RuntimeContainerStatus {
   readonly restartCount: number;
   /** The hash of the container spec this instance was created from. */
   readonly hash: string;
+  /** The hash of that spec without its resources ('' for instances made before it was recorded). */
+  readonly hashWithoutResources?: string;
   /** True for an init container (from labels/annotations). */
   readonly init: boolean;
   /** True for an ephemeral container (from its labels). */

@@ -16,12 +16,13 @@
  */
 import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
-import { podNamespacedName, type NodePod } from '../../api/pod/index.js';
+import { isStaticPod, podNamespacedName, type NodePod } from '../../api/pod/index.js';
 import { runningPodOf } from '../kuberuntime/index.js';
 import type { PodRuntimeManager, RuntimePodStatus, SyncError } from '../kuberuntime/index.js';
 import type { Logger } from '../logging/index.js';
 import type { PodEvent, PodProbeView, ProbedPodState } from '../prober/index.js';
 import type { PodFailure, PodSyncer, SyncOutcome } from '../podworkers/index.js';
+import type { ResizeManager } from '../resize/index.js';
 import { computePodStatus, type StatusManager } from '../status/index.js';
 import { activeDeadlineLeftMs, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON } from './deadline.js';
 import { ensureVolumeRootOwnership, setVolumeOwnership } from './fs-group.js';
@@ -82,6 +83,12 @@ export interface PodSyncOptions {
   readonly statusGates?: { readonly podReadyToStartContainers: boolean; readonly podHostIPs: boolean };
   /** Events the sync decides (DeadlineExceeded), after they were logged. */
   readonly onEvent?: (event: PodEvent) => void;
+  /**
+   * The InPlacePodVerticalScaling gate: a running pod's new requests are admitted here, the pod
+   * runs with what it was allocated (its cgroup and containers), and its status carries resize,
+   * allocatedResources and resources.
+   */
+  readonly resize?: Pick<ResizeManager, 'allocatedPod' | 'decorate' | 'podForCgroup' | 'removePod'>;
   /** Why the runtime's pod network is not ready (undefined: it is); a pod off the host network is not synced meanwhile. */
   readonly networkError?: () => Promise<string | undefined>;
 }
@@ -98,6 +105,8 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
   const failures = new Map<string, PodFailure>();
   /** emptyDir volumes that already got the pod's fsGroup (`<uid>/<volume>`). */
   const owned = new Set<string>();
+  /** With in-place resize: each pod as it runs (its spec with the allocated resources). */
+  const allocatedPods = new Map<string, NodePod>();
 
   /** Logs an event and hands it on. */
   function record(event: PodEvent): void {
@@ -136,16 +145,18 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
     const probes = options.probes;
     probes?.updatePod(pod, { podIPs: pod.spec?.hostNetwork === true ? options.hostIPs() : held.ips, containers: held.containers });
     const failure = failures.get(uid);
-    const computed = computePodStatus({
+    const previous = status.getPodStatus(uid) ?? pod.status;
+    const plain = computePodStatus({
       pod, runtime: held, syncErrors: errors.get(uid) ?? [], hostIPs: options.hostIPs(),
       // After a restart the agent holds no status of its own yet: the one the API server holds
       // (the pod's, from its source) keeps the start time and the conditions' transition times.
-      previous: status.getPodStatus(uid) ?? pod.status, qosClass: options.qosClass(pod), now: now(),
+      previous, qosClass: options.qosClass(pod), now: now(),
       ...(probes === undefined ? {} : { readiness: probes.readiness(uid), started: probes.startedContainers(uid) }),
       ...(options.sidecarContainers === true ? { sidecarContainers: true } : {}),
       ...options.statusGates,
       ...(failure === undefined ? {} : { failure }),
     });
+    const computed = options.resize === undefined || isStaticPod(pod) ? plain : options.resize.decorate(pod, allocatedPods.get(uid) ?? pod, plain, previous);
     status.setPodStatus(uid, computed);
     return { computed, held };
   }
@@ -181,17 +192,27 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
 
   return {
 
-    async syncPod(pod, _kind, signal): Promise<SyncOutcome> {
-      const { uid } = pod.metadata;
-      const { computed: before, held } = await determining(pod, () => publishHeld(pod));
+    async syncPod(desired, _kind, signal): Promise<SyncOutcome> {
+      const { uid } = desired.metadata;
+      // With in-place resize the pod runs with what it was allocated (a resize the node cannot
+      // take yet leaves it as it was); its status is the spec's, with the resize fields.
+      // Static pods are not resized in place (upstream isInPlacePodVerticalScalingAllowed).
+      const resize = isStaticPod(desired) ? undefined : options.resize;
+      const pod = resize?.allocatedPod(desired, status.getPodStatus(uid) ?? desired.status) ?? desired;
+      if (resize !== undefined) allocatedPods.set(uid, pod);
+      const { computed: before, held } = await determining(pod, () => publishHeld(desired));
       if (before.phase === 'Succeeded' || before.phase === 'Failed') return { terminal: true };
-      const deadline = await checkDeadline(pod, before.startTime);
+      const deadline = await checkDeadline(desired, before.startTime);
       if (deadline === 0) return { terminal: true };
       await checkNetwork(pod);
       let problems: SyncError[] = [];
+      // A resize lowers the pod cgroup's limits only after the containers' (cgroup v1 refuses a
+      // pod CFS quota below a container's): until then it keeps what the containers have.
+      const running = new Map(held.containers.filter((c) => c.state === 'running' && !c.init).map((c) => [c.name, c.id]));
+      const cgroupPod = resize?.podForCgroup(pod, running) ?? pod;
       // The pod cgroup and the volumes do not depend on each other: made side by side.
       const [cgroup, volumes] = await Promise.allSettled([
-        options.cgroups.ensure(pod),
+        options.cgroups.ensure(cgroupPod),
         options.volumes.preparePodVolumes(pod).then((prepared) => applyFsGroup(pod, prepared)),
       ]);
       if (cgroup.status === 'rejected' || volumes.status === 'rejected') {
@@ -204,17 +225,20 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
         // Mount problems keep every container waiting; the worker retries with its back-off.
         problems = (pod.spec?.containers ?? []).map((c) => ({ container: c.name, reason: 'CreateContainerConfigError', message: messageOf(err) }));
         errors.set(uid, problems);
-        await publish(pod);
+        await publish(desired);
         for (const p of problems.slice(0, 1)) options.onSyncError?.(pod, p);
         throw err;
       }
       // The cgroup and volumes do not change what the runtime holds: the state read for the
       // status serves the sync too (one runtime read fewer per sync).
       const result = await runtime.syncPod(pod, held, signal);
+      // The containers were resized: the pod cgroup follows them (a memory limit the runtime
+      // manager held back, the container using more, keeps the pod's too).
+      if (cgroupPod !== pod) await options.cgroups.ensure(resize?.podForCgroup(pod, running) ?? pod);
       problems = [...result.errors];
       errors.set(uid, problems);
       for (const p of problems) options.onSyncError?.(pod, p);
-      const after = (await publishHeld(pod, result.status)).computed;
+      const after = (await publishHeld(desired, result.status)).computed;
       if (problems.length > 0) logger.v(2, 'Pod sync left problems', { pod: podNamespacedName(pod), problems: problems.map((p) => `${p.container ?? 'sandbox'}: ${p.reason}`) });
       if (after.phase === 'Succeeded' || after.phase === 'Failed') return { terminal: true };
       const waits = [result.requeueAfterMs, deadline].filter((ms): ms is number => ms !== undefined);
@@ -251,6 +275,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
         await runtime.removePod(uid);
         await options.volumes.cleanupPodVolumes(uid);
         status.removePod(uid);
+        options.resize?.removePod(uid);
       } else if (failures.has(uid)) {
         // A pod the agent failed (evicted, shut down) releases its volumes once terminated even
         // while its source still wants it, as upstream tears down a terminated pod's volumes: an
@@ -261,6 +286,7 @@ export function createPodSyncer(options: PodSyncOptions): PodSyncer {
       options.probes?.removePod(uid);
       errors.delete(uid);
       failures.delete(uid);
+      allocatedPods.delete(uid);
       for (const key of owned) if (key.startsWith(`${uid}/`)) owned.delete(key);
     },
   };

@@ -6,7 +6,7 @@
  * tolerations against taints. Pure functions of kubernetes-types shapes; the messages each
  * caller gives a failure are its own.
  */
-import type { Container, Node, Pod, Taint, Toleration } from 'kubernetes-types/core/v1.js';
+import type { Container, Node, Pod, PodStatus, Taint, Toleration } from 'kubernetes-types/core/v1.js';
 import { nodeSelectorMatches } from '../node-selector.js';
 import { parseQuantity, quantityMilliValue, quantityValue } from '../quantity.js';
 
@@ -26,10 +26,32 @@ function containerRequest(c: Container, resource: string): number {
   return resourceAmount(c.resources?.requests?.[resource], resource);
 }
 
+export interface PodRequestOptions {
+  /**
+   * InPlacePodVerticalScaling (upstream's PodResourcesOptions): a container counts the larger of
+   * its spec's request and its status's allocatedResources (a resize not applied yet holds both),
+   * and only the allocated one while the pod's resize is Infeasible.
+   */
+  readonly inPlacePodVerticalScaling?: boolean;
+  /** The pod's status to read allocatedResources and resize from (the node agent's own, newer than the pod's); default: the pod's. */
+  readonly statusOf?: (pod: Pod) => PodStatus | undefined;
+}
+
+/** A regular container's request, with in-place resize the allocated one where the status has it. */
+function regularRequest(pod: Pod, c: Container, resource: string, options: PodRequestOptions): number {
+  const spec = containerRequest(c, resource);
+  if (options.inPlacePodVerticalScaling !== true) return spec;
+  const status = options.statusOf?.(pod) ?? pod.status;
+  const allocated = status?.containerStatuses?.find((s) => s.name === c.name)?.allocatedResources;
+  if (allocated === undefined) return spec;
+  const held = resourceAmount(allocated[resource], resource);
+  return status?.resize === 'Infeasible' ? held : Math.max(spec, held);
+}
+
 /** The pod's effective request of one resource (upstream PodRequests: sidecars, the init maximum, overhead). */
-export function podRequest(pod: Pod, resource: string): number {
+export function podRequest(pod: Pod, resource: string, options: PodRequestOptions = {}): number {
   let sum = 0;
-  for (const c of pod.spec?.containers ?? []) sum += containerRequest(c, resource);
+  for (const c of pod.spec?.containers ?? []) sum += regularRequest(pod, c, resource, options);
   let sidecars = 0;
   let initMax = 0;
   for (const c of pod.spec?.initContainers ?? []) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isOrchError } from '../../api/errors.js';
 import { SECOND } from '../../api/duration.js';
-import { DEFAULTS, helpText, parseCommandLine } from './flags.js';
+import { apiServerGateEnabled, DEFAULTS, helpText, parseCommandLine } from './flags.js';
 
 function options(...argv: string[]): typeof DEFAULTS {
   const parsed = parseCommandLine(argv);
@@ -70,5 +70,17 @@ void describe('orch-apiserver flags', () => {
     assert.match(problems('--node-monitor-grace-period=0s'), /--node-monitor-grace-period 0s must be greater than zero/);
     assert.match(problems('--default-unreachable-toleration-seconds=-1'), /--default-unreachable-toleration-seconds -1 must not be negative/);
     assert.match(helpText(), /--controllers strings\n.*\(default "\*"\)/);
+  });
+});
+
+void describe('orch-apiserver --feature-gates', () => {
+  void it('takes the gates it knows, AllAlpha switching the alpha ones, and refuses others naming the known ones', () => {
+    assert.equal(apiServerGateEnabled(options().featureGates, 'InPlacePodVerticalScaling'), false, 'alpha: off by default');
+    assert.equal(apiServerGateEnabled(options('--feature-gates=InPlacePodVerticalScaling=true').featureGates, 'InPlacePodVerticalScaling'), true);
+    assert.equal(apiServerGateEnabled(options('--feature-gates', 'AllAlpha=true').featureGates, 'InPlacePodVerticalScaling'), true);
+    assert.equal(apiServerGateEnabled(options('--feature-gates=AllAlpha=true,InPlacePodVerticalScaling=false').featureGates, 'InPlacePodVerticalScaling'), false);
+    assert.match(problems('--feature-gates=NoSuchGate=true'), /--feature-gates: unrecognized feature gate: NoSuchGate \(known: AllAlpha, AllBeta, InPlacePodVerticalScaling\)/);
+    assert.match(problems('--feature-gates=InPlacePodVerticalScaling=yes'), /invalid value of InPlacePodVerticalScaling=yes/);
+    assert.match(helpText(), /--feature-gates mapStringBool\n.*InPlacePodVerticalScaling=true\|false \(ALPHA - default=false/);
   });
 });

@@ -70,6 +70,20 @@ export interface ApiServerOptions {
   readonly serviceAccountMaxTokenExpiration: number;
   /** What tokens must be meant for (empty: the issuers). */
   readonly apiAudiences: readonly string[];
+  /** --feature-gates: the gates this server knows (API_SERVER_GATES), as given. */
+  readonly featureGates: Readonly<Record<string, boolean>>;
+}
+
+/** The feature gates orch-apiserver acts on, with their stage and default (upstream v1.28); AllAlpha and AllBeta switch them by stage. */
+export const API_SERVER_GATES: ReadonlyMap<string, { readonly stage: 'alpha' | 'beta'; readonly default: boolean }> = new Map([
+  ['InPlacePodVerticalScaling', { stage: 'alpha', default: false }],
+]);
+
+/** Whether a gate is on: its own entry, else AllAlpha/AllBeta for its stage, else its default. */
+export function apiServerGateEnabled(gates: Readonly<Record<string, boolean>>, name: string): boolean {
+  const spec = API_SERVER_GATES.get(name);
+  if (spec === undefined) return false;
+  return gates[name] ?? (spec.stage === 'alpha' ? gates.AllAlpha : gates.AllBeta) ?? spec.default;
 }
 
 export type CommandLine =
@@ -78,7 +92,7 @@ export type CommandLine =
   | { readonly action: 'run'; readonly options: ApiServerOptions };
 
 /** `array`: repeatable, each occurrence one value (pflag's stringArray); the first replaces the default. */
-type Kind = 'string' | 'int' | 'duration' | 'list' | 'array' | 'bool';
+type Kind = 'string' | 'int' | 'duration' | 'list' | 'array' | 'bool' | 'gates';
 
 interface Flag {
   readonly name: string;
@@ -131,6 +145,7 @@ export const DEFAULTS: ApiServerOptions = {
   serviceAccountSigningKeyFile: '',
   serviceAccountMaxTokenExpiration: 0,
   apiAudiences: [],
+  featureGates: {},
 };
 
 export const FLAGS: readonly Flag[] = [
@@ -176,6 +191,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'service-account-key-file', kind: 'array', option: 'serviceAccountKeyFile', help: 'PEM file of public or private keys (RSA or ECDSA) that verify service account tokens, besides the signing key; repeatable.' },
   { name: 'service-account-max-token-expiration', kind: 'duration', option: 'serviceAccountMaxTokenExpiration', help: 'The longest validity of a requested token (longer requests are shortened, with a warning); 0: no limit, else at least 1h.' },
   { name: 'api-audiences', kind: 'list', option: 'apiAudiences', help: 'Audiences a service account token must name to authenticate requests (and the default of token requests). Empty: the --service-account-issuer values.' },
+  { name: 'feature-gates', kind: 'gates', option: 'featureGates', help: 'A set of key=value pairs that describe feature gates: AllAlpha=true|false (ALPHA - default=false), AllBeta=true|false (BETA - default=false), InPlacePodVerticalScaling=true|false (ALPHA - default=false: the cpu and memory of a running pod\'s containers may be changed by an update, with resizePolicy).' },
   { name: 'write-admin-orchconfig', kind: 'string', option: 'writeAdminOrchconfig', help: 'Write a kubeconfig-format file here at start: the CA, the server https://127.0.0.1:<secure-port> and an admin client certificate (CN admin, O system:masters) signed by the server\'s CA.' },
 ];
 
@@ -183,12 +199,13 @@ function defaultText(flag: Flag): string {
   const value = DEFAULTS[flag.option];
   if (flag.kind === 'duration') return formatDuration(value as number);
   if (Array.isArray(value)) return value.length === 0 ? '' : value.join(',');
-  return String(value);
+  if (flag.kind === 'gates') return Object.entries(value as Record<string, boolean>).map(([k, v]) => `${k}=${v}`).join(',');
+  return typeof value === 'object' ? '' : String(value);
 }
 
 export function helpText(): string {
   const lines = FLAGS.map((f) => {
-    const type = f.kind === 'list' ? 'strings' : f.kind === 'array' ? 'stringArray' : f.kind;
+    const type = f.kind === 'list' ? 'strings' : f.kind === 'array' ? 'stringArray' : f.kind === 'gates' ? 'mapStringBool' : f.kind;
     const def = defaultText(f);
     return `      --${f.name} ${type}\n            ${f.help}${def === '' ? '' : ` (default ${quoteValue(def)})`}`;
   });
@@ -233,6 +250,22 @@ function setValue(flag: Flag, text: string, out: Record<string, unknown>, proble
     case 'bool':
       out[flag.option] = text === 'true';
       return;
+    case 'gates': {
+      // pflag's mapStringBool: each occurrence adds to the map; upstream's messages for an unknown gate or a bad value.
+      const gates: Record<string, boolean> = { ...(out[flag.option] as Record<string, boolean>) };
+      for (const pair of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+        const eq = pair.indexOf('=');
+        const name = eq < 0 ? pair : pair.slice(0, eq).trim();
+        const value = eq < 0 ? '' : pair.slice(eq + 1).trim();
+        if (eq < 0) problems.push(`invalid argument ${quoteValue(text)} for ${where}: missing bool value for ${name}`);
+        else if (name !== 'AllAlpha' && name !== 'AllBeta' && !API_SERVER_GATES.has(name)) {
+          problems.push(`invalid argument ${quoteValue(text)} for ${where}: unrecognized feature gate: ${name} (known: AllAlpha, AllBeta, ${[...API_SERVER_GATES.keys()].join(', ')})`);
+        } else if (value !== 'true' && value !== 'false') problems.push(`invalid argument ${quoteValue(text)} for ${where}: invalid value of ${name}=${value}, err: strconv.ParseBool: parsing ${quoteValue(value)}: invalid syntax`);
+        else gates[name] = value === 'true';
+      }
+      out[flag.option] = gates;
+      return;
+    }
   }
 }
 

@@ -20,13 +20,20 @@ import { bindingSubresource } from './binding.js';
 import { ephemeralContainersSubresource } from './ephemeral.js';
 import { POD_COLUMNS } from './printer.js';
 import { podSchema } from './schema.js';
-import { podStrategy } from './strategy.js';
+import { podStrategyWith } from './strategy.js';
+import type { PodGates } from './resize.js';
 
 export { bindFromBody, bindingSchema, bindPod, validateBinding, type BindRequest } from './binding.js';
 export { podCondition, setPodCondition, type PodConditionInput } from './conditions.js';
 export { summarize } from './printer.js';
 export { addProblems, qosClass, PHASES } from './strategy.js';
+export type { PodGates } from './resize.js';
 export { podSchema } from './schema.js';
+
+/** core v1 Pod with the API server's feature gates (InPlacePodVerticalScaling: resources of running pods may change). */
+export function podDefinitionWith(gates: PodGates): ResourceDefinition {
+  return { ...podDefinition, strategy: podStrategyWith(gates) };
+}
 
 export const podDefinition: ResourceDefinition = {
   group: '',
@@ -65,7 +72,7 @@ export const podDefinition: ResourceDefinition = {
   nameRule: 'subdomain',
   allowCreateOnUpdate: false,
   returnDeletedObject: true,
-  strategy: podStrategy,
+  strategy: podStrategyWith({ inPlacePodVerticalScaling: false }),
   subresources: [
     { name: 'log', kind: 'Pod', verbs: ['get'] },
     { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },

@@ -11,6 +11,9 @@ import { str, type ResourceStrategy, type WireObject } from '../../registry/inde
 import type { FieldErrors } from '../../status/index.js';
 import { num, rec, recs } from '../common/index.js';
 import { validateEphemeralAdditions } from './ephemeral.js';
+import {
+  defaultResizePolicy, dropDisabledResizeFields, dropDisabledResizeStatus, markProposedForResize, mungeResizableResources, validateResizePolicy, type PodGates,
+} from './resize.js';
 
 export const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 
@@ -29,9 +32,10 @@ export function addProblems(errors: FieldErrors, lines: readonly string[], skip:
 }
 
 /** Applies upstream's defaults to the object's spec (a pod that does not decode is left to validation). */
-function defaulted(object: WireObject): void {
+function defaulted(object: WireObject, gates: PodGates): void {
   const decoded = decodePod(object);
   if (decoded.ok) object.spec = applyPodDefaults(decoded.pod).spec;
+  if (gates.inPlacePodVerticalScaling) defaultResizePolicy(rec(object.spec));
 }
 
 /**
@@ -53,8 +57,9 @@ const UPDATABLE = 'pod updates may not change fields other than `spec.containers
   + 'and `spec.terminationGracePeriodSeconds` (only to 1 when it was negative)';
 
 /** The spec of `pod` with what an update may change taken from `old`, after checking those changes. */
-function mungedSpec(spec: WireObject, old: WireObject, errors: FieldErrors): WireObject {
+function mungedSpec(spec: WireObject, old: WireObject, errors: FieldErrors, gates: PodGates): WireObject {
   const munged = structuredClone(spec);
+  if (gates.inPlacePodVerticalScaling) mungeResizableResources(munged, old);
   for (const list of ['containers', 'initContainers'] as const) {
     const mine = recs(munged[list]);
     const before = recs(old[list]);
@@ -80,9 +85,9 @@ function mungedSpec(spec: WireObject, old: WireObject, errors: FieldErrors): Wir
   });
   if (old.tolerations === undefined) delete munged.tolerations;
   else munged.tolerations = old.tolerations;
-  const gates = recs(spec.schedulingGates).map((g) => str(g.name));
+  const schedulingGates = recs(spec.schedulingGates).map((g) => str(g.name));
   const oldGates = recs(old.schedulingGates).map((g) => str(g.name));
-  if (gates.some((g) => !oldGates.includes(g))) errors.forbidden('spec.schedulingGates', 'only deletion is allowed, but found new scheduling gate');
+  if (schedulingGates.some((g) => !oldGates.includes(g))) errors.forbidden('spec.schedulingGates', 'only deletion is allowed, but found new scheduling gate');
   if (old.schedulingGates === undefined) delete munged.schedulingGates;
   else munged.schedulingGates = old.schedulingGates;
   const grace = num(spec.terminationGracePeriodSeconds);
@@ -101,45 +106,64 @@ function validateStatus(pod: WireObject, errors: FieldErrors): void {
   });
 }
 
-export const podStrategy: ResourceStrategy = {
-  prepareForCreate: (pod) => {
-    defaulted(pod);
-    pod.status = { phase: 'Pending', qosClass: qosClass(rec(pod.spec)) };
-  },
-  validateCreate: (pod, errors) => {
-    const decoded = decodePod(pod);
-    if (!decoded.ok) {
-      addProblems(errors, decoded.problems);
-      return;
-    }
-    // The registry has checked the metadata already (name, namespace, labels, annotations).
-    addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
-  },
-  prepareForUpdate: (pod, _old, ctx) => {
-    if (ctx.subresource === undefined || ctx.subresource === 'ephemeralcontainers') defaulted(pod);
-  },
-  validateUpdate: (pod, old, errors, ctx) => {
-    validateStatus(pod, errors);
-    if (ctx.subresource !== undefined && ctx.subresource !== 'ephemeralcontainers') return;
-    const decoded = decodePod(pod);
-    if (!decoded.ok) {
-      addProblems(errors, decoded.problems);
-      return;
-    }
-    addProblems(errors, validatePod(decoded.pod, { existing: true }), (field) => field.startsWith('metadata.'));
-    if (ctx.subresource === 'ephemeralcontainers') {
-      validateEphemeralAdditions(pod, old, errors);
-      return;
-    }
-    const before = errors.list.length;
-    const munged = mungedSpec(rec(pod.spec), rec(old.spec), errors);
-    if (errors.list.length === before && !jsonEqual(munged, rec(old.spec))) errors.forbidden('spec', UPDATABLE);
-  },
-  gracePeriod: (pod, requested) => {
-    const phase = str(rec(pod.status).phase);
-    // Nothing runs it (not bound) or nothing runs any more (terminal): no grace needed.
-    if (str(rec(pod.spec).nodeName) === '' || phase === 'Succeeded' || phase === 'Failed') return 0;
-    const period = requested ?? num(rec(pod.spec).terminationGracePeriodSeconds) ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
-    return period < 0 ? 1 : period;
-  },
-};
+/** The pod strategy with the API server's feature gates (InPlacePodVerticalScaling). */
+export function podStrategyWith(gates: PodGates): ResourceStrategy {
+  return {
+    prepareForCreate: (pod) => {
+      dropDisabledResizeFields(rec(pod.spec), undefined, gates);
+      defaulted(pod, gates);
+      pod.status = { phase: 'Pending', qosClass: qosClass(rec(pod.spec)) };
+    },
+    validateCreate: (pod, errors) => {
+      const decoded = decodePod(pod);
+      if (!decoded.ok) {
+        addProblems(errors, decoded.problems);
+        return;
+      }
+      // The registry has checked the metadata already (name, namespace, labels, annotations).
+      addProblems(errors, validatePod(decoded.pod), (field) => field.startsWith('metadata.'));
+      validateResizePolicy(rec(pod.spec), errors);
+    },
+    prepareForUpdate: (pod, old, ctx) => {
+      if (ctx.subresource === 'status') {
+        dropDisabledResizeStatus(rec(pod.status), rec(old.spec), gates);
+        return;
+      }
+      if (ctx.subresource !== undefined && ctx.subresource !== 'ephemeralcontainers') return;
+      dropDisabledResizeFields(rec(pod.spec), rec(old.spec), gates);
+      defaulted(pod, gates);
+      if (gates.inPlacePodVerticalScaling && ctx.subresource === undefined) markProposedForResize(pod, old);
+    },
+    validateUpdate: (pod, old, errors, ctx) => {
+      validateStatus(pod, errors);
+      if (ctx.subresource !== undefined && ctx.subresource !== 'ephemeralcontainers') return;
+      const decoded = decodePod(pod);
+      if (!decoded.ok) {
+        addProblems(errors, decoded.problems);
+        return;
+      }
+      addProblems(errors, validatePod(decoded.pod, { existing: true }), (field) => field.startsWith('metadata.'));
+      validateResizePolicy(rec(pod.spec), errors);
+      if (ctx.subresource === 'ephemeralcontainers') {
+        validateEphemeralAdditions(pod, old, errors);
+        return;
+      }
+      const before = errors.list.length;
+      const munged = mungedSpec(rec(pod.spec), rec(old.spec), errors, gates);
+      if (gates.inPlacePodVerticalScaling && qosClass(rec(pod.spec)) !== qosClass(rec(old.spec))) {
+        errors.invalid('metadata', str(rec(old.status).qosClass), 'Pod QoS is immutable');
+      }
+      if (errors.list.length === before && !jsonEqual(munged, rec(old.spec))) errors.forbidden('spec', UPDATABLE);
+    },
+    gracePeriod: (pod, requested) => {
+      const phase = str(rec(pod.status).phase);
+      // Nothing runs it (not bound) or nothing runs any more (terminal): no grace needed.
+      if (str(rec(pod.spec).nodeName) === '' || phase === 'Succeeded' || phase === 'Failed') return 0;
+      const period = requested ?? num(rec(pod.spec).terminationGracePeriodSeconds) ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
+      return period < 0 ? 1 : period;
+    },
+  };
+}
+
+/** The pod strategy with every gate at its default (off). */
+export const podStrategy: ResourceStrategy = podStrategyWith({ inPlacePodVerticalScaling: false });
