@@ -16,11 +16,14 @@ function sources(dir: string): string[] {
   });
 }
 
+/** Wire names that look like codes: CSI's node capability VOLUME_MOUNT_GROUP. */
+const NOT_CODES = new Set(['VOLUME_MOUNT_GROUP']);
+
 void describe('the error code registry', () => {
   const pattern = new RegExp(`['"\`]((?:${ERROR_CODE_PREFIXES.join('|')})_[A-Z0-9_]+)['"\`]`, 'g');
   const used = new Map<string, string>();
   for (const file of sources(SRC)) {
-    for (const m of readFileSync(file, 'utf8').matchAll(pattern)) used.set(m[1] ?? '', file);
+    for (const m of readFileSync(file, 'utf8').matchAll(pattern)) if (!NOT_CODES.has(m[1] ?? '')) used.set(m[1] ?? '', file);
   }
 
   void it('registers every code the source uses', () => {

@@ -120,6 +120,7 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   CSI_NODE_INFO_FAILED: 'the Node\'s CSI annotation or labels, or the CSINode, could not be written',
   CSI_VOLUME_MODE_UNSUPPORTED: 'a CSI volume\'s lifecycle mode (Ephemeral for an inline volume) is not listed by its driver\'s CSIDriver',
   CSI_INVALID_TIMEOUT: 'NODEAGENT_CSI_TIMEOUT is not a positive Go duration',
+  CSI_SECRET_UNAVAILABLE: 'a secret a CSI call needs (nodeStageSecretRef, nodePublishSecretRef, nodeExpandSecretRef) is missing or cannot be read; retried',
   // src/agent/events
   EVENTS_INVALID_OPTIONS: 'the event recorder options are out of range (qps, burst, reporting instance)',
   VOLUME_SUBPATH_INVALID: 'a subPath escapes its volume',
