@@ -106,7 +106,7 @@ async function round(dir: string): Promise<{ raw: number; scheduled: number }> {
       controllers: ['scheduler'],
       leaderElection: { enabled: false, namespace: 'orch-system', name: 'bench', identity: 'bench', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
       nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 40_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 0,
-      rootCaPem: '', clock: realClock, log: () => undefined, hostname: 'bench',
+      rootCaPem: '', features: { inPlacePodVerticalScaling: false }, clock: realClock, log: () => undefined, hostname: 'bench',
     });
     const scheduling = performance.now();
     manager.start();

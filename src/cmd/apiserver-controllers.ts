@@ -11,7 +11,7 @@ import { ControllerManager, registryClient, type Binder } from '../apiserver/con
 import type { ResourceRegistry } from '../apiserver/registry/index.js';
 import { bindPod } from '../apiserver/resources/pods/index.js';
 import { CONTROLLERS_USER } from '../apiserver/controllers/client/index.js';
-import type { ApiServerOptions } from '../apiserver/server/index.js';
+import { apiServerGateEnabled, type ApiServerOptions } from '../apiserver/server/index.js';
 import { storageClients } from './apiserver-storage.js';
 
 const ms = (nanoseconds: number): number => Math.round(nanoseconds / 1e6);
@@ -56,6 +56,7 @@ export function controllerManager(
     nodeStartupGracePeriodMs: ms(o.nodeStartupGracePeriod),
     terminatedPodGcThreshold: o.terminatedPodGcThreshold,
     rootCaPem,
+    features: { inPlacePodVerticalScaling: apiServerGateEnabled(o.featureGates, 'InPlacePodVerticalScaling') },
     clock,
     log,
     hostname: host,

@@ -33,7 +33,7 @@ export type SyncAdmitHandler = (...args: Parameters<AdmitHandler>) => AdmitResul
  */
 export function fitsResources(pod: Pod, admitted: readonly Pod[], node: AdmissionNode, allocatedDevices?: ReadonlyMap<string, number>, options: PodRequestOptions = {}): AdmitResult {
   const allocatable = node.status?.allocatable ?? {};
-  for (const resource of requestedResources(pod)) {
+  for (const resource of requestedResources(pod, options)) {
     const wanted = podRequest(pod, resource, options);
     if (wanted === 0) continue;
     const held = allocatedDevices?.get(resource);

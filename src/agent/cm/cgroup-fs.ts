@@ -1,8 +1,10 @@
 /**
  * File-system steps on cgroup directories, for pod-cgroups.ts: what a hierarchy is (version,
- * whether it has the cpuset controller), mkdir of a cgroup with the cpuset files a v1 cpuset
- * cgroup needs, writing an existing control file (never creating one), and rmdir of a cgroup
- * tree, children first, retrying while busy.
+ * whether it has the cpuset controller, a v2 hierarchy's controllers), mkdir of a cgroup with the
+ * cpuset files a v1 cpuset cgroup needs, or in v2 with its parent's cgroup.subtree_control
+ * enabling the controllers (without that a v2 cgroup has no cpu.max, memory.max, ... to write;
+ * upstream's runc CreateCgroupPath does the same for every cgroup it makes), writing an existing
+ * control file (never creating one), and rmdir of a cgroup tree, children first, retrying while busy.
  *
  * mkdir and control-file writes are synchronous calls: each is a single system call on the
  * in-memory cgroup file system, microseconds long, where an asynchronous call queues in libuv's
@@ -10,7 +12,7 @@
  * that wait was most of the time to a pod's cgroup, paid before its sandbox could be asked for).
  */
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
-import { access, readdir, rmdir } from 'node:fs/promises';
+import { access, readdir, readFile, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
@@ -37,6 +39,8 @@ export interface Hierarchy {
   readonly version: 1 | 2;
   /** A cgroup v1 cpuset hierarchy: new cgroups need cpuset.cpus and cpuset.mems filled in. */
   readonly cpuset: boolean;
+  /** v2: the controllers of the root (its cgroup.controllers), enabled down to every cgroup made; [] for v1. */
+  readonly controllers: readonly string[];
 }
 
 async function present(path: string): Promise<boolean> {
@@ -49,18 +53,27 @@ async function present(path: string): Promise<boolean> {
   }
 }
 
-/** What the hierarchy mounted at `root` is (two lookups in its root). */
+/** What the hierarchy mounted at `root` is (two or three lookups in its root). */
 export async function describeHierarchy(root: string): Promise<Hierarchy> {
   const [unified, cpusetFile] = await Promise.all([present(join(root, 'cgroup.controllers')), present(join(root, 'cpuset.cpus'))]);
   // A v2 cgroup with empty cpuset.cpus uses its parent's: only v1 needs the copy.
-  return { root, version: unified ? 2 : 1, cpuset: !unified && cpusetFile };
+  if (!unified) return { root, version: 1, cpuset: cpusetFile, controllers: [] };
+  let controllers: string[];
+  try {
+    controllers = (await readFile(join(root, 'cgroup.controllers'), 'utf8')).split(/\s+/).filter((c) => c !== '');
+  } catch (err) {
+    throw failed(`cannot read ${join(root, 'cgroup.controllers')}`, root, err);
+  }
+  return { root, version: 2, cpuset: false, controllers };
 }
 
 /**
  * mkdir of a cgroup (an existing one is fine); in a cpuset hierarchy, cpuset.cpus and
- * cpuset.mems are copied from the parent when empty (as runc does for the parents it makes).
+ * cpuset.mems are copied from the parent when empty (as runc does for the parents it makes); in
+ * v2, the parent (the root included) is made to enable the hierarchy's controllers for its children.
  */
 export function makeCgroup(h: Hierarchy, dir: string): void {
+  if (h.controllers.length > 0) enableControllers(h, dirname(dir));
   try {
     mkdirSync(dir);
   } catch (err) {
@@ -68,6 +81,29 @@ export function makeCgroup(h: Hierarchy, dir: string): void {
   }
   if (!h.cpuset) return;
   for (const file of ['cpuset.cpus', 'cpuset.mems']) inheritIfEmpty(dir, file);
+}
+
+/**
+ * Writes `+cpu +memory ...` to a v2 cgroup's cgroup.subtree_control, and one controller at a
+ * time when the kernel refuses the whole (one not available there), as runc does; what it still
+ * refuses is left (a control file then missing is skipped by the writers). The hierarchy's root
+ * is written too, as runc does (where systemd already enabled them this changes nothing).
+ */
+function enableControllers(h: Hierarchy, parent: string): void {
+  if (parent !== h.root && !parent.startsWith(`${h.root}/`)) return;
+  const path = join(parent, 'cgroup.subtree_control');
+  const all = h.controllers.map((c) => `+${c}`);
+  try {
+    if (writeControl(path, all.join(' '))) return;
+  } catch {
+    for (const one of all) {
+      try {
+        writeControl(path, one);
+      } catch {
+        // Not available below this parent: its children go without it, as with runc.
+      }
+    }
+  }
 }
 
 /** Copies a cpuset file from the parent when the cgroup's own is empty; nothing when the file does not exist. */

@@ -10,7 +10,7 @@
  *
  * `ensure` also writes the pod's limits (pod-resources.ts: cpu.shares, CFS quota and period,
  * memory limit, pids.max; cgroup v2's cpu.weight, cpu.max, memory.max where that hierarchy has
- * the controllers) into every hierarchy that has the control file, when they changed, and
+ * the controllers, which makeCgroup enables in every parent's cgroup.subtree_control) into every hierarchy that has the control file, when they changed, and
  * keeps the burstable and besteffort QoS cgroups' cpu.shares in step with the pods it holds, and
  * with qosReserved their memory limits (qos-reserve.ts; a limit below what a QoS cgroup already
  * uses is set to that usage instead, as upstream's retry does, so that it holds growth).

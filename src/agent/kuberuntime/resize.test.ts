@@ -11,7 +11,7 @@ import type { RuntimePodStatus } from './types.js';
 
 const MI = 1024 * 1024;
 
-function setup(usedBytes: number, have: ResourceRequirements, want: ResourceRequirements) {
+function setup(usedBytes: number, have: ResourceRequirements, want: ResourceRequirements, memorySwap?: 'no-swap') {
   const calls: UpdateContainerResourcesRequest[] = [];
   const applied: ResourceRequirements[] = [];
   const logger = new FakeLogger();
@@ -23,7 +23,7 @@ function setup(usedBytes: number, have: ResourceRequirements, want: ResourceRequ
   const pod = { metadata: { uid: 'u', name: 'p', namespace: 'n' }, spec: { containers: [container] } } as NodePod;
   const status = { containers: [{ id: 'c1', name: 'main', state: 'running' }] } as unknown as RuntimePodStatus;
   const run = () => updateContainers(
-    { capacity: () => ({ cpuMilli: 2000, memoryBytes: 1024 * MI }), resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 }, logger },
+    { capacity: () => ({ cpuMilli: 2000, memoryBytes: 1024 * MI }), resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, ...(memorySwap === undefined ? {} : { memorySwap }) }, logger },
     { runtime, logger, inPlaceResize: { current: () => have, applied: (_u, _id, r) => { applied.push(r); } } },
     { pod, status, actions: { containersToUpdate: [container] } as unknown as PodActions },
   );
@@ -52,6 +52,21 @@ void describe('updating running containers in place', () => {
     const idle = setup(10 * MI, { limits: { memory: '128Mi' } }, { limits: { memory: '64Mi' } });
     await idle.run();
     assert.equal(idle.calls[0]?.linux?.memoryLimitInBytes, 64 * MI);
+  });
+});
+
+void describe('the update on each cgroup version', () => {
+  void it('v2 (no swap setting: the unified hierarchy has no memory+swap limit): shares, quota and period and the memory limit only, which runc writes as cpu.weight, cpu.max and memory.max', async () => {
+    const t = setup(10 * MI, { requests: { cpu: '100m' }, limits: { cpu: '200m', memory: '64Mi' } }, { requests: { cpu: '250m' }, limits: { cpu: '500m', memory: '96Mi' } });
+    await t.run();
+    const linux = t.calls[0]?.linux;
+    assert.deepEqual([linux?.cpuShares, linux?.cpuQuota, linux?.cpuPeriod, linux?.memoryLimitInBytes, linux?.memorySwapLimitInBytes], [256, 50_000, 100_000, 96 * MI, undefined]);
+  });
+
+  void it('v1 with swap accounting: memory+swap follows the new memory limit (no swap beyond it)', async () => {
+    const t = setup(10 * MI, { limits: { memory: '64Mi' } }, { limits: { memory: '96Mi' } }, 'no-swap');
+    await t.run();
+    assert.deepEqual([t.calls[0]?.linux?.memoryLimitInBytes, t.calls[0]?.linux?.memorySwapLimitInBytes], [96 * MI, 96 * MI]);
   });
 });
 

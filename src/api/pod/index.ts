@@ -27,6 +27,6 @@ export {
   FILE_SOURCE, HTTP_SOURCE, API_SOURCE,
 } from './meta.js';
 export {
-  hostPortsConflict, hostPortsOf, nodeMatchesPod, podRequest, type PodRequestOptions, requestedResources, resourceAmount, toleratesTaint, untoleratedTaint,
+  containerRequests, hostPortsConflict, hostPortsOf, nodeMatchesPod, podRequest, type PodRequestOptions, requestedResources, resourceAmount, toleratesTaint, untoleratedTaint,
   type HostPort,
 } from './scheduling.js';

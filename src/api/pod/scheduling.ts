@@ -37,21 +37,30 @@ export interface PodRequestOptions {
   readonly statusOf?: (pod: Pod) => PodStatus | undefined;
 }
 
-/** A regular container's request, with in-place resize the allocated one where the status has it. */
-function regularRequest(pod: Pod, c: Container, resource: string, options: PodRequestOptions): number {
-  const spec = containerRequest(c, resource);
+/**
+ * A regular container's effective requests, by resource (a resource it does not request is
+ * absent; upstream PodRequests per container). With in-place resize and a status for the
+ * container: the larger of the spec's and the allocatedResources' amount of each resource either
+ * names, or the allocated ones alone while the pod's resize is Infeasible.
+ */
+export function containerRequests(pod: Pod, c: Container, options: PodRequestOptions = {}): Map<string, number> {
+  const amounts = (list: Record<string, unknown> | undefined): Map<string, number> =>
+    new Map(Object.entries(list ?? {}).map(([r, v]) => [r, resourceAmount(v as string | number, r)]));
+  const spec = amounts(c.resources?.requests);
   if (options.inPlacePodVerticalScaling !== true) return spec;
   const status = options.statusOf?.(pod) ?? pod.status;
-  const allocated = status?.containerStatuses?.find((s) => s.name === c.name)?.allocatedResources;
-  if (allocated === undefined) return spec;
-  const held = resourceAmount(allocated[resource], resource);
-  return status?.resize === 'Infeasible' ? held : Math.max(spec, held);
+  const own = status?.containerStatuses?.find((s) => s.name === c.name);
+  if (own === undefined) return spec;
+  const allocated = amounts(own.allocatedResources);
+  if (status?.resize === 'Infeasible') return allocated;
+  for (const [r, v] of allocated) spec.set(r, Math.max(spec.get(r) ?? 0, v));
+  return spec;
 }
 
 /** The pod's effective request of one resource (upstream PodRequests: sidecars, the init maximum, overhead). */
 export function podRequest(pod: Pod, resource: string, options: PodRequestOptions = {}): number {
   let sum = 0;
-  for (const c of pod.spec?.containers ?? []) sum += regularRequest(pod, c, resource, options);
+  for (const c of pod.spec?.containers ?? []) sum += containerRequests(pod, c, options).get(resource) ?? 0;
   let sidecars = 0;
   let initMax = 0;
   for (const c of pod.spec?.initContainers ?? []) {
@@ -64,10 +73,11 @@ export function podRequest(pod: Pod, resource: string, options: PodRequestOption
   return Math.max(sum + sidecars, initMax) + resourceAmount(pod.spec?.overhead?.[resource], resource);
 }
 
-/** The names of the resources any container (or the overhead) of the pod requests. */
-export function requestedResources(pod: Pod): Set<string> {
+/** The names of the resources any container (or the overhead) of the pod requests, with in-place resize those its containers hold too. */
+export function requestedResources(pod: Pod, options: PodRequestOptions = {}): Set<string> {
   const names = new Set<string>();
-  for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
+  for (const c of pod.spec?.containers ?? []) for (const r of containerRequests(pod, c, options).keys()) names.add(r);
+  for (const c of pod.spec?.initContainers ?? []) {
     for (const r of Object.keys(c.resources?.requests ?? {})) names.add(r);
   }
   for (const r of Object.keys(pod.spec?.overhead ?? {})) names.add(r);

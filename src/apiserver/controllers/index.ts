@@ -16,7 +16,7 @@
  *
  * Must not: touch the store (every read and write goes through the registries), or serve HTTP.
  */
-export { ControllerManager, type ControllerClients, type ControllerManagerOptions, type LeaderElectionOptions } from './manager.js';
+export { ControllerManager, type ControllerClients, type ControllerFeatures, type ControllerManagerOptions, type LeaderElectionOptions } from './manager.js';
 export { CONTROLLER_NAMES, controllerEnabled, controllerListProblems, type ControllerName } from './selection.js';
 export { registryClient } from './client/index.js';
 export type { Binder } from './scheduler/index.js';

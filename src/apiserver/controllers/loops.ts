@@ -62,6 +62,12 @@ export interface Loop {
   close(): Promise<void>;
 }
 
+/** The feature gates of orch-apiserver the loops act on (--feature-gates, resolved by the composition root). */
+export interface ControllerFeatures {
+  /** InPlacePodVerticalScaling: the scheduler counts a pod at the larger of its requests and allocatedResources. */
+  readonly inPlacePodVerticalScaling: boolean;
+}
+
 export interface LoopContext {
   readonly informers: Informers;
   readonly clients: ControllerClients;
@@ -74,6 +80,7 @@ export interface LoopContext {
   readonly nodeStartupGracePeriodMs: number;
   readonly terminatedPodGcThreshold: number;
   readonly rootCaPem: string;
+  readonly features: ControllerFeatures;
 }
 
 export function buildLoop(name: ControllerName, c: LoopContext): Loop {
@@ -85,7 +92,10 @@ export function buildLoop(name: ControllerName, c: LoopContext): Loop {
         ...common, claims: i.persistentVolumeClaims, volumes: i.persistentVolumes, classes: i.storageClasses, csiNodes: i.csiNodes,
         volumesClient: c.clients.persistentVolumes, claimsClient: c.clients.persistentVolumeClaims,
       });
-      return new Scheduler({ ...common, pods: i.pods, nodes: i.nodes, podsClient: c.clients.pods, binder: c.binder, volumes, recorder: c.recorder('default-scheduler') });
+      return new Scheduler({
+        ...common, pods: i.pods, nodes: i.nodes, podsClient: c.clients.pods, binder: c.binder, volumes, recorder: c.recorder('default-scheduler'),
+        inPlacePodVerticalScaling: c.features.inPlacePodVerticalScaling,
+      });
     }
     case 'node-lifecycle-controller':
       return new NodeLifecycleController({

@@ -33,7 +33,7 @@ function manager(identity: string, c: ControllerClients, clock: FakeClock, contr
     controllers,
     leaderElection: { enabled: elect, namespace: 'orch-system', name: 'orch-controllers', identity, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
     nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 40_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 12_500,
-    rootCaPem: 'CA', clock, log: (l) => log.push(l), hostname: 'host',
+    rootCaPem: 'CA', features: { inPlacePodVerticalScaling: false }, clock, log: (l) => log.push(l), hostname: 'host',
   });
   return { m, log };
 }

@@ -9,11 +9,11 @@ import type { Clock, Timer } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import { ClientEventRecorder, Informer, type Log } from './client/index.js';
 import { LeaderElector } from './leaderelection/index.js';
-import { buildLoop, INFORMED, INFORMERS_OF, type ControllerClients, type Informers, type Loop } from './loops.js';
+import { buildLoop, INFORMED, INFORMERS_OF, type ControllerClients, type ControllerFeatures, type Informers, type Loop } from './loops.js';
 import type { Binder } from './scheduler/index.js';
 import { CONTROLLER_NAMES, controllerEnabled, type ControllerName } from './selection.js';
 
-export type { ControllerClients } from './loops.js';
+export type { ControllerClients, ControllerFeatures } from './loops.js';
 
 export interface LeaderElectionOptions {
   /** --leader-elect: false runs the loops at once. */
@@ -38,6 +38,8 @@ export interface ControllerManagerOptions {
   readonly terminatedPodGcThreshold: number;
   /** The CA bundle the root CA publisher puts in every namespace. */
   readonly rootCaPem: string;
+  /** The feature gates the loops act on. */
+  readonly features: ControllerFeatures;
   readonly clock: Clock;
   readonly log: Log;
   /** The reportingInstance of events is `<controller>-<hostname>`. */
@@ -127,7 +129,7 @@ export class ControllerManager {
     const loops: Loop[] = names.map((name) => buildLoop(name, {
       informers, clients: o.clients, binder: o.binder, recorder, clock: o.clock, log: o.log,
       nodeMonitorPeriodMs: o.nodeMonitorPeriodMs, nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs, nodeStartupGracePeriodMs: o.nodeStartupGracePeriodMs,
-      terminatedPodGcThreshold: o.terminatedPodGcThreshold, rootCaPem: o.rootCaPem,
+      terminatedPodGcThreshold: o.terminatedPodGcThreshold, rootCaPem: o.rootCaPem, features: o.features,
     }));
     // Each informer the enabled loops read, listed and watched once.
     const used = [...new Set(names.flatMap((n) => INFORMERS_OF[n]))].map((r) => informers[r]);

@@ -50,8 +50,11 @@ void describe('the Go dump behind checkpoint checksums', () => {
     assert.equal(fnv32a(goDump(checkpoint)), 4215593881);
   });
 
-  void it('sorts integer keys numerically and prints nil slices as <nil>', () => {
+  void it('sorts integer keys numerically and prints nil slices and maps as <nil>', () => {
     const m: GoValue = { kind: 'map', type: 'map[int][]int', entries: [[goInt(10, 'int'), { kind: 'slice', type: '[]int', items: null }], [goInt(9, 'int'), { kind: 'slice', type: '[]int', items: [] }]] };
     assert.equal(goDump(m), '(map[int][]int)map[9:[] 10:<nil>]');
+    const maps: GoValue = { kind: 'map', type: 'map[string]map[string]string', entries: [[goString('a'), { kind: 'map', type: 'map[string]string', entries: null }], [goString('b'), { kind: 'map', type: 'map[string]string', entries: [] }]] };
+    assert.equal(goDump(maps), '(map[string]map[string]string)map[a:<nil> b:map[]]');
+    assert.equal(goDump({ kind: 'map', type: 'map[string]string', entries: null }), '(map[string]string)<nil>');
   });
 });

@@ -10,8 +10,8 @@
  * spew's rules kept here: a type is printed in parentheses before a value unless the value is a
  * map key, map value, slice element or the target of a pointer already typed; a pointer inside
  * a map or slice prints `<*>`; struct fields print `Name:value` separated by spaces; maps print
- * `map[k:v k:v]` with keys sorted (numbers numerically); a nil slice prints `<nil>`, a nil or
- * empty map `map[]`.
+ * `map[k:v k:v]` with keys sorted (numbers numerically); a nil slice or map prints `<nil>`
+ * (entries null), an empty one `[]` or `map[]`.
  */
 
 export type GoValue =
@@ -19,7 +19,7 @@ export type GoValue =
   | { readonly kind: 'int'; readonly type: string; readonly value: number | bigint }
   | { readonly kind: 'ptr'; readonly type: string; readonly elem: GoValue }
   | { readonly kind: 'struct'; readonly type: string; readonly fields: readonly (readonly [string, GoValue])[] }
-  | { readonly kind: 'map'; readonly type: string; readonly entries: readonly (readonly [GoValue, GoValue])[] }
+  | { readonly kind: 'map'; readonly type: string; readonly entries: readonly (readonly [GoValue, GoValue])[] | null }
   | { readonly kind: 'slice'; readonly type: string; readonly items: readonly GoValue[] | null };
 
 export const goString = (value: string, type = 'string'): GoValue => ({ kind: 'string', type, value });
@@ -59,6 +59,10 @@ function print(v: GoValue, typed: boolean, out: string[]): void {
       out.push(']');
       return;
     case 'map':
+      if (v.entries === null) {
+        out.push('<nil>');
+        return;
+      }
       out.push('map[');
       [...v.entries].sort((a, b) => keyOrder(a[0], b[0])).forEach(([key, value], i) => {
         if (i > 0) out.push(' ');

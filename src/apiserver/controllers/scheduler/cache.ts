@@ -83,6 +83,12 @@ export class SchedulerCache {
     if (this.assumed.has(key)) this.removePod(key);
   }
 
+  /** The pod as counted (bound or assumed), if it is. */
+  counted(key: string): PodInfo | undefined {
+    const nodeName = this.placement.get(key);
+    return nodeName === undefined ? undefined : this.nodes.get(nodeName)?.pods.get(key);
+  }
+
   isCounted(key: string): boolean {
     return this.placement.has(key);
   }

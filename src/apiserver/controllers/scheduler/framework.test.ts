@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { WireObject } from '../../registry/index.js';
 import { balancedAllocationScore, filterNode, fitErrorMessage, leastAllocatedScore } from './framework.js';
 import { NodeInfo } from './node-info.js';
-import { podInfo } from './pod-info.js';
+import { DEFAULT_MEMORY_REQUEST, podInfo } from './pod-info.js';
 
 function nodeInfo(name: string, extra: { labels?: Record<string, string>; spec?: WireObject; allocatable?: Record<string, string> } = {}): NodeInfo {
   const info = new NodeInfo(name);
@@ -81,6 +81,51 @@ void describe('the scheduler filters', () => {
     const info = new NodeInfo('cap');
     info.setNode({ metadata: { name: 'cap' }, status: { capacity: { cpu: '2', memory: '1Gi', pods: '10' } } });
     assert.equal(reasons(pod('p', {}, { cpu: '1' }), info), undefined);
+  });
+});
+
+void describe('the scheduler with InPlacePodVerticalScaling', () => {
+  /** A bound pod of two containers: `a` resized (spec `spec`, allocated `allocated`), `b` with 100m and no memory request. */
+  function resized(spec: Record<string, string>, allocated: Record<string, string>, resize?: string): WireObject {
+    return {
+      metadata: { name: 'r', namespace: 'default' },
+      spec: { nodeName: 'n', containers: [{ name: 'a', image: 'x', resources: { requests: spec } }, { name: 'b', image: 'x', resources: { requests: { cpu: '100m' } } }] },
+      status: {
+        phase: 'Running', ...(resize === undefined ? {} : { resize }),
+        containerStatuses: [{ name: 'a', allocatedResources: allocated }, { name: 'b', allocatedResources: { cpu: '100m' } }],
+      },
+    };
+  }
+  const on = { inPlacePodVerticalScaling: true };
+
+  void it('counts each container at the larger of its requests and allocatedResources, per resource', () => {
+    // A resize up not yet applied (cpu) and one down already allocated (memory): the larger of each.
+    const info = podInfo(resized({ cpu: '1500m', memory: '256Mi' }, { cpu: '500m', memory: '1Gi' }), on);
+    assert.deepEqual([...info.requests], [['cpu', 1600], ['memory', 1024 ** 3]]);
+    // Scores count the same amounts; `b` requests no memory, so it counts the default.
+    assert.equal(info.nonZeroCpu, 1600);
+    assert.equal(info.nonZeroMemory, 1024 ** 3 + DEFAULT_MEMORY_REQUEST);
+    // A resource only the allocation names counts too.
+    assert.deepEqual([...podInfo(resized({ cpu: '1' }, { cpu: '1', 'example.com/dev': '1' }), on).requests], [['cpu', 1100], ['example.com/dev', 1]]);
+  });
+
+  void it('counts only the allocation while the resize is Infeasible, and only the spec with the gate off', () => {
+    const infeasible = resized({ cpu: '64' }, { cpu: '500m' }, 'Infeasible');
+    assert.equal(podInfo(infeasible, on).requests.get('cpu'), 600);
+    assert.equal(podInfo(infeasible).requests.get('cpu'), 64_100);
+    assert.equal(podInfo(resized({ cpu: '200m' }, { cpu: '1' })).requests.get('cpu'), 300);
+  });
+
+  void it('a pending pod has no allocation: its requests', () => {
+    assert.equal(podInfo(pod('p', {}, { cpu: '250m' }).object, on).requests.get('cpu'), 250);
+  });
+
+  void it('a node is full while a bound pod holds its allocation, whatever its spec asks now', () => {
+    const n = nodeInfo('n');
+    n.addPod(podInfo(resized({ cpu: '500m' }, { cpu: '1500m' }, 'InProgress'), on));
+    assert.deepEqual(reasons(pod('p', {}, { cpu: '500m' }), n), ['Insufficient cpu']);
+    n.addPod(podInfo(resized({ cpu: '500m' }, { cpu: '500m' }), on));
+    assert.equal(reasons(pod('p', {}, { cpu: '500m' }), n), undefined);
   });
 });
 

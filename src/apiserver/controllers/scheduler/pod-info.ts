@@ -6,7 +6,7 @@
  * the claims its volumes name.
  */
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
-import { hostPortsOf, podRequest, requestedResources, resourceAmount, type HostPort } from '../../../api/pod/index.js';
+import { containerRequests, hostPortsOf, podRequest, requestedResources, resourceAmount, type HostPort, type PodRequestOptions } from '../../../api/pod/index.js';
 import { metaOf, str, type WireObject } from '../../registry/index.js';
 import { objectKey } from '../client/index.js';
 
@@ -34,13 +34,13 @@ export interface PodInfo {
   readonly hasClaimVolumes: boolean;
 }
 
-function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number): number {
+function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number, options: PodRequestOptions): number {
   const one = (requests: Record<string, string> | undefined): number => {
     const value = requests?.[resource];
     return value === undefined ? fallback : resourceAmount(value, resource);
   };
   let sum = 0;
-  for (const c of pod.spec?.containers ?? []) sum += one(c.resources?.requests);
+  for (const c of pod.spec?.containers ?? []) sum += containerRequests(pod, c, options).get(resource) ?? fallback;
   let initMax = 0;
   for (const c of pod.spec?.initContainers ?? []) {
     if (c.restartPolicy === 'Always') sum += one(c.resources?.requests);
@@ -49,11 +49,16 @@ function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number): number
   return Math.max(sum, initMax) + resourceAmount(pod.spec?.overhead?.[resource], resource);
 }
 
-export function podInfo(object: WireObject): PodInfo {
+/**
+ * What the scheduler reads of the pod. With InPlacePodVerticalScaling (`options`) a container
+ * counts the larger of its spec's requests and its status's allocatedResources (upstream
+ * calculateResource through PodRequests), for the fit and the scores alike.
+ */
+export function podInfo(object: WireObject, options: PodRequestOptions = {}): PodInfo {
   const pod = object as Pod;
   const requests = new Map<string, number>();
-  for (const resource of requestedResources(pod)) {
-    const amount = podRequest(pod, resource);
+  for (const resource of requestedResources(pod, options)) {
+    const amount = podRequest(pod, resource, options);
     if (amount > 0) requests.set(resource, amount);
   }
   const created = Date.parse(str(metaOf(object).creationTimestamp));
@@ -65,8 +70,8 @@ export function podInfo(object: WireObject): PodInfo {
     priority: typeof pod.spec?.priority === 'number' ? pod.spec.priority : 0,
     createdMs: Number.isNaN(created) ? 0 : created,
     requests,
-    nonZeroCpu: nonZero(pod, 'cpu', DEFAULT_MILLI_CPU_REQUEST),
-    nonZeroMemory: nonZero(pod, 'memory', DEFAULT_MEMORY_REQUEST),
+    nonZeroCpu: nonZero(pod, 'cpu', DEFAULT_MILLI_CPU_REQUEST, options),
+    nonZeroMemory: nonZero(pod, 'memory', DEFAULT_MEMORY_REQUEST, options),
     ports: hostPortsOf(pod),
     claims: [...new Set((pod.spec?.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim === undefined ? [] : [`${str(metaOf(object).namespace)}/${v.persistentVolumeClaim.claimName}`])))],
     hasClaimVolumes: (pod.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim !== undefined || v.ephemeral !== undefined),

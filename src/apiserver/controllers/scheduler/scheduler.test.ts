@@ -32,7 +32,7 @@ function pod(name: string, spec: WireObject = {}, requests?: Record<string, stri
   };
 }
 
-async function harness(options: { failBinds?: number } = {}): Promise<{
+async function harness(options: { failBinds?: number; inPlacePodVerticalScaling?: boolean } = {}): Promise<{
   clock: FakeClock; pods: FakeResourceClient; nodes: FakeResourceClient; recorder: FakeEventRecorder; scheduler: Scheduler; nodeOf: (name: string) => string;
 }> {
   const clock = new FakeClock();
@@ -57,7 +57,10 @@ async function harness(options: { failBinds?: number } = {}): Promise<{
   const storage = { volumes: fake('persistentvolumes', 'PersistentVolume'), claims: fake('persistentvolumeclaims', 'PersistentVolumeClaim'), classes: fake('storageclasses', 'StorageClass'), csiNodes: fake('csinodes', 'CSINode') };
   const storageInformers = Object.fromEntries(Object.entries(storage).map(([k, c]) => [k, new Informer({ client: c, clock, log, what: k })])) as Record<keyof typeof storage, Informer>;
   const volumes = new SchedulerVolumes({ ...storageInformers, volumesClient: storage.volumes, claimsClient: storage.claims, clock });
-  const scheduler = new Scheduler({ pods: podInformer, nodes: nodeInformer, podsClient: pods, binder, volumes, recorder, clock, log, random: () => 0 });
+  const scheduler = new Scheduler({
+    pods: podInformer, nodes: nodeInformer, podsClient: pods, binder, volumes, recorder, clock, log, random: () => 0,
+    ...(options.inPlacePodVerticalScaling === undefined ? {} : { inPlacePodVerticalScaling: options.inPlacePodVerticalScaling }),
+  });
   for (const i of Object.values(storageInformers)) await i.start();
   await nodeInformer.start();
   await podInformer.start();
@@ -189,5 +192,45 @@ void describe('the scheduler', () => {
     const placed = Array.from({ length: 6 }, (_, i) => h.nodeOf(`p${i}`));
     assert.deepEqual(new Set(placed), new Set(['n1', 'n2', 'n3']), 'least-allocated spreads equal pods over equal nodes');
     await h.scheduler.close();
+  });
+
+  /** A running pod on n1 whose container `c` requests `spec` and holds `allocated` (the node agent's status). */
+  function running(spec: string, allocated: string, resize?: string): WireObject {
+    return {
+      ...pod('resized', { nodeName: 'n1' }, { cpu: spec }),
+      status: { phase: 'Running', ...(resize === undefined ? {} : { resize }), containerStatuses: [{ name: 'c', allocatedResources: { cpu: allocated } }] },
+    };
+  }
+
+  void it('with InPlacePodVerticalScaling counts a bound pod at its allocation until the node agent lowers it, then lets waiting pods try again', async () => {
+    const h = await harness({ inPlacePodVerticalScaling: true });
+    await h.nodes.create('', node('n1', { cpu: '2' }));
+    await h.pods.create('default', running('1500m', '1500m'));
+    await h.pods.create('default', pod('web', {}, { cpu: '1' }));
+    await h.clock.advance(0);
+    assert.equal(h.nodeOf('web'), '');
+    // The resize down is in the spec; the node agent has not allocated it yet: the node stays full.
+    await h.pods.update('default', 'resized', running('500m', '1500m'));
+    await h.clock.advance(30_000);
+    assert.equal(h.nodeOf('web'), '');
+    assert.equal(h.recorder.events.length, 1, 'no new attempt: nothing it holds went down');
+    // The node agent allocates 500m (InProgress): the room is free.
+    await h.pods.update('default', 'resized', running('500m', '500m', 'InProgress'), 'status');
+    await h.clock.advance(1_000);
+    assert.equal(h.nodeOf('web'), 'n1');
+    await h.scheduler.close();
+  });
+
+  void it('with InPlacePodVerticalScaling counts the allocation of a bound pod above its spec; without the gate only the spec counts', async () => {
+    for (const gate of [true, false]) {
+      const h = await harness({ inPlacePodVerticalScaling: gate });
+      await h.nodes.create('', node('n1', { cpu: '2' }));
+      // Spec 500m, allocated 1500m (a resize down not yet allocated; or the status of an older spec).
+      await h.pods.create('default', running('500m', '1500m'));
+      await h.pods.create('default', pod('web', {}, { cpu: '1' }));
+      await h.clock.advance(0);
+      assert.equal(h.nodeOf('web'), gate ? '' : 'n1', `gate ${gate}`);
+      await h.scheduler.close();
+    }
   });
 });

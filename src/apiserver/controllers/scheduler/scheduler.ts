@@ -7,12 +7,14 @@
  * the pod assumed on a random one among the best while its binding is written (up to 16 in
  * flight). A pod that fits nowhere gets PodScheduled False (reason Unschedulable, the fit error
  * as message) and a FailedScheduling event, and waits in the queue for a change of nodes or of
- * bound pods. A bound pod gets a Scheduled event.
+ * bound pods. A bound pod gets a Scheduled event. With InPlacePodVerticalScaling a bound pod
+ * counts at the larger of its requests and allocatedResources, and one that holds less after a
+ * resize is such a change.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../../../api/clock.js';
 import { isNotFound, messageOf } from '../../../api/errors.js';
-import { DEFAULT_SCHEDULER_NAME } from '../../../api/pod/index.js';
+import { DEFAULT_SCHEDULER_NAME, type PodRequestOptions } from '../../../api/pod/index.js';
 import { jsonEqual } from '../../patch/index.js';
 import { metaOf, nameOf, namespaceOf, str, type WireObject } from '../../registry/index.js';
 import { rec, recs } from '../../resources/common/index.js';
@@ -49,6 +51,12 @@ export interface SchedulerOptions {
   /** The queue's back-off (default 1 s doubling to 10 s). */
   readonly initialBackoffMs?: number;
   readonly maxBackoffMs?: number;
+  /**
+   * The InPlacePodVerticalScaling gate: a pod counts on its node at the larger of its containers'
+   * requests and allocatedResources (pod-info.ts), and a bound pod whose count went down lets
+   * waiting pods try again (upstream: an assigned pod resized down moves them all).
+   */
+  readonly inPlacePodVerticalScaling?: boolean;
 }
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
@@ -66,6 +74,12 @@ function schedulingFacts(node: WireObject): unknown {
   return { labels: metaOf(node).labels, spec: node.spec, allocatable: rec(node.status).allocatable, capacity: rec(node.status).capacity };
 }
 
+/** The pod now holds less of some resource than it did (requests, or the non-zero amounts the scores use). */
+function holdsLess(now: PodInfo, before: PodInfo): boolean {
+  if (now.nonZeroCpu < before.nonZeroCpu || now.nonZeroMemory < before.nonZeroMemory) return true;
+  return [...before.requests].some(([resource, amount]) => (now.requests.get(resource) ?? 0) < amount);
+}
+
 export class Scheduler {
   private readonly options: SchedulerOptions;
   private readonly cache = new SchedulerCache();
@@ -79,9 +93,11 @@ export class Scheduler {
   /** Where the next cycle starts filtering (sampling.ts). */
   private nextStartNode = 0;
   private readonly binds = new Set<Promise<void>>();
+  private readonly podOptions: PodRequestOptions;
 
   constructor(options: SchedulerOptions) {
     this.options = options;
+    this.podOptions = { inPlacePodVerticalScaling: options.inPlacePodVerticalScaling === true };
     this.schedulerName = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
     this.queue = new SchedulingQueue({
       clock: options.clock,
@@ -105,7 +121,7 @@ export class Scheduler {
       added: (pod) => { this.observe(pod, undefined); },
       updated: (old, pod) => { this.observe(pod, old); },
       deleted: (pod) => {
-        const info = podInfo(pod);
+        const info = podInfo(pod, this.podOptions);
         this.queue.delete(info.key);
         if (this.cache.removePod(info.key)) this.queue.moveAll();
       },
@@ -138,11 +154,14 @@ export class Scheduler {
   }
 
   private observe(pod: WireObject, old: WireObject | undefined): void {
-    const info = podInfo(pod);
+    const info = podInfo(pod, this.podOptions);
     const node = assignedNode(pod);
     if (node !== '') {
       this.queue.delete(info.key);
+      const before = this.cache.counted(info.key);
       this.cache.addPod(info, node);
+      // A resize (spec or allocatedResources) that lowered what the pod holds frees room on its node.
+      if (before !== undefined && this.podOptions.inPlacePodVerticalScaling === true && holdsLess(info, before)) this.queue.moveAll();
       return;
     }
     // Finished (frees its node), or neither ours nor bound.
@@ -194,7 +213,7 @@ export class Scheduler {
       this.queue.done(queued.key);
       return;
     }
-    const pod = current === queued.object ? queued : podInfo(current);
+    const pod = current === queued.object ? queued : podInfo(current, this.podOptions);
     const nodes = this.cache.candidates();
     if (nodes.length === 0) {
       this.unschedulable(pod, NO_NODES_AVAILABLE);
