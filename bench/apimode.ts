@@ -22,7 +22,7 @@
  * turn adopts the pods left running (a fresh agent, as after a restart) and is measured; (c)
  * measures the first build.
  *
- *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]... [--agent-bin PATH]... [--agent-node-arg=--cpu-prof ...]
+ *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]... [--agent-bin PATH]... [--agent-arg=--sync-frequency=1m ...] [--agent-node-arg=--cpu-prof ...]
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -48,6 +48,8 @@ export interface ApiModeOptions {
   readonly bursts?: readonly number[];
   /** Node's own flags for the agent's process (e.g. `--cpu-prof`, `--cpu-prof-dir=DIR`: the profile is written when it stops). */
   readonly agentNodeArgs?: readonly string[];
+  /** More nodeagent flags, after the bench's own (a later flag wins: e.g. `--sync-frequency=1m`, the deployed default, for the test helper's 10 s). */
+  readonly agentArgs?: readonly string[];
   /** Builds of the agent to compare (default: this checkout's bin/nodeagent); see the file comment. */
   readonly agentBins?: readonly string[];
   readonly print?: (line: string) => void;
@@ -165,7 +167,7 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
   const bins = (o.agentBins ?? [AGENT_BIN]).map((b) => path.resolve(b));
   const cluster = await startCluster({
     node: NODE, controllers: true, // The helper's 2 s node status period is for tests; the default 10 s here, so that the idle figure is the agent's as deployed.
-    agentArgs: ['--logging-format=json', '-v=2', '--node-status-update-frequency=10s'],
+    agentArgs: ['--logging-format=json', '-v=2', '--node-status-update-frequency=10s', ...(o.agentArgs ?? [])],
     agentBin: bins[0] ?? AGENT_BIN,
     ...(o.agentNodeArgs === undefined ? {} : { agentNodeArgs: o.agentNodeArgs }),
   });
@@ -306,7 +308,7 @@ export function apiModeRows(r: ApiModeResult): Row[] {
 async function main(): Promise<void> {
   exitOnSignals();
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true }, 'agent-bin': { type: 'string', multiple: true }, 'agent-node-arg': { type: 'string', multiple: true } },
+    options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true }, 'agent-bin': { type: 'string', multiple: true }, 'agent-arg': { type: 'string', multiple: true }, 'agent-node-arg': { type: 'string', multiple: true } },
   });
   const rounds = values.rounds === undefined ? undefined : Number(values.rounds);
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds must be a positive whole number, not ${String(values.rounds)}`);
@@ -319,6 +321,7 @@ async function main(): Promise<void> {
     quick: values.quick, ...(rounds === undefined ? {} : { rounds }), ...(bursts === undefined ? {} : { bursts }),
     ...(values['agent-node-arg'] === undefined ? {} : { agentNodeArgs: values['agent-node-arg'] }),
     ...(values['agent-bin'] === undefined ? {} : { agentBins: values['agent-bin'] }),
+    ...(values['agent-arg'] === undefined ? {} : { agentArgs: values['agent-arg'] }),
   });
   process.stdout.write(`${formatTable(apiModeRows(result)).join('\n')}\n`);
 }
