@@ -16,9 +16,16 @@
  *       -v=2) → sandbox (the runtime's createdAt) → started (the container's startedAt) → status
  *       in the API server (a watch sees phase Running); next to a raw pod between each two.
  *
- *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]... [--agent-node-arg=--cpu-prof ...]
+ * With --agent-bin given twice or more (builds to compare, e.g. another checkout's
+ * bin/nodeagent), the agent is restarted from each build in turn on the same node: each round of
+ * (a) times every build's burst after the raw one, in alternating order; in (b) each build in
+ * turn adopts the pods left running (a fresh agent, as after a restart) and is measured; (c)
+ * measures the first build.
+ *
+ *   node dist/bench/apimode.js [--quick] [--rounds N] [--burst N]... [--agent-bin PATH]... [--agent-arg=--sync-frequency=1m ...] [--agent-node-arg=--cpu-prof ...]
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { POD_NAME_LABEL, POD_NAMESPACE_LABEL } from '../src/agent/kuberuntime/index.js';
@@ -26,7 +33,7 @@ import { connectCri, type CriClient } from '../src/agent/runtime/cri/index.js';
 import { v1Pod, type ApiServer } from '../test/helpers/apiserver.js';
 import { startCluster, type Cluster } from '../test/helpers/cluster.js';
 import { waitFor } from '../test/helpers/wait.js';
-import { containerdPid, measureUsage, sampleProcess, type Usage } from './agent.js';
+import { AGENT_BIN, containerdPid, measureUsage, sampleProcess, type Usage } from './agent.js';
 import { watchPods, type PodTimes } from './cluster-probes.js';
 import { criTimeMs, epochMs, runRawPods, startedAt, type RawPodOptions } from './cri.js';
 import { medianRatio, RAW_CONCURRENCY, type BurstRound } from './pods.js';
@@ -41,14 +48,24 @@ export interface ApiModeOptions {
   readonly bursts?: readonly number[];
   /** Node's own flags for the agent's process (e.g. `--cpu-prof`, `--cpu-prof-dir=DIR`: the profile is written when it stops). */
   readonly agentNodeArgs?: readonly string[];
+  /** More nodeagent flags, after the bench's own (a later flag wins: e.g. `--sync-frequency=1m`, the deployed default, for the test helper's 10 s). */
+  readonly agentArgs?: readonly string[];
+  /** Builds of the agent to compare (default: this checkout's bin/nodeagent); see the file comment. */
+  readonly agentBins?: readonly string[];
   readonly print?: (line: string) => void;
 }
 
 export interface ApiBurst {
   readonly pods: number;
   readonly rounds: readonly BurstRound[];
-  /** The agent's CPU seconds per pod, per round. */
-  readonly cpuMsPerPod: readonly number[];
+  /** Per build (in the order of agentBins), the agent's CPU ms per pod of each round. */
+  readonly cpuMsPerPod: readonly (readonly number[])[];
+}
+
+/** The pods left running: an agent's RSS and CPU share over the window, containerd's CPU share beside. */
+export interface ApiIdle {
+  readonly agent: Usage;
+  readonly containerd: Usage;
 }
 
 /** The steps of one pod, each ms from the previous one. */
@@ -56,8 +73,10 @@ export const STEPS = ['scheduled', 'seen by the agent', 'sandbox', 'started', 's
 
 export interface ApiModeResult {
   readonly bursts: readonly ApiBurst[];
-  /** The last burst's pods left running: the agent's RSS and CPU share over the window, containerd's CPU share beside. */
-  readonly idle: { readonly pods: number; readonly seconds: number; readonly agent: Usage; readonly containerd: Usage };
+  /** The builds compared (one unless agentBins named more). */
+  readonly agentBins: readonly string[];
+  /** The last burst's pods left running, per build. */
+  readonly idle: { readonly pods: number; readonly seconds: number; readonly builds: readonly ApiIdle[] };
   readonly sequential: { readonly raw: readonly number[]; readonly createToStarted: readonly number[]; readonly steps: Readonly<Record<(typeof STEPS)[number], readonly number[]>> };
 }
 
@@ -145,18 +164,30 @@ async function onePod(ctx: Ctx, name: string, times: Map<string, PodTimes>): Pro
 
 export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeResult> {
   const print = o.print ?? ((l: string) => void process.stderr.write(`[api] ${l}\n`));
+  const bins = (o.agentBins ?? [AGENT_BIN]).map((b) => path.resolve(b));
   const cluster = await startCluster({
     node: NODE, controllers: true, // The helper's 2 s node status period is for tests; the default 10 s here, so that the idle figure is the agent's as deployed.
-    agentArgs: ['--logging-format=json', '-v=2', '--node-status-update-frequency=10s'],
+    agentArgs: ['--logging-format=json', '-v=2', '--node-status-update-frequency=10s', ...(o.agentArgs ?? [])],
+    agentBin: bins[0] ?? AGENT_BIN,
     ...(o.agentNodeArgs === undefined ? {} : { agentNodeArgs: o.agentNodeArgs }),
   });
   const cri = connectCri({ runtimeEndpoint: cluster.containerd.endpoint });
   const ctx: Ctx = { cluster, server: cluster.server, cri, image: cluster.containerd.images.busybox };
   const raw: RawPodOptions = { endpoint: cluster.containerd.endpoint, network: 'host', image: ctx.image, cgroupRoot: `${cluster.containerd.cgroupRoot}/bench-raw`, logRoot: cluster.containerd.logDir };
-  const agentPid = cluster.agent.process.pid;
-  if (agentPid === undefined) throw new Error('the agent has no pid');
+  let running = bins[0] ?? AGENT_BIN;
+  /** The agent's pid, restarted from `bin` first unless that build runs (always afresh when `fresh`). */
+  const use = async (bin: string, fresh: boolean): Promise<number> => {
+    if (fresh || bin !== running) {
+      await cluster.restartAgent(bin);
+      running = bin;
+      print(`nodeagent ${bin} (pid ${String(cluster.agent.process.pid)})`);
+    }
+    const pid = cluster.agent.process.pid;
+    if (pid === undefined) throw new Error('the agent has no pid');
+    return pid;
+  };
   try {
-    print(`orch-apiserver ${cluster.server.url}, nodeagent pid ${agentPid} as node ${NODE}`);
+    print(`orch-apiserver ${cluster.server.url}, nodeagent ${running} pid ${String(cluster.agent.process.pid)} as node ${NODE}`);
     // Warm-up of both sides (the page cache, the agent's and the server's code paths).
     await runRawPods(raw, 2);
     await apiBurst(ctx, 'warm', 2);
@@ -167,17 +198,28 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
     const sizes = o.bursts ?? [20, 110];
     for (const count of sizes) {
       const rounds: BurstRound[] = [];
-      const cpuMsPerPod: number[] = [];
+      const cpuMsPerPod: number[][] = bins.map(() => []);
       for (let r = 0; r < roundCount; r++) {
         const tag = `(a) ${count} at once, round ${r + 1}/${roundCount}`;
         const rawBurst = await withSteal(() => runRawPods(raw, count, RAW_CONCURRENCY));
-        const cpu0 = await sampleProcess(agentPid);
-        const burst = await withSteal(() => apiBurst(ctx, `b${count}r${r}`, count));
-        const cpuMs = ((await sampleProcess(agentPid)).cpuSeconds - cpu0.cpuSeconds) * 1000;
-        rounds.push({ rawMs: rawBurst.result.totalMs, agentMs: [burst.result] });
-        cpuMsPerPod.push(cpuMs / count);
-        print(`${tag}: raw ${seconds(rawBurst.result.totalMs)} (steal ${rawBurst.steal.toFixed(0)} %), API ${seconds(burst.result)} (${(burst.result / rawBurst.result.totalMs).toFixed(2)}×; agent CPU ${ms(cpuMs / count)} ms per pod; steal ${burst.steal.toFixed(0)} %)`);
-        if (!(r === roundCount - 1 && count === sizes[sizes.length - 1])) await removeAll(ctx);
+        print(`${tag}: raw ${seconds(rawBurst.result.totalMs)} (steal ${rawBurst.steal.toFixed(0)} %)`);
+        const agentMs: number[] = [];
+        // Builds take turns going first, so that none always follows the raw burst.
+        const order = bins.map((_, i) => i);
+        if (r % 2 === 1) order.reverse();
+        for (const [k, i] of order.entries()) {
+          const bin = bins[i] ?? AGENT_BIN;
+          const pid = await use(bin, false);
+          const cpu0 = await sampleProcess(pid);
+          const burst = await withSteal(() => apiBurst(ctx, `b${count}r${r}x${i}`, count));
+          const cpuMs = ((await sampleProcess(pid)).cpuSeconds - cpu0.cpuSeconds) * 1000;
+          agentMs[i] = burst.result;
+          cpuMsPerPod[i]?.push(cpuMs / count);
+          print(`${tag}: API${bins.length > 1 ? ` ${bin}` : ''} ${seconds(burst.result)} (${(burst.result / rawBurst.result.totalMs).toFixed(2)}×; agent CPU ${ms(cpuMs / count)} ms per pod; steal ${burst.steal.toFixed(0)} %)`);
+          const last = r === roundCount - 1 && count === sizes[sizes.length - 1] && k === order.length - 1;
+          if (!last) await removeAll(ctx);
+        }
+        rounds.push({ rawMs: rawBurst.result.totalMs, agentMs });
       }
       bursts.push({ pods: count, rounds, cpuMsPerPod });
     }
@@ -185,14 +227,21 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
     const idlePods = sizes[sizes.length - 1] ?? 0;
     const settle = 20;
     const window = o.quick === true ? 15 : 60;
-    print(`(b) the last burst's ${idlePods} pods left running: settling ${settle} s, then measuring ${window} s`);
-    await delay(settle * 1000);
-    const usage = await withSteal(async () => measureUsage([agentPid, await containerdPid(cluster.containerd)], window));
-    const [agentIdle, containerdIdle] = usage.result;
-    if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
-    print(`(b) agent ${agentIdle.rssMiB.toFixed(1)} MiB, ${agentIdle.cpuPercent.toFixed(2)} %; containerd ${containerdIdle.cpuPercent.toFixed(2)} % (steal ${usage.steal.toFixed(0)} %)`);
-    const idle = { pods: idlePods, seconds: window, agent: agentIdle, containerd: containerdIdle };
+    const idleBuilds: ApiIdle[] = [];
+    for (const bin of bins) {
+      // One build: the agent that ran the bursts; more: each build adopts the pods afresh.
+      const pid = await use(bin, bins.length > 1);
+      print(`(b) the last burst's ${idlePods} pods left running${bins.length > 1 ? `, adopted by ${bin}` : ''}: settling ${settle} s, then measuring ${window} s`);
+      await delay(settle * 1000);
+      const usage = await withSteal(async () => measureUsage([pid, await containerdPid(cluster.containerd)], window));
+      const [agentIdle, containerdIdle] = usage.result;
+      if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
+      print(`(b) agent ${agentIdle.rssMiB.toFixed(1)} MiB, ${agentIdle.cpuPercent.toFixed(2)} %; containerd ${containerdIdle.cpuPercent.toFixed(2)} % (steal ${usage.steal.toFixed(0)} %)`);
+      idleBuilds.push({ agent: agentIdle, containerd: containerdIdle });
+    }
+    const idle = { pods: idlePods, seconds: window, builds: idleBuilds };
     await removeAll(ctx);
+    await use(bins[0] ?? AGENT_BIN, false);
 
     const count = o.quick === true ? 5 : 10;
     print(`(c) ${count} pods one after another, raw and API in turn`);
@@ -213,33 +262,36 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
     }
     print(`(c) raw ${ms(percentile(sequential.raw, 50))} ms, create → started ${ms(percentile(sequential.createToStarted, 50))} ms; ${STEPS.map((s) => `${s} +${ms(percentile(sequential.steps[s], 50))}`).join(', ')} (p50, ms)`);
     await removeAll(ctx);
-    return { bursts, idle, sequential };
+    return { agentBins: bins, bursts, idle, sequential };
   } finally {
     cri.close();
     await cluster.stop();
   }
 }
 
-/** The table's rows: one per burst size, the one-after-another path, and the steps. */
+/** The table's rows: one per burst size and build, idle per build, the one-after-another path, and the steps. */
 export function apiModeRows(r: ApiModeResult): Row[] {
-  const rows: Row[] = r.bursts.map((b) => {
-    const { ratio, round } = medianRatio(b.rounds);
+  const several = r.agentBins.length > 1;
+  const rows: Row[] = r.bursts.flatMap((b) => r.agentBins.map((bin, i) => {
+    const { ratio, round } = medianRatio(b.rounds, i);
     return {
-      measure: `API mode: ${b.pods} pods created at once (scheduler placing them), host network: agent / raw, ${b.rounds.length === 1 ? 'one round' : `median of ${b.rounds.length} rounds`}; agent CPU per pod`,
+      measure: `API mode: ${b.pods} pods created at once (scheduler placing them), host network: agent / raw, ${b.rounds.length === 1 ? 'one round' : `median of ${b.rounds.length} rounds`}${several ? ` (${bin})` : ''}; agent CPU per pod`,
       baseline: `raw CRI at ${RAW_CONCURRENCY} in flight, ${seconds(round.rawMs)}`,
-      ours: `${ratio.toFixed(2)}× (${seconds(round.agentMs[0] ?? NaN)}); ${ms(percentile(b.cpuMsPerPod, 50))} ms`,
+      ours: `${ratio.toFixed(2)}× (${seconds(round.agentMs[i] ?? NaN)}); ${ms(percentile(b.cpuMsPerPod[i] ?? [], 50))} ms`,
       target: '1.2×; 5 ms',
     };
-  });
-  rows.push({
-    measure: `API mode: idle with ${r.idle.pods} pods, ${r.idle.seconds} s after the burst (20 s settling): agent RSS / CPU`,
-    baseline: `containerd ${r.idle.containerd.cpuPercent.toFixed(2)} %`,
-    ours: `${r.idle.agent.rssMiB.toFixed(1)} MiB / ${r.idle.agent.cpuPercent.toFixed(2)} %`,
-    target: '64 MiB / 0.5 % of a core',
+  }));
+  r.idle.builds.forEach((idle, i) => {
+    rows.push({
+      measure: `API mode: idle with ${r.idle.pods} pods, ${r.idle.seconds} s after the burst (20 s settling)${several ? ` (${r.agentBins[i] ?? ''}, adopting them)` : ''}: agent RSS / CPU`,
+      baseline: `containerd ${idle.containerd.cpuPercent.toFixed(2)} %`,
+      ours: `${idle.agent.rssMiB.toFixed(1)} MiB / ${idle.agent.cpuPercent.toFixed(2)} %`,
+      target: '64 MiB / 0.5 % of a core',
+    });
   });
   const s = r.sequential;
   rows.push({
-    measure: `API mode: ${s.raw.length} pods one after another: p50 create → container \`startedAt\``,
+    measure: `API mode: ${s.raw.length} pods one after another${several ? ` (${r.agentBins[0] ?? ''})` : ''}: p50 create → container \`startedAt\``,
     baseline: `raw CRI ${ms(percentile(s.raw, 50))} ms`,
     ours: `${ms(percentile(s.createToStarted, 50))} ms`,
     target: '+30 ms',
@@ -255,7 +307,9 @@ export function apiModeRows(r: ApiModeResult): Row[] {
 
 async function main(): Promise<void> {
   exitOnSignals();
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true }, 'agent-node-arg': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, rounds: { type: 'string' }, burst: { type: 'string', multiple: true }, 'agent-bin': { type: 'string', multiple: true }, 'agent-arg': { type: 'string', multiple: true }, 'agent-node-arg': { type: 'string', multiple: true } },
+  });
   const rounds = values.rounds === undefined ? undefined : Number(values.rounds);
   if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error(`--rounds must be a positive whole number, not ${String(values.rounds)}`);
   const bursts = values.burst?.map((b) => {
@@ -266,6 +320,8 @@ async function main(): Promise<void> {
   const result = await runApiModeBench({
     quick: values.quick, ...(rounds === undefined ? {} : { rounds }), ...(bursts === undefined ? {} : { bursts }),
     ...(values['agent-node-arg'] === undefined ? {} : { agentNodeArgs: values['agent-node-arg'] }),
+    ...(values['agent-bin'] === undefined ? {} : { agentBins: values['agent-bin'] }),
+    ...(values['agent-arg'] === undefined ? {} : { agentArgs: values['agent-arg'] }),
   });
   process.stdout.write(`${formatTable(apiModeRows(result)).join('\n')}\n`);
 }

@@ -6,9 +6,12 @@
  * volume manager doing the same, interleaved pod by pod (order swapped every pod). For each
  * build: this process's CPU per set-up and per teardown (p50), the mount and umount processes
  * started (from the managers' -v=2 log lines: one per process), and those processes' own CPU.
+ * Then the idle cost: N pods per build set up and left, and every pod synced again (the pod
+ * worker's periodic `preparePodVolumes`, nothing changed) in rounds (--resyncs, default 20),
+ * the builds' rounds interleaved: this process's CPU per pod sync, p50 of the rounds.
  * Needs root (real tmpfs mounts).
  *
- *   node dist/bench/experiments/token-volume.js --base-dist OTHER/dist [--pods N]
+ *   node dist/bench/experiments/token-volume.js --base-dist OTHER/dist [--pods N] [--resyncs R]
  *
  * OTHER is a built checkout (e.g. `git archive <commit> | tar -x -C OTHER`, node_modules linked,
  * `npx tsc -p tsconfig.json`); without --base-dist only this build is measured.
@@ -46,6 +49,8 @@ interface Side {
   readonly manager: VolumeManager;
   readonly up: number[];
   readonly down: number[];
+  /** CPU per pod sync of each resync round, ms. */
+  readonly resync: number[];
   childMs: number;
   /** Log lines of mounts and unmounts (each one a mount or umount process). */
   processes: number;
@@ -72,7 +77,7 @@ function kubeApiAccessPod(uid: string): NodePod {
   };
 }
 
-export async function runTokenVolumeBench(pods: number, baseDist: string | undefined): Promise<string> {
+export async function runTokenVolumeBench(pods: number, baseDist: string | undefined, resyncs = 20): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-token-'));
   const sides: Side[] = [];
   try {
@@ -88,7 +93,7 @@ export async function runTokenVolumeBench(pods: number, baseDist: string | undef
       };
     };
     const addSide = (name: string, create: (o: VolumeManagerOptions) => VolumeManager): void => {
-      const side: Side = { name, manager: undefined as unknown as VolumeManager, up: [], down: [], childMs: 0, processes: 0 };
+      const side: Side = { name, manager: undefined as unknown as VolumeManager, up: [], down: [], resync: [], childMs: 0, processes: 0 };
       (side as { manager: VolumeManager }).manager = create({ rootDir: path.join(dir, name), ...common(name, () => { side.processes++; }) });
       sides.push(side);
     };
@@ -113,10 +118,21 @@ export async function runTokenVolumeBench(pods: number, baseDist: string | undef
         side.childMs += (await childrenCpuMs()) - c;
       }
     }
+    // Idle: every pod set up once, then synced again round after round, the builds in turn.
+    const idlePods = new Map(sides.map((side) => [side, Array.from({ length: pods }, (_, i) => kubeApiAccessPod(`${side.name}-idle-${String(i)}`))]));
+    for (const side of sides) for (const pod of idlePods.get(side) ?? []) await side.manager.preparePodVolumes(pod);
+    for (let r = 0; r < resyncs; r++) {
+      for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
+        const t = process.cpuUsage();
+        for (const pod of idlePods.get(side) ?? []) await side.manager.preparePodVolumes(pod);
+        side.resync.push(cpuMs(t) / pods);
+      }
+    }
+    for (const side of sides) for (const pod of idlePods.get(side) ?? []) await side.manager.cleanupPodVolumes(pod.metadata.uid);
     const p50 = (xs: number[]): string => percentile(xs, 50).toFixed(2);
     return [
       `pods: ${String(pods)} per build, interleaved; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
-      ...sides.map((s) => `${s.name === 'base' ? `base (${baseDist ?? ''})` : 'this build'}: CPU p50 set up ${p50(s.up)} ms, torn down ${p50(s.down)} ms; mount/umount processes ${String(s.processes)} (${(s.processes / pods).toFixed(2)} per pod), their CPU ${(s.childMs / pods).toFixed(1)} ms per pod`),
+      ...sides.map((s) => `${s.name === 'base' ? `base (${baseDist ?? ''})` : 'this build'}: CPU p50 set up ${p50(s.up)} ms, torn down ${p50(s.down)} ms; mount/umount processes ${String(s.processes)} (${(s.processes / pods).toFixed(2)} per pod), their CPU ${(s.childMs / pods).toFixed(1)} ms per pod; idle, ${String(pods)} pods synced again ${String(resyncs)} times: CPU per pod sync p50 ${p50(s.resync)} ms (${Math.min(...s.resync).toFixed(2)}–${Math.max(...s.resync).toFixed(2)})`),
     ].join('\n');
   } finally {
     await removeTempDir(dir);
@@ -124,8 +140,10 @@ export async function runTokenVolumeBench(pods: number, baseDist: string | undef
 }
 
 if (isMain(import.meta.url)) {
-  const { values } = parseArgs({ options: { pods: { type: 'string', default: '50' }, 'base-dist': { type: 'string' } } });
+  const { values } = parseArgs({ options: { pods: { type: 'string', default: '50' }, 'base-dist': { type: 'string' }, resyncs: { type: 'string', default: '20' } } });
   const pods = Number(values.pods);
   if (!(Number.isInteger(pods) && pods > 0)) throw new Error(`--pods must be a positive whole number, not ${values.pods}`);
-  console.log(await runTokenVolumeBench(pods, values['base-dist']));
+  const resyncs = Number(values.resyncs);
+  if (!(Number.isInteger(resyncs) && resyncs > 0)) throw new Error(`--resyncs must be a positive whole number, not ${values.resyncs}`);
+  console.log(await runTokenVolumeBench(pods, values['base-dist'], resyncs));
 }

@@ -75,6 +75,8 @@ export interface AgentOptions {
    * #! line's environment, so its pid is still the agent's own node process.
    */
   readonly nodeArgs?: readonly string[];
+  /** The agent's launcher (default this checkout's bin/nodeagent; another checkout's to compare builds). */
+  readonly bin?: string;
 }
 
 export async function startAgentProcess(options: AgentOptions): Promise<AgentProcess> {
@@ -112,10 +114,11 @@ export async function startAgentProcess(options: AgentOptions): Promise<AgentPro
     ...(options.manifestDir === undefined ? [] : [`--pod-manifest-path=${options.manifestDir}`]),
     ...(options.args ?? []),
   ];
-  const shebang = options.nodeArgs === undefined ? undefined : await shebangCommand();
+  const bin = options.bin ?? NODEAGENT_BIN;
+  const shebang = options.nodeArgs === undefined ? undefined : await shebangCommand(bin);
   const child = shebang === undefined
-    ? spawn(NODEAGENT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } })
-    : spawn(process.execPath, [...shebang.nodeFlags, ...(options.nodeArgs ?? []), NODEAGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...shebang.env, ...options.env } });
+    ? spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } })
+    : spawn(process.execPath, [...shebang.nodeFlags, ...(options.nodeArgs ?? []), bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...shebang.env, ...options.env } });
   let output = '';
   child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
   child.stderr.on('data', (d: Buffer) => { output += d.toString(); });

@@ -29,6 +29,12 @@ export interface Cluster {
   readonly agentPort: number;
   /** A scratch directory removed by stop(); the agent's root directory is `<dir>/root`. */
   readonly dir: string;
+  /**
+   * Stops the agent and starts it again with the same flags, from `bin` (another build's
+   * bin/nodeagent; default the build it ran) on the same root directory; `agent` is then the new
+   * one. Its pods keep running and are adopted, as after an agent's restart on a node.
+   */
+  restartAgent(bin?: string): Promise<AgentProcess>;
   /** Stops the agent, the server and containerd; removes the files. */
   stop(): Promise<void>;
 }
@@ -49,6 +55,8 @@ export interface ClusterOptions {
   readonly agentEnv?: Readonly<Record<string, string>>;
   /** Node's own flags for the agent's process (test/helpers/agent.ts: e.g. `--cpu-prof --cpu-prof-dir=DIR`). */
   readonly agentNodeArgs?: readonly string[];
+  /** The agent's launcher (default this checkout's bin/nodeagent). */
+  readonly agentBin?: string;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -83,7 +91,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     writeKubeconfig(join(dir, 'node.orchconfig'), { server: server.url, caPem: serverCa.certPem, client: nodeCert });
     const agentPort = await freePort();
     const rootDir = options.agentRootDir?.(containerd) ?? join(dir, 'root');
-    agent = await startAgentProcess({
+    const agentOptions = {
       endpoint: containerd.endpoint, cgroupRoot: containerd.cgroupRoot, rootDir,
       args: [
         `--hostname-override=${node}`, '--node-ip=127.0.0.1', `--port=${agentPort}`, `--orchconfig=${join(dir, 'node.orchconfig')}`,
@@ -93,14 +101,23 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       ],
       ...(options.agentEnv === undefined ? {} : { env: options.agentEnv }),
       ...(options.agentNodeArgs === undefined ? {} : { nodeArgs: options.agentNodeArgs }),
-    });
+    };
+    agent = await startAgentProcess({ ...agentOptions, ...(options.agentBin === undefined ? {} : { bin: options.agentBin }) });
     const readyServer = server;
     await waitFor(`node ${node} Ready`, async () => {
       const res = await readyServer.client.request('GET', `/api/v1/nodes/${node}`);
       const conditions = ((res.body.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
       return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
     }, { timeoutMs: 60_000 });
-    return { containerd, server, agent, node, agentPort, dir, stop };
+    let current = agent;
+    let currentBin = options.agentBin;
+    const restartAgent = async (bin?: string): Promise<AgentProcess> => {
+      await current.stop();
+      currentBin = bin ?? currentBin;
+      agent = current = await startAgentProcess({ ...agentOptions, ...(currentBin === undefined ? {} : { bin: currentBin }) });
+      return current;
+    };
+    return { containerd, server, get agent() { return current; }, node, agentPort, dir, restartAgent, stop };
   } catch (err) {
     await stop();
     throw err;

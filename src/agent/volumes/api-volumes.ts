@@ -12,7 +12,7 @@ import type { NodePod } from '../../api/pod/index.js';
 import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
-import { DATA_DIR_NAME, writeAtomically, type FileProjection } from './atomic-writer.js';
+import { DATA_DIR_NAME, writeAtomically, type AtomicWriterCache, type FileProjection } from './atomic-writer.js';
 import { downwardAPIPayload } from './downward-api.js';
 import type { MemoryVolumes } from './memory-volumes.js';
 import { CONFIG_MAP_PLUGIN_DIR, DOWNWARD_API_PLUGIN_DIR, PROJECTED_PLUGIN_DIR, SECRET_PLUGIN_DIR, volumeDir } from './paths.js';
@@ -44,6 +44,8 @@ export interface ApiVolumeContext {
   readonly memory: MemoryVolumes;
   /** mkdir -p with the exact mode (the manager's; synchronous local calls). */
   readonly makeDir: (dir: string, mode: number, subject: string) => void;
+  /** The atomic writer's record of the pod's volumes, so that a sync with nothing new stats the files instead of reading them back. */
+  readonly written?: AtomicWriterCache;
 }
 
 /** True for the kinds that live on a tmpfs (their files may hold secrets). */
@@ -110,7 +112,7 @@ export async function setUpApiVolume(ctx: ApiVolumeContext, pod: NodePod, uid: s
   if (isMemoryBacked(spec)) await ctx.memory.prepare(uid, PLUGIN_DIRS[spec.kind], spec.name, dir, VOLUME_DIR_MODE);
   else ctx.makeDir(dir, VOLUME_DIR_MODE, `volume ${spec.name}`);
   const fsGroup = pod.spec?.securityContext?.fsGroup;
-  const wrote = await writeAtomically({ dir, payload, clock: ctx.clock, subject: what, ...(fsGroup === undefined ? {} : { fsGroup }) });
+  const wrote = await writeAtomically({ dir, payload, clock: ctx.clock, subject: what, ...(ctx.written === undefined ? {} : { cache: ctx.written }), ...(fsGroup === undefined ? {} : { fsGroup }) });
   if (wrote) ctx.logger.v(2, 'wrote volume files', { podUID: uid, volume: spec.name, kind: spec.kind, files: payload.size });
   return volume;
 }

@@ -2,10 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../api/fake-clock.js';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { lstat, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { checkPayloadPath, DATA_DIR_NAME, timestampedPrefix, writeAtomically, type FileProjection } from './atomic-writer.js';
+import { checkPayloadPath, DATA_DIR_NAME, timestampedPrefix, writeAtomically, type AtomicWriterCache, type FileProjection } from './atomic-writer.js';
 import { assertRejectsWith, makeTempDir, removeTempDir } from './fixtures.js';
 import { VOLUME_INVALID } from './types.js';
 
@@ -111,6 +111,42 @@ void describe('atomic writer', () => {
     assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v' }), true);
     assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A');
     assert.equal((await payloadDirs(dir)).length, 1);
+  });
+
+  void it('with a cache: an unchanged payload is confirmed without a write; a file changed on disk is noticed and written again', async () => {
+    const dir = await volume();
+    const cache: AtomicWriterCache = new Map();
+    const payload = payloadOf({ a: 'A', 'sub/b': file('B', 0o600) });
+    assert.equal(await writeAtomically({ dir, payload, clock, subject: 'v', cache }), true);
+    assert.equal(cache.get(dir)?.dataDir, await readlink(join(dir, DATA_DIR_NAME)));
+    const first = await payloadDirs(dir);
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ 'sub/b': file('B', 0o600), a: 'A' }), clock, subject: 'v', cache }), false);
+    assert.deepEqual(await payloadDirs(dir), first);
+    // The same size, other bytes: only the ctime tells.
+    await writeFile(join(dir, 'a'), 'X');
+    assert.equal(await writeAtomically({ dir, payload, clock, subject: 'v', cache }), true);
+    assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A');
+    await chmod(join(dir, 'sub/b'), 0o644);
+    assert.equal(await writeAtomically({ dir, payload, clock, subject: 'v', cache }), true);
+    assert.equal((await stat(join(dir, 'sub/b'))).mode & 0o777, 0o600);
+    await rm(join(dir, 'a'));
+    assert.equal(await writeAtomically({ dir, payload, clock, subject: 'v', cache }), false); // the payload is intact: only the link is made again
+    assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A');
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A2' }), clock, subject: 'v', cache }), true);
+    assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A2');
+    assert.equal(cache.get(dir)?.files.size, 1);
+  });
+
+  void it('with a cache: a volume written before (e.g. by an earlier agent) is read back once, then recorded', async () => {
+    const dir = await volume();
+    await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v' });
+    const cache: AtomicWriterCache = new Map();
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v', cache }), false);
+    assert.equal(cache.get(dir)?.dataDir, await readlink(join(dir, DATA_DIR_NAME)));
+    const [ts] = await payloadDirs(dir);
+    await rm(join(dir, ts ?? ''), { recursive: true });
+    assert.equal(await writeAtomically({ dir, payload: payloadOf({ a: 'A' }), clock, subject: 'v', cache }), true);
+    assert.equal(await readFile(join(dir, 'a'), 'utf8'), 'A');
   });
 
   void it('validates paths before writing anything', async () => {

@@ -10,8 +10,17 @@
  * After the swap, links of top-level entries no longer in the payload and the previous
  * timestamped directory are removed. Nothing is written when every file already has the
  * payload's content and mode. Calls for one directory must be serialized by the caller.
+ *
+ * Deciding "nothing to write" reads every file back and compares it with the payload, as
+ * upstream's writer does on each sync of the pod. With a `cache` (one per pod, kept by the
+ * volume manager) the writer remembers what it last wrote or found in place: the payload, the
+ * `..data` target and each file's inode, size and ctime (which any write, chmod or chown moves).
+ * When the next payload is the same, a readlink and one stat per file through its user-visible
+ * path stand for the read back (synchronous: local calls on the node's tmpfs or disk); anything
+ * different falls back to the full comparison.
  */
 import { Buffer } from 'node:buffer';
+import { readlinkSync, statSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 
@@ -40,6 +49,27 @@ export interface FileProjection {
 /** Relative path (as given by the volume's items or keys) → file. */
 export type Payload = ReadonlyMap<string, FileProjection>;
 
+/** One file as the writer left it: the payload's bytes, its final mode, and its identity on disk. */
+export interface WrittenFile {
+  readonly data: Buffer;
+  readonly mode: number;
+  readonly ino: bigint;
+  readonly size: bigint;
+  readonly ctimeNs: bigint;
+}
+
+/** What the writer last wrote or verified in one directory. */
+export interface WrittenPayload {
+  /** The target of `..data`. */
+  readonly dataDir: string;
+  readonly fsGroup: number | undefined;
+  /** Normalized path → file. */
+  readonly files: ReadonlyMap<string, WrittenFile>;
+}
+
+/** Volume directory → what was last written or verified there. */
+export type AtomicWriterCache = Map<string, WrittenPayload>;
+
 export interface AtomicWriteOptions {
   /** The volume's directory; it must exist. */
   readonly dir: string;
@@ -50,6 +80,8 @@ export interface AtomicWriteOptions {
   readonly fsGroup?: number;
   /** What the errors name, e.g. `volume "config"`. */
   readonly subject: string;
+  /** Lets an unchanged payload be confirmed by stat instead of reading the files back (see the file comment). */
+  readonly cache?: AtomicWriterCache;
 }
 
 function errnoOf(err: unknown): string | undefined {
@@ -143,6 +175,35 @@ function unchanged(current: ReadonlyMap<string, FileProjection>, payload: Readon
   return true;
 }
 
+/** True when `cached` holds this payload and the files on disk are still the ones it recorded. */
+function stillWritten(dir: string, cached: WrittenPayload, payload: ReadonlyMap<string, FileProjection>, fsGroup: number | undefined): boolean {
+  if (cached.fsGroup !== fsGroup || cached.files.size !== payload.size) return false;
+  for (const [path, file] of payload) {
+    const known = cached.files.get(path);
+    if (known?.mode !== finalMode(file.mode, fsGroup) || !known.data.equals(file.data)) return false;
+  }
+  try {
+    if (readlinkSync(join(dir, DATA_DIR_NAME)) !== cached.dataDir) return false;
+  } catch {
+    return false; // gone or not a link: the full path finds out what
+  }
+  for (const [path, known] of cached.files) {
+    const st = statSync(join(dir, path), { bigint: true, throwIfNoEntry: false });
+    if (st?.ino !== known.ino || st.size !== known.size || st.ctimeNs !== known.ctimeNs) return false;
+  }
+  return true;
+}
+
+/** Records the payload as it now is on disk (each file stat'ed through its user-visible path). */
+function remember(cache: AtomicWriterCache, dir: string, dataDir: string, payload: ReadonlyMap<string, FileProjection>, fsGroup: number | undefined): void {
+  const files = new Map<string, WrittenFile>();
+  for (const [path, file] of payload) {
+    const st = statSync(join(dir, path), { bigint: true });
+    files.set(path, { data: file.data, mode: finalMode(file.mode, fsGroup), ino: st.ino, size: st.size, ctimeNs: st.ctimeNs });
+  }
+  cache.set(dir, { dataDir, fsGroup, files });
+}
+
 async function applyGroup(path: string, fsGroup: number, isDir: boolean): Promise<void> {
   await chown(path, -1, fsGroup);
   if (isDir) await chmod(path, ((await stat(path)).mode & 0o7777) | GROUP_READ | GROUP_EXEC | SETGID);
@@ -203,9 +264,12 @@ async function removeStaleDirs(dir: string, keep: string): Promise<void> {
  * file system fails.
  */
 export async function writeAtomically(options: AtomicWriteOptions): Promise<boolean> {
-  const { dir, subject, fsGroup } = options;
+  const { dir, subject, fsGroup, cache } = options;
   const payload = normalizePayload(options.payload, subject);
   const names = new Set([...payload.keys()].map(topLevel));
+  const cached = cache?.get(dir);
+  if (cached !== undefined && stillWritten(dir, cached, payload, fsGroup)) return false;
+  cache?.delete(dir);
   try {
     const oldName = await currentDataDir(dir);
     // A dangling ..data (its directory removed by hand) counts as no previous payload.
@@ -213,8 +277,9 @@ export async function writeAtomically(options: AtomicWriteOptions): Promise<bool
       if (errnoOf(err) === 'ENOENT') return undefined;
       throw err;
     });
-    if (old !== undefined && unchanged(old, payload, fsGroup)) {
+    if (oldName !== undefined && old !== undefined && unchanged(old, payload, fsGroup)) {
       await linkUserVisible(dir, names);
+      if (cache !== undefined) remember(cache, dir, oldName, payload, fsGroup);
       return false;
     }
     const newName = await writePayloadDir(dir, payload, options.clock.now(), fsGroup);
@@ -231,6 +296,7 @@ export async function writeAtomically(options: AtomicWriteOptions): Promise<bool
       if (st?.isSymbolicLink() === true) await unlink(link);
     }
     await removeStaleDirs(dir, newName);
+    if (cache !== undefined) remember(cache, dir, newName, payload, fsGroup);
     return true;
   } catch (err) {
     throw new OrchError(VOLUME_WRITE_FAILED, 'internal', `${subject}: cannot write its files in ${dir}: ${err instanceof Error ? err.message : String(err)}`, {

@@ -13,6 +13,7 @@ import { OrchError, messageOf } from '../../api/errors.js';
 import { readNodeCapacity } from '../../api/node-capacity.js';
 import type { Logger } from '../logging/index.js';
 import { setUpApiVolume, type ApiVolumeContext } from './api-volumes.js';
+import type { AtomicWriterCache } from './atomic-writer.js';
 import { writeEtcHosts } from './etc-hosts.js';
 import { checkHostPath } from './host-path.js';
 import { DEFAULT_UNMOUNT_RETRY_MS, DEFAULT_UNMOUNT_TIMEOUT_MS, mountTmpfs, unmount } from './mounter.js';
@@ -98,6 +99,8 @@ class LocalVolumeManager implements VolumeManager {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** The volumes each pod's last preparePodVolumes made: its containers' mounts resolve against them. */
   private readonly prepared = new Map<string, PodVolumes>();
+  /** Per pod, what the atomic writer last wrote or verified in its configMap, secret, projected and downwardAPI volumes. */
+  private readonly written = new Map<string, AtomicWriterCache>();
   /** Each pod's /etc/hosts and the sandbox it was written for (undefined path: host network). */
   private readonly etcHosts = new Map<string, { readonly sandbox: string; readonly path: string | undefined }>();
   private readonly memory: MemoryVolumes;
@@ -161,6 +164,7 @@ class LocalVolumeManager implements VolumeManager {
         clock: this.clock,
         memory: this.memory,
         makeDir: (dir, mode, subject) => { this.makeDir(dir, mode, subject); },
+        written: this.writtenOf(uid),
       };
       const result = new Map<string, PodVolume>();
       for (const spec of specs) {
@@ -169,6 +173,14 @@ class LocalVolumeManager implements VolumeManager {
       this.prepared.set(uid, result);
       return result;
     });
+  }
+
+  private writtenOf(uid: string): AtomicWriterCache {
+    const known = this.written.get(uid);
+    if (known !== undefined) return known;
+    const fresh: AtomicWriterCache = new Map();
+    this.written.set(uid, fresh);
+    return fresh;
   }
 
   async mountsFor(pod: NodePod, container: Container, sandbox: { readonly id: string; readonly podIPs: readonly string[] }): Promise<Mount[]> {
@@ -253,8 +265,10 @@ class LocalVolumeManager implements VolumeManager {
     checkPathComponent(podUID, 'pod UID');
     this.tokens?.forgetPod(podUID);
     this.prepared.delete(podUID);
+    this.written.delete(podUID);
     this.etcHosts.delete(podUID);
     await this.serialize(podUID, async () => {
+      this.written.delete(podUID); // a sync queued before this cleanup may have recorded its volumes again
       const dir = podDir(this.rootDir, podUID);
       let isLink: boolean;
       try {
