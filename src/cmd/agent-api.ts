@@ -203,6 +203,8 @@ export interface ApiModeDeps {
   readonly machine?: () => Promise<MachineInfo>;
   /** Device plugin resources: in the node status (reported at once when they change) and counted at admission. */
   readonly devices?: DeviceNodeFacts;
+  /** The node status's volumesInUse (default: the CSI mounter's, read under rootDir). */
+  readonly volumesInUse?: () => Promise<readonly string[]>;
 }
 
 export interface ApiMode {
@@ -249,7 +251,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     },
     facts: {
       ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)),
-      volumesInUse: () => api.csi.mounter.volumesInUse(),
+      volumesInUse: d.volumesInUse ?? (() => api.csi.mounter.volumesInUse()),
     },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),

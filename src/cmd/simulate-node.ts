@@ -25,6 +25,7 @@ import { connectApi, createApiMode } from './agent-api.js';
 import { wireSyncLoop } from './agent-syncloop.js';
 
 const NO_PRESSURE = { memory: false, disk: false, pid: false } as const;
+const NO_VOLUMES: readonly string[] = [];
 
 export interface SimulatedNodeSpec {
   readonly name: string;
@@ -111,6 +112,8 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
     // No eviction manager: a simulated node is never under pressure.
     pressure: () => NO_PRESSURE,
     machine: () => Promise.resolve(machine),
+    // Nothing is mounted (noVolumes): no read of the host's pod directories at each status update.
+    volumesInUse: () => Promise.resolve(NO_VOLUMES),
   });
   const { syncLoop, pleg } = wireSyncLoop({
     clock, logs, prober, health, podCache,
