@@ -11,6 +11,7 @@ import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
+import type { OrchConnection } from '../agent/orchclient/index.js';
 import { HealthChecks } from '../agent/health/index.js';
 import { createPodStatusCache, createRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
@@ -53,6 +54,8 @@ export interface SimulatedNodeDeps {
   readonly clock: Clock;
   /** Where the nodes' pod log directories go (the runtime manager makes them). */
   readonly logsDir: string;
+  /** --orchconfig, read once for every node (each node still makes its own clients and connections). */
+  readonly connection: OrchConnection;
 }
 
 export async function startSimulatedNode(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps): Promise<SimulatedNode> {
@@ -75,7 +78,7 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
   };
   const c = resolved.config;
   const identity = { name: spec.name, ips: [spec.ip] };
-  const api = await connectApi(resolved, logs, identity, clock);
+  const api = await connectApi(resolved, logs, identity, clock, undefined, deps.connection);
   disposers.push(() => api.close());
 
   const cri = new SimulatedRuntime({ clock, sandboxDelayMs: spec.sandboxDelayMs, startDelayMs: spec.startDelayMs });

@@ -80,19 +80,27 @@ export interface Transport {
   close(): void;
 }
 
+/** The secure context of each connection object (its material never changes: a rotation loads a new one). */
+const CONTEXTS = new WeakMap<OrchConnection, SecureContext>();
+
 /**
- * One secure context for every connection of a transport: without it each TLS connection parses
- * the CA bundle and the client key pair again (a cost of every watch re-opened). Material that
- * does not parse is passed as it is, so that the request fails and says why, as before.
+ * One secure context for every TLS connection made from one OrchConnection (by every transport
+ * made from it): without it each TLS connection parses the CA bundle and the client key pair
+ * again (a cost of every watch re-opened). Material that does not parse is passed as it is, so
+ * that the request fails and says why, as before.
  */
 function credentials(c: OrchConnection): { secureContext: SecureContext } | { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const known = CONTEXTS.get(c);
+  if (known !== undefined) return { secureContext: known };
   const raw = {
     ...(c.ca === undefined ? {} : { ca: c.ca }),
     ...(c.clientCert === undefined ? {} : { cert: c.clientCert }),
     ...(c.clientKey === undefined ? {} : { key: c.clientKey }),
   };
   try {
-    return { secureContext: createSecureContext(raw) };
+    const secureContext = createSecureContext(raw);
+    CONTEXTS.set(c, secureContext);
+    return { secureContext };
   } catch {
     return raw;
   }
