@@ -166,7 +166,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     // The simulators' own cost.
     for (const s of sims) s.child.kill('SIGTERM');
     await Promise.all(sims.map((s) => new Promise((resolve) => { if (s.child.exitCode !== null) resolve(null); else s.child.once('exit', resolve); })));
-    const costs = sims.map((s) => JSON.parse(s.stdout.split('\n').find((l) => l.includes('"event":"cost"')) ?? '{}') as { mcpuPerNode?: number; rssPerNodeBytes?: number; heapUsedPerNodeBytes?: number });
+    const costs = sims.map((s) => JSON.parse(s.stdout.split('\n').find((l) => l.includes('"event":"cost"')) ?? '{}') as { mcpuPerNode?: number; rssPerNodeBytes?: number; heapUsedPerNodeBytes?: number; cpuSeconds?: number; nodes?: number });
     const simErrors = readFileSync(join(dir, 'simulate.log'), 'utf8').split('\n').filter((l) => l.startsWith('E')).length;
 
     const all = [...times.values()];
@@ -203,7 +203,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
       const deadlines = server.logs().split('\n').filter((l) => l.includes('DEADLINE_EXCEEDED')).length;
       row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened after the server started (each a restart), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
     }
-    row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS (V8 heap ${f1((c.heapUsedPerNodeBytes ?? NaN) / 2 ** 20)} MiB) per node`).join('; '));
+    row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU (${f1(((c.cpuSeconds ?? NaN) * 1000) / (c.nodes ?? NaN))} ms CPU over the whole run), ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS (V8 heap ${f1((c.heapUsedPerNodeBytes ?? NaN) / 2 ** 20)} MiB) per node`).join('; '));
     return out;
   } finally {
     rss.stop();
