@@ -17,6 +17,7 @@
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
+ *     [--sim-cpu-prof DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -43,7 +44,7 @@ interface Simulator {
   stdout: string;
 }
 
-function startSimulators(count: number, procs: number, orchconfig: string, rampS: number, logFile: string): Simulator[] {
+function startSimulators(count: number, procs: number, orchconfig: string, rampS: number, logFile: string, cpuProf?: string): Simulator[] {
   const log = createWriteStream(logFile);
   const per = Math.ceil(count / procs);
   const sims: Simulator[] = [];
@@ -52,7 +53,8 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
     if (n <= 0) break;
     const env = { ...process.env };
     delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, [NODEAGENT, 'simulate', '--nodes', String(n), '--first-index', String(p * per), '--orchconfig', orchconfig,
+    const prof = cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`];
+    const child = spawn(process.execPath, [...prof, NODEAGENT, 'simulate', '--nodes', String(n), '--first-index', String(p * per), '--orchconfig', orchconfig,
       '--node-name-prefix', 'bench-node-', '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--', '-v=0', '--cluster-dns=10.96.0.10'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const sim: Simulator = { child, stdout: '' };
     // A bench stopped by a signal exits through process.exit: the simulators go with it.
@@ -82,7 +84,7 @@ function latencyText(samples: readonly number[]): string {
   return `p50 ${f1(percentile(samples, 50))} / p99 ${f1(percentile(samples, 99))} / max ${f1(Math.max(...samples))} ms (${samples.length})`;
 }
 
-export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string }): Promise<string[]> {
+export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string }): Promise<string[]> {
   const out: string[] = [];
   const row = (k: string, v: string): void => { out.push(`| ${k} | ${v} |`); print(`${k}: ${v}`); };
   let etcd: EtcdCluster | undefined;
@@ -113,7 +115,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     });
     const t0 = performance.now();
     const c0 = await serverCounters(api);
-    sims.push(...startSimulators(o.nodes, o.simProcs, tokenOrchconfig(server.adminKubeconfig, SIMULATOR_TOKEN.token, join(dir, 'nodes.orchconfig')), o.rampS, join(dir, 'simulate.log')));
+    sims.push(...startSimulators(o.nodes, o.simProcs, tokenOrchconfig(server.adminKubeconfig, SIMULATOR_TOKEN.token, join(dir, 'nodes.orchconfig')), o.rampS, join(dir, 'simulate.log'), o.simCpuProf));
     await waitFor(`${o.nodes} Ready nodes`, () => ready.size >= o.nodes, { timeoutMs: 600_000 + o.rampS * 1000, intervalMs: 500 });
     const registered = performance.now() - t0;
     nodeWatch.stop();
@@ -164,7 +166,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     // The simulators' own cost.
     for (const s of sims) s.child.kill('SIGTERM');
     await Promise.all(sims.map((s) => new Promise((resolve) => { if (s.child.exitCode !== null) resolve(null); else s.child.once('exit', resolve); })));
-    const costs = sims.map((s) => JSON.parse(s.stdout.split('\n').find((l) => l.includes('"event":"cost"')) ?? '{}') as { mcpuPerNode?: number; rssPerNodeBytes?: number });
+    const costs = sims.map((s) => JSON.parse(s.stdout.split('\n').find((l) => l.includes('"event":"cost"')) ?? '{}') as { mcpuPerNode?: number; rssPerNodeBytes?: number; heapUsedPerNodeBytes?: number; cpuSeconds?: number; nodes?: number });
     const simErrors = readFileSync(join(dir, 'simulate.log'), 'utf8').split('\n').filter((l) => l.startsWith('E')).length;
 
     const all = [...times.values()];
@@ -201,7 +203,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
       const deadlines = server.logs().split('\n').filter((l) => l.includes('DEADLINE_EXCEEDED')).length;
       row('etcd watch streams', `${etcdC1.watchStreams - etcdC0.watchStreams} opened after the server started (each a restart), ${etcdC1.watchers} watchers at the end; server log lines with DEADLINE_EXCEEDED ${deadlines}`);
     }
-    row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU, ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS per node`).join('; '));
+    row('simulated node cost', costs.map((c) => `${f1(c.mcpuPerNode ?? NaN)} mCPU (${f1(((c.cpuSeconds ?? NaN) * 1000) / (c.nodes ?? NaN))} ms CPU over the whole run), ${f1((c.rssPerNodeBytes ?? NaN) / 2 ** 20)} MiB RSS (V8 heap ${f1((c.heapUsedPerNodeBytes ?? NaN) / 2 ** 20)} MiB) per node`).join('; '));
     return out;
   } finally {
     rss.stop();
@@ -217,7 +219,7 @@ async function main(): Promise<void> {
   exitOnSignals();
   const { values } = parseArgs({ options: {
     nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '1000' }, store: { type: 'string', default: 'sqlite' }, 'etcd-members': { type: 'string', default: '1' },
-    steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' },
+    steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' }, 'sim-cpu-prof': { type: 'string' },
   } });
   const nodes = Number(values.nodes);
   const store = values.store === 'etcd' ? 'etcd' : 'sqlite';
@@ -228,6 +230,7 @@ async function main(): Promise<void> {
     rampS: values.ramp === undefined ? Math.ceil(nodes / 50) : Number(values.ramp),
     simProcs: values['sim-procs'] === undefined ? Math.max(1, Math.ceil(nodes / 1500)) : Number(values['sim-procs']),
     ...(values['cpu-prof'] === undefined ? {} : { cpuProf: values['cpu-prof'] }),
+    ...(values['sim-cpu-prof'] === undefined ? {} : { simCpuProf: values['sim-cpu-prof'] }),
   });
   process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store}${store === 'etcd' ? ` (${etcdMembers} member${etcdMembers === 1 ? '' : 's'})` : ''} | |`, '|---|---|', ...lines].join('\n')}\n`);
 }

@@ -72,7 +72,11 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock, tracer?: Tracer): Promise<ApiConnection> {
+/**
+ * `loaded`: --orchconfig as already read (`nodeagent simulate` reads it once for all its nodes);
+ * read here when absent, and always after a bootstrap (which writes it).
+ */
+export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot, identity: NodeIdentity, clock: Clock, tracer?: Tracer, loaded?: OrchConnection): Promise<ApiConnection> {
   const nodeName = identity.name;
   const c = resolved.config;
   const o = resolved.options;
@@ -85,7 +89,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       logger: logs.logger('certificate'), createClient: clientFor, clock,
     });
   }
-  const connection = await loadOrchconfig(o.orchconfig);
+  const connection = loaded !== undefined && o.bootstrapOrchconfig === '' ? loaded : await loadOrchconfig(o.orchconfig);
   const swappable = swappableRestClient(clientFor(connection), clock);
   const rest = swappable.rest;
   let rotation: CertificateManager | undefined;
@@ -203,6 +207,8 @@ export interface ApiModeDeps {
   readonly machine?: () => Promise<MachineInfo>;
   /** Device plugin resources: in the node status (reported at once when they change) and counted at admission. */
   readonly devices?: DeviceNodeFacts;
+  /** The node status's volumesInUse (default: the CSI mounter's, read under rootDir). */
+  readonly volumesInUse?: () => Promise<readonly string[]>;
 }
 
 export interface ApiMode {
@@ -249,7 +255,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     },
     facts: {
       ...runtimeNodeFacts(cri, () => d.health.firstProblem() ?? d.nodeProblem?.()), pressure: d.pressure, ...(d.devices === undefined ? {} : deviceNodeFacts(d.devices)),
-      volumesInUse: () => api.csi.mounter.volumesInUse(),
+      volumesInUse: d.volumesInUse ?? (() => api.csi.mounter.volumesInUse()),
     },
     registerNode: c.registerNode,
     updateFrequencyMs: durationToMs(c.nodeStatusUpdateFrequency),

@@ -11,6 +11,7 @@ import { Disposers } from '../api/disposers.js';
 import { durationToMs } from '../api/duration.js';
 import { API_SOURCE, qosClass } from '../api/pod/index.js';
 import type { ResolvedConfiguration } from '../agent/config/index.js';
+import type { OrchConnection } from '../agent/orchclient/index.js';
 import { HealthChecks } from '../agent/health/index.js';
 import { createPodStatusCache, createRuntimeManager } from '../agent/kuberuntime/index.js';
 import type { LogRoot } from '../agent/logging/index.js';
@@ -25,6 +26,7 @@ import { connectApi, createApiMode } from './agent-api.js';
 import { wireSyncLoop } from './agent-syncloop.js';
 
 const NO_PRESSURE = { memory: false, disk: false, pid: false } as const;
+const NO_VOLUMES: readonly string[] = [];
 
 export interface SimulatedNodeSpec {
   readonly name: string;
@@ -52,6 +54,8 @@ export interface SimulatedNodeDeps {
   readonly clock: Clock;
   /** Where the nodes' pod log directories go (the runtime manager makes them). */
   readonly logsDir: string;
+  /** --orchconfig, read once for every node (each node still makes its own clients and connections). */
+  readonly connection: OrchConnection;
 }
 
 export async function startSimulatedNode(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps): Promise<SimulatedNode> {
@@ -74,7 +78,7 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
   };
   const c = resolved.config;
   const identity = { name: spec.name, ips: [spec.ip] };
-  const api = await connectApi(resolved, logs, identity, clock);
+  const api = await connectApi(resolved, logs, identity, clock, undefined, deps.connection);
   disposers.push(() => api.close());
 
   const cri = new SimulatedRuntime({ clock, sandboxDelayMs: spec.sandboxDelayMs, startDelayMs: spec.startDelayMs });
@@ -111,6 +115,8 @@ async function compose(spec: SimulatedNodeSpec, deps: SimulatedNodeDeps, dispose
     // No eviction manager: a simulated node is never under pressure.
     pressure: () => NO_PRESSURE,
     machine: () => Promise.resolve(machine),
+    // Nothing is mounted (noVolumes): no read of the host's pod directories at each status update.
+    volumesInUse: () => Promise.resolve(NO_VOLUMES),
   });
   const { syncLoop, pleg } = wireSyncLoop({
     clock, logs, prober, health, podCache,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { realClock } from '../api/clock.js';
 import { messageOf } from '../api/errors.js';
 import { resolveConfiguration } from '../agent/config/index.js';
+import { loadOrchconfig } from '../agent/orchclient/index.js';
 import { parseSimulateFlags, simulatedNodeIP, SIMULATE_USAGE, type SimulateFlags } from '../agent/simulate/index.js';
 import { VERSION } from '../version.js';
 import { buildLogRoot } from './agent-logs.js';
@@ -47,6 +48,8 @@ export async function simulate(argv: readonly string[]): Promise<number> {
     argv: ['--orchconfig', flags.orchconfig, ...flags.agentArgs], env: {}, cwd: process.cwd(), version: VERSION,
   });
   const clock = realClock;
+  // Static for every node: read and parsed once (the TLS material's secure context with it, transport.ts).
+  const connection = await loadOrchconfig(flags.orchconfig);
   const logs = buildLogRoot(base, clock);
   const log = logs.logger('simulate');
   const logsDir = mkdtempSync(join(tmpdir(), 'nodeagent-simulate-'));
@@ -65,7 +68,7 @@ export async function simulate(argv: readonly string[]): Promise<number> {
       starts.push(startSimulatedNode({
         name: `${flags.namePrefix}${i}`, ip: simulatedNodeIP(i), labels: flags.labels, taints: flags.taints.map((t) => ({ ...t, timeAdded: null })),
         capacity: flags.capacity, maxPods: flags.maxPods, sandboxDelayMs: flags.sandboxDelayMs, startDelayMs: flags.startDelayMs,
-      }, { base, logs, clock, logsDir }).then((node) => { nodes.push(node); }, (err: unknown) => {
+      }, { base, logs, clock, logsDir, connection }).then((node) => { nodes.push(node); }, (err: unknown) => {
         failed += 1;
         log.error('A simulated node did not start', { node: `${flags.namePrefix}${i}`, err: messageOf(err) });
       }));
@@ -75,7 +78,7 @@ export async function simulate(argv: readonly string[]): Promise<number> {
     line({ event: 'started', nodes: nodes.length, failed, ms: Math.round(started.at - begin.at) });
     if (!stop.signal.aborted) await new Promise<void>((resolve) => { stop.signal.addEventListener('abort', () => { resolve(); }, { once: true }); });
     const end = cpuNow();
-    const rss = process.memoryUsage().rss;
+    const { rss, heapUsed, external } = process.memoryUsage();
     const n = Math.max(1, nodes.length);
     const steadyS = (end.at - started.at) / 1000;
     line({
@@ -84,6 +87,8 @@ export async function simulate(argv: readonly string[]): Promise<number> {
       // CPU per node while they ran (after the start): the share of a core, in thousandths.
       mcpuPerNode: steadyS > 0 ? Number(((end.cpuUs - started.cpuUs) / 1e3 / steadyS / n).toFixed(2)) : 0,
       rssBytes: rss, rssPerNodeBytes: Math.round(rss / n), windowSeconds: Number(steadyS.toFixed(1)),
+      // Where the RSS is: V8's heap (JavaScript objects), or outside it (TLS connections, buffers).
+      heapUsedPerNodeBytes: Math.round(heapUsed / n), externalPerNodeBytes: Math.round(external / n),
     });
     await Promise.all(nodes.map((node) => node.stop().catch((err: unknown) => {
       log.error('Stopping a simulated node failed', { node: node.name, err: messageOf(err) });

@@ -18,7 +18,9 @@
  * client-go honours them): any call when the server said it did not process the request (429, 503) or could
  * not be reached (connection refused); GET also after any other transient failure (network
  * error, timeout, 5xx). Watches are not retried here (the reflector reopens them). Writes are not
- * replayed after a failure that may have applied them.
+ * replayed after a failure that may have applied them; below these, the transport sends a GET, PUT
+ * or DELETE again at once when the kept-alive connection it took was already closed by the server
+ * (transport.ts), as Go's transport does under client-go.
  *
  * Errors: OrchApiError (status.ts), an OrchError with the category of the HTTP status and the
  * decoded Status on `status` (statusOf(err)); network failures ORCHCLIENT_UNAVAILABLE,

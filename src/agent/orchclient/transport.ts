@@ -6,11 +6,20 @@
  * the response's headers, then the body streams for as long as the server keeps it open).
  * Watches get their own agent so that long-lived streams never take the sockets of requests.
  * Network failures become OrchErrors (ORCHCLIENT_UNAVAILABLE, ORCHCLIENT_TIMEOUT,
- * ORCHCLIENT_ABORTED); HTTP statuses are the caller's to judge. No retries here.
+ * ORCHCLIENT_ABORTED); HTTP statuses are the caller's to judge.
+ *
+ * One retry, as Go's http.Transport makes under client-go: a buffered request of an idempotent
+ * method (RFC 9110: GET, HEAD, OPTIONS, TRACE, PUT, DELETE) sent on a reused keep-alive connection
+ * that the server closed before any answer (ECONNRESET "socket hang up", EPIPE) is sent again at
+ * once on a new connection. A server closes an idle connection when its keep-alive timeout runs
+ * out; a client whose event loop is late still takes that connection from its pool, and the
+ * request dies with it although the server never read it. Other failures, fresh connections and
+ * POST/PATCH are not retried here (the REST client's own retries judge those).
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readFile } from 'node:fs/promises';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Tracer } from '../../api/tracing/index.js';
@@ -18,6 +27,18 @@ import type { OrchConnection } from './kubeconfig.js';
 import { ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
 
 const TOKEN_FILE_TTL_MS = 60_000;
+const MAX_SOCKETS = 32;
+/** Methods a server may receive twice with the effect of once (RFC 9110 section 9.2.2). */
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+/** How a connection the server closed fails a request written on it. */
+const CLOSED_CODES: ReadonlySet<unknown> = new Set(['ECONNRESET', 'EPIPE']);
+
+/** A request that failed only because its reused connection was already closed (retried once more). */
+class StaleConnection extends Error {
+  constructor(readonly error: OrchError) {
+    super(error.message);
+  }
+}
 
 export interface TransportOptions {
   readonly connection: OrchConnection;
@@ -59,6 +80,32 @@ export interface Transport {
   close(): void;
 }
 
+/** The secure context of each connection object (its material never changes: a rotation loads a new one). */
+const CONTEXTS = new WeakMap<OrchConnection, SecureContext>();
+
+/**
+ * One secure context for every TLS connection made from one OrchConnection (by every transport
+ * made from it): without it each TLS connection parses the CA bundle and the client key pair
+ * again (a cost of every watch re-opened). Material that does not parse is passed as it is, so
+ * that the request fails and says why, as before.
+ */
+function credentials(c: OrchConnection): { secureContext: SecureContext } | { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const known = CONTEXTS.get(c);
+  if (known !== undefined) return { secureContext: known };
+  const raw = {
+    ...(c.ca === undefined ? {} : { ca: c.ca }),
+    ...(c.clientCert === undefined ? {} : { cert: c.clientCert }),
+    ...(c.clientKey === undefined ? {} : { key: c.clientKey }),
+  };
+  try {
+    const secureContext = createSecureContext(raw);
+    CONTEXTS.set(c, secureContext);
+    return { secureContext };
+  } catch {
+    return raw;
+  }
+}
+
 export function createTransport(options: TransportOptions): Transport {
   const c = options.connection;
   const url = new URL(c.server);
@@ -66,15 +113,13 @@ export function createTransport(options: TransportOptions): Transport {
   const base = url.pathname.replace(/\/$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
   const tls = {
-    ...(c.ca === undefined ? {} : { ca: c.ca }),
-    ...(c.clientCert === undefined ? {} : { cert: c.clientCert }),
-    ...(c.clientKey === undefined ? {} : { key: c.clientKey }),
+    ...(secure ? credentials(c) : {}),
     rejectUnauthorized: !c.insecureSkipTLSVerify,
     ...(c.tlsServerName === undefined ? {} : { servername: c.tlsServerName }),
   };
   const newAgent = (keepAlive: boolean): HttpAgent => (secure
-    ? new HttpsAgent({ keepAlive, maxSockets: keepAlive ? 32 : Infinity, ...tls })
-    : new HttpAgent({ keepAlive, maxSockets: keepAlive ? 32 : Infinity }));
+    ? new HttpsAgent({ keepAlive, maxSockets: keepAlive ? MAX_SOCKETS : Infinity, ...tls })
+    : new HttpAgent({ keepAlive, maxSockets: keepAlive ? MAX_SOCKETS : Infinity }));
   let agent = newAgent(true);
   let streamAgent = newAgent(false);
   let token: { value: string; read: number } | undefined;
@@ -104,7 +149,7 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   /** Starts the request; `onResponse` gets the response once its headers came. */
-  async function start(e: Exchange, streaming: boolean, onResponse: (res: IncomingMessage) => void, onError: (err: OrchError) => void): Promise<void> {
+  async function start(e: Exchange, streaming: boolean, onResponse: (res: IncomingMessage) => void, onError: (err: OrchError | StaleConnection) => void): Promise<void> {
     const auth = await authorization();
     const target = new URL(`${base}${e.path}`, url);
     const send = secure ? httpsRequest : httpRequest;
@@ -130,17 +175,33 @@ export function createTransport(options: TransportOptions): Transport {
     if (streaming && limit > 0) headerTimer = setTimeout(timedOut, limit);
     req.on('timeout', timedOut);
     req.on('response', (res: IncomingMessage) => {
+      answered = true;
       clearTimeout(headerTimer);
       onResponse(res);
     });
+    let answered = false;
     req.on('error', (err) => {
       clearTimeout(headerTimer);
-      onError(networkError(e, target.href, err));
+      const failure = networkError(e, target.href, err);
+      const stale = !streaming && !answered && req.reusedSocket && IDEMPOTENT.has(e.method) && e.signal?.aborted !== true && CLOSED_CODES.has((err as { code?: unknown }).code);
+      onError(stale ? new StaleConnection(failure) : failure);
     });
     req.end(e.body);
   }
 
-  function exchange(e: Exchange): Promise<Answer> {
+  async function exchange(e: Exchange): Promise<Answer> {
+    // Each stale failure takes one pooled connection out of the pool: bounded by its size.
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt(e);
+      } catch (err) {
+        if (!(err instanceof StaleConnection)) throw err;
+        if (tries > MAX_SOCKETS) throw err.error;
+      }
+    }
+  }
+
+  function attempt(e: Exchange): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
       start(e, false, (res) => {
         const chunks: Buffer[] = [];

@@ -38,8 +38,23 @@ export function emptyManaged(): Managed {
   return { fields: new Map(), times: new Map() };
 }
 
+/** Keys made: every write of an object names the same few managers. Bounded. */
+const MADE_KEYS = new Map<string, string>();
+
 /** Upstream's identity of a manager: the JSON of its entry without time and fields. */
 export function managerKey(id: ManagerId): string {
+  // Lengths first: no manager name or version, whatever it holds, makes another tuple's text.
+  const tuple = `${id.manager.length}:${id.manager}\0${id.operation}\0${id.apiVersion.length}:${id.apiVersion}\0${id.subresource}`;
+  let key = MADE_KEYS.get(tuple);
+  if (key === undefined) {
+    key = keyText(id);
+    if (MADE_KEYS.size >= 10_000) MADE_KEYS.clear();
+    MADE_KEYS.set(tuple, key);
+  }
+  return key;
+}
+
+function keyText(id: ManagerId): string {
   return JSON.stringify({
     manager: id.manager,
     operation: id.operation,
