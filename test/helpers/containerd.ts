@@ -14,9 +14,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connectCri, type CriClient } from '../../src/agent/runtime/cri/index.js';
+import { realClock } from '../../src/api/clock.js';
+import { Disposers } from '../../src/api/disposers.js';
 import { freePort } from './loopback.js';
 import { scriptFailure } from './script-failure.js';
-import { waitFor, within } from './wait.js';
+import { waitFor } from './wait.js';
 
 export { freePort } from './loopback.js';
 
@@ -354,19 +356,22 @@ export async function startRegistry(options: { readonly auth?: string } = {}): P
 // ---- checks and cleanup ----
 
 /**
- * Undo steps, run newest first by an `after` hook even when `before` or a test failed; a step
- * that hangs fails after CLEANUP_STEP_MS with its name, and the next one runs.
+ * Undo steps, run newest first by an `after` hook even when `before` or a test failed: the
+ * agent's Disposers, where a step that hangs fails after CLEANUP_STEP_MS with its name and the
+ * next one runs.
  */
 export class Cleanups {
-  private readonly steps: { run: () => unknown; name: string }[] = [];
-  push(run: () => unknown, name = `cleanup step ${this.steps.length + 1}`): void {
-    this.steps.push({ run, name });
+  private readonly steps = new Disposers();
+  push(run: () => unknown, name?: string): void {
+    this.steps.push(run, name);
   }
   async run(): Promise<void> {
-    const errors: unknown[] = [];
-    for (const step of this.steps.splice(0).reverse()) {
-      await within(step.name, Promise.resolve().then(step.run), CLEANUP_STEP_MS).catch((err: unknown) => errors.push(err));
-    }
+    const overdue: Error[] = [];
+    const failed = await this.steps.dispose({
+      clock: realClock, stepMs: CLEANUP_STEP_MS,
+      onOverdue: (name) => { overdue.push(new Error(`${name} did not finish within ${CLEANUP_STEP_MS} ms`)); },
+    }).then((): unknown[] => [], (err: unknown) => (err instanceof AggregateError ? (err.errors as unknown[]) : [err]));
+    const errors = [...failed, ...overdue];
     if (errors.length > 0) throw new AggregateError(errors, `${errors.length} cleanup step(s) failed`);
   }
 }

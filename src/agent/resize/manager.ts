@@ -79,23 +79,18 @@ function cpuMemory(list: Readonly<Record<string, string>> | undefined): Record<s
  * limit) is the largest. `wanted` itself when nothing is raised.
  */
 function larger(wanted: Readonly<Record<string, string>> | undefined, have: Readonly<Record<string, string>> | undefined, limits: boolean): Readonly<Record<string, string>> | undefined {
-  let out: Record<string, string> | undefined;
+  /** The raised values; undefined: no limit. */
+  const raised = new Map<string, string | undefined>();
   for (const r of CPU_MEMORY) {
     const w = wanted?.[r];
     const h = have?.[r];
     if (limits && w === undefined) continue;
-    if (limits && h === undefined) {
-      out ??= { ...(wanted ?? {}) };
-      // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- r is cpu or memory
-      delete out[r];
-      continue;
-    }
-    if (h !== undefined && resourceAmount(h, r) > resourceAmount(w, r)) {
-      out ??= { ...(wanted ?? {}) };
-      out[r] = h;
-    }
+    if (limits && h === undefined) raised.set(r, undefined);
+    else if (h !== undefined && resourceAmount(h, r) > resourceAmount(w, r)) raised.set(r, h);
   }
-  return out ?? wanted;
+  if (raised.size === 0) return wanted;
+  const merged = Object.entries({ ...wanted, ...Object.fromEntries(raised) });
+  return Object.fromEntries(merged.filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 function sum(pods: readonly NodePod[]): Requested {
