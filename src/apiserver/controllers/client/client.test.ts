@@ -103,4 +103,26 @@ void describe('the event recorder', () => {
     await clock.advance(0);
     assert.equal((events.all()[1]?.metadata as WireObject | undefined)?.namespace, 'default', 'events of cluster-scoped objects go to default');
   });
+
+  void it('starts a new series after the 10-minute window, and keeps at most 4096 series', async () => {
+    const clock = new FakeClock();
+    const events = new FakeResourceClient({ resource: 'events', kind: 'Event', apiVersion: 'events.orch.io/v1', clock });
+    const recorder = new ClientEventRecorder({ events, clock, log: () => undefined, controller: 'default-scheduler', instance: 'default-scheduler-host' });
+    const pod = (i: number): WireObject => ({ kind: 'Pod', apiVersion: 'v1', metadata: { name: `p${i}`, namespace: 'default', uid: `u${i}` } });
+    recorder.record(pod(0), 'Normal', 'Scheduled', 'Binding', 'assigned');
+    await clock.advance(0);
+    await clock.advance(10 * 60_000 + 1);
+    recorder.record(pod(0), 'Normal', 'Scheduled', 'Binding', 'assigned');
+    await clock.advance(0);
+    assert.equal(events.all().length, 2, 'a repeat after the window is a new event');
+    for (let i = 1; i <= 4096; i++) recorder.record(pod(i), 'Normal', 'Scheduled', 'Binding', 'assigned');
+    await clock.advance(0);
+    // The series of p0 (the least recently used) was dropped for the 4096 newer ones; p4096's is kept.
+    recorder.record(pod(0), 'Normal', 'Scheduled', 'Binding', 'assigned');
+    recorder.record(pod(4096), 'Normal', 'Scheduled', 'Binding', 'assigned');
+    await clock.advance(0);
+    assert.equal(events.all().length, 2 + 4096 + 1);
+    const last = events.all().find((e) => (e.regarding as WireObject).name === 'p4096');
+    assert.deepEqual((last?.series as WireObject | undefined)?.count, 2);
+  });
 });

@@ -29,6 +29,8 @@ export interface ClientEventRecorderOptions {
 }
 
 const SERIES_WINDOW_MS = 10 * 60_000;
+/** As upstream's event correlator: the series of at most this many recent events are kept. */
+const MAX_SERIES = 4096;
 const MAX_NOTE = 1024;
 
 interface Recorded {
@@ -61,6 +63,9 @@ export class ClientEventRecorder implements EventRecorder {
     if (seen !== undefined) {
       seen.count++;
       seen.at = now;
+      // Kept in the order of last use, so that forgetOld stops at the first recent one.
+      this.recent.delete(key);
+      this.recent.set(key, seen);
       const next = { ...seen.event, series: { count: seen.count, lastObservedTime: formatMicroTime(now) } };
       try {
         seen.event = await this.options.events.update(str(metaOf(seen.event).namespace), nameOf(seen.event), next);
@@ -92,8 +97,11 @@ export class ClientEventRecorder implements EventRecorder {
     this.recent.set(key, { event: created, count: 1, at: now });
   }
 
+  /** Drops the series past their window, and the least recently used beyond MAX_SERIES. */
   private forgetOld(now: number): void {
-    if (this.recent.size < 512) return;
-    for (const [key, r] of this.recent) if (now - r.at > SERIES_WINDOW_MS) this.recent.delete(key);
+    for (const [key, r] of this.recent) {
+      if (now - r.at <= SERIES_WINDOW_MS && this.recent.size < MAX_SERIES) return;
+      this.recent.delete(key);
+    }
   }
 }
