@@ -17,7 +17,7 @@
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
- *     [--sim-cpu-prof DIR]
+ *     [--sim-cpu-prof DIR] [--server-node-arg=FLAG]...
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -84,7 +84,7 @@ function latencyText(samples: readonly number[]): string {
   return `p50 ${f1(percentile(samples, 50))} / p99 ${f1(percentile(samples, 99))} / max ${f1(Math.max(...samples))} ms (${samples.length})`;
 }
 
-export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string }): Promise<string[]> {
+export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[] }): Promise<string[]> {
   const out: string[] = [];
   const row = (k: string, v: string): void => { out.push(`| ${k} | ${v} |`); print(`${k}: ${v}`); };
   let etcd: EtcdCluster | undefined;
@@ -92,7 +92,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   const rates = await storeWriteRates(o.store, etcd?.endpoints ?? [], 3000);
   const server = await startApiServer({
     storage: o.store, controllers: true, tokens: [SIMULATOR_TOKEN, ...PROBE_TOKENS], ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
-    ...(o.cpuProf === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`] }),
+    nodeArgs: [...(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]), ...(o.serverNodeArgs ?? [])],
   });
   const api = server.client;
   const ca = readFileSync(server.caFile, 'utf8');
@@ -220,6 +220,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: {
     nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '1000' }, store: { type: 'string', default: 'sqlite' }, 'etcd-members': { type: 'string', default: '1' },
     steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' }, 'sim-cpu-prof': { type: 'string' },
+    'server-node-arg': { type: 'string', multiple: true, default: [] },
   } });
   const nodes = Number(values.nodes);
   const store = values.store === 'etcd' ? 'etcd' : 'sqlite';
@@ -231,6 +232,7 @@ async function main(): Promise<void> {
     simProcs: values['sim-procs'] === undefined ? Math.max(1, Math.ceil(nodes / 1500)) : Number(values['sim-procs']),
     ...(values['cpu-prof'] === undefined ? {} : { cpuProf: values['cpu-prof'] }),
     ...(values['sim-cpu-prof'] === undefined ? {} : { simCpuProf: values['sim-cpu-prof'] }),
+    serverNodeArgs: values['server-node-arg'],
   });
   process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store}${store === 'etcd' ? ` (${etcdMembers} member${etcdMembers === 1 ? '' : 's'})` : ''} | |`, '|---|---|', ...lines].join('\n')}\n`);
 }
