@@ -32,14 +32,19 @@ export interface ServerCounters {
   readonly requests: number;
   readonly errors5xx: number;
   readonly watchEvents: number;
+  /** V8's heap in use and its size, and the memory outside it (prom-client's process metrics), bytes. */
+  readonly heapUsedBytes: number;
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
 }
 
-/** Sums of apiserver_request_total (all, 5xx) and apiserver_watch_events_total. */
+/** Sums of apiserver_request_total (all, 5xx) and apiserver_watch_events_total; the server's heap. */
 export async function serverCounters(api: ApiClient): Promise<ServerCounters> {
   const res = await api.request('GET', '/metrics', { headers: { Accept: 'text/plain' } });
   let requests = 0;
   let errors5xx = 0;
   let watchEvents = 0;
+  const gauge = (name: string): number => Number(new RegExp(`^${name} ([0-9.e+]+)$`, 'm').exec(res.text)?.[1] ?? NaN);
   for (const line of res.text.split('\n')) {
     const m = /^(apiserver_request_total|apiserver_watch_events_total)\{([^}]*)\} ([0-9.e+]+)$/.exec(line);
     if (m === null) continue;
@@ -51,7 +56,10 @@ export async function serverCounters(api: ApiClient): Promise<ServerCounters> {
     requests += value;
     if (/code="5\d\d"/.test(m[2] ?? '')) errors5xx += value;
   }
-  return { requests, errors5xx, watchEvents };
+  return {
+    requests, errors5xx, watchEvents,
+    heapUsedBytes: gauge('nodejs_heap_size_used_bytes'), heapTotalBytes: gauge('nodejs_heap_size_total_bytes'), externalBytes: gauge('nodejs_external_memory_bytes'),
+  };
 }
 
 export interface FlowCounters {

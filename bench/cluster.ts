@@ -31,7 +31,7 @@ import { startApiServer } from '../test/helpers/apiserver.js';
 import { etcdWatchCounters, startEtcd, type EtcdCluster } from '../test/helpers/etcd.js';
 import { waitFor } from '../test/helpers/wait.js';
 import {
-  flowCounters, peakRss, procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes,
+  flowCounters, peakRss, procUsage, runAtConcurrency, serverCounters, startLeaseProbes, storeWriteRates, watchPods, watchStream, type PodTimes, type ServerCounters,
 } from './cluster-probes.js';
 import { exitOnSignals, isMain, percentile } from './table.js';
 
@@ -82,6 +82,11 @@ function tokenOrchconfig(adminOrchconfig: string, token: string, path: string): 
 
 function latencyText(samples: readonly number[]): string {
   return `p50 ${f1(percentile(samples, 50))} / p99 ${f1(percentile(samples, 99))} / max ${f1(Math.max(...samples))} ms (${samples.length})`;
+}
+
+/** Where the server's RSS is: V8's heap (in use / its size) and the memory outside it. */
+function heapText(c: ServerCounters): string {
+  return `V8 heap ${f1(c.heapUsedBytes / 2 ** 20)} of ${f1(c.heapTotalBytes / 2 ** 20)} MiB, external ${f1(c.externalBytes / 2 ** 20)} MiB`;
 }
 
 export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[] }): Promise<string[]> {
@@ -188,14 +193,14 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     row('registration', `${o.nodes} nodes Ready in ${f1(registered / 1000)} s (ramp ${o.rampS} s); ${c1.errors5xx - c0.errors5xx} × 5xx`);
     row('lease PUT, steady', latencyText(steady.map((x) => x.ms)));
     row('lease PUT, during the burst', latencyText(burst.map((x) => x.ms)));
-    row('apiserver, steady', `${f1(((s1.server.cpuS - s0.server.cpuS) / steadyS) * 100)} % of a core, ${f1(((s1.server.cpuS - s0.server.cpuS) * 1e6) / Math.max(1, s1.counters.requests - s0.counters.requests))} µs CPU per request, ${f1((s1.counters.requests - s0.counters.requests) / steadyS)} req/s, RSS ${f1(s1.server.rssBytes / 2 ** 20)} MiB`);
+    row('apiserver, steady', `${f1(((s1.server.cpuS - s0.server.cpuS) / steadyS) * 100)} % of a core, ${f1(((s1.server.cpuS - s0.server.cpuS) * 1e6) / Math.max(1, s1.counters.requests - s0.counters.requests))} µs CPU per request, ${f1((s1.counters.requests - s0.counters.requests) / steadyS)} req/s, RSS ${f1(s1.server.rssBytes / 2 ** 20)} MiB (${heapText(s1.counters)})`);
     if (s0.etcd !== undefined && s1.etcd !== undefined) row('etcd, steady', `${f1(((s1.etcd.cpuS - s0.etcd.cpuS) / steadyS) * 100)} % of a core, RSS ${f1(s1.etcd.rssBytes / 2 ** 20)} MiB`);
     row('pods', `${o.pods} created (${f1(created.perSecond)}/s, create p99 ${f1(percentile(createMs, 99))} ms, ${created.failed} failed); bound ${f1(span((t) => t.bound))}/s; Running ${f1(span((t) => t.running))}/s; deleted and gone in ${f1((d1 - b1.at) / 1000)} s`);
     row('after the burst', `every pod Running ${f1((last((t) => t.running) - burstEnd) / 1000)} s after the last create was acknowledged; every pod gone ${f1((last((t) => t.gone) - deleteEnd) / 1000)} s after the last delete was`);
     row('watch delivery (create acked -> pod watch)', `p50 ${f1(percentile(delivery, 50))} / p99 ${f1(percentile(delivery, 99))} ms`);
     // Net of the steady window's rate (the nodes' own heartbeats go on during the burst).
     const netCpu = burstCpu - ((s1.server.cpuS - s0.server.cpuS) / steadyS) * ((b1.at - b0.at) / 1000);
-    row('apiserver, burst', `${f1((burstCpu / ((b1.at - b0.at) / 1000)) * 100)} % of a core, ${f1((burstCpu * 1e6) / Math.max(1, burstEvents))} µs CPU per watch event sent (${burstEvents} events; net of the steady rate ${f1((netCpu * 1e6) / Math.max(1, burstEvents))} µs), ${f1((burstCpu * 1e6) / o.pods)} µs per pod, RSS ${f1(b1.server.rssBytes / 2 ** 20)} MiB`);
+    row('apiserver, burst', `${f1((burstCpu / ((b1.at - b0.at) / 1000)) * 100)} % of a core, ${f1((burstCpu * 1e6) / Math.max(1, burstEvents))} µs CPU per watch event sent (${burstEvents} events; net of the steady rate ${f1((netCpu * 1e6) / Math.max(1, burstEvents))} µs), ${f1((burstCpu * 1e6) / o.pods)} µs per pod, RSS ${f1(b1.server.rssBytes / 2 ** 20)} MiB (${heapText(b1.counters)})`);
     row('errors', `${c2.errors5xx - c0.errors5xx} × 5xx; lease probes failed ${probes.samples.filter((x) => !x.ok).length} (${[...new Set(probes.samples.filter((x) => !x.ok).map((x) => x.status))].map((c) => `HTTP ${c}`).join(', ')}); simulator error lines ${simErrors}`);
     const levels = [...f2.rejectedByLevel].map(([level, n]) => [level, n - (f0.rejectedByLevel.get(level) ?? 0)] as const).filter(([, n]) => n > 0);
     row('overload', `server peak RSS ${f1(rss.peak() / 2 ** 20)} MiB; ${f2.tooMany - f0.tooMany} × 429 (rejected by priority level: ${levels.length === 0 ? 'none' : levels.map(([l, n]) => `${l} ${n}`).join(', ')}); watchers ended for not keeping up ${f2.terminatedWatchers - f0.terminatedWatchers}`);
