@@ -48,8 +48,13 @@ import { nodeStatusReservation } from './agent-cm.js';
 import { deviceNodeFacts } from './agent-devices.js';
 import type { DeviceNodeFacts } from '../agent/cm/index.js';
 
+/** The server's own request timeout (upstream's --request-timeout default): a request's longest wait for an answer. */
+const MAIN_CLIENT_TIMEOUT_MS = 60_000;
+
 export interface ApiConnection {
   readonly rest: RestClient;
+  /** The node status and lease's client (upstream's heartbeat client): connections and a rate bucket of its own. */
+  readonly heartbeat: RestClient;
   readonly recorder: EventRecorder;
   /** The ConfigMaps and Secrets of volumes, env and pull credentials (configMapAndSecretChangeDetectionStrategy); the pod manager registers the desired pods with it. */
   readonly objects: ObjectManager;
@@ -81,8 +86,15 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   const c = resolved.config;
   const o = resolved.options;
   const log = logs.logger('orchclient');
-  const clientFor = (connection: OrchConnection): RestClient =>
-    createRestClient({ clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log, ...(tracer === undefined ? {} : { tracer }) });
+  // As upstream's kubelet: the main client waits for an answer as long as the server may take to
+  // give one (its 60 s request timeout), so an overloaded server's queues are not answered by
+  // the same requests again; the heartbeat (node status, lease) has a client of its own whose
+  // timeout is the status update period or the lease duration, whichever is shorter.
+  const heartbeatTimeoutMs = Math.min(durationToMs(c.nodeStatusUpdateFrequency), c.nodeLeaseDurationSeconds * 1000);
+  const clientFor = (connection: OrchConnection, heartbeat = false): RestClient => createRestClient({
+    clock, connection, qps: c.orchAPIQPS, burst: c.orchAPIBurst, contentType: c.contentType, logger: log, ...(tracer === undefined ? {} : { tracer }),
+    timeoutMs: heartbeat ? heartbeatTimeoutMs : MAIN_CLIENT_TIMEOUT_MS,
+  });
   if (o.bootstrapOrchconfig !== '') {
     await bootstrapClientCertificate({
       orchconfigPath: o.orchconfig, bootstrapOrchconfigPath: o.bootstrapOrchconfig, certDir: o.certDir, nodeName,
@@ -91,6 +103,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   }
   const connection = loaded !== undefined && o.bootstrapOrchconfig === '' ? loaded : await loadOrchconfig(o.orchconfig);
   const swappable = swappableRestClient(clientFor(connection), clock);
+  const swappableHeartbeat = swappableRestClient(clientFor(connection, true), clock);
   const rest = swappable.rest;
   let rotation: CertificateManager | undefined;
   if (c.rotateCertificates && connection.clientCert !== undefined) {
@@ -99,7 +112,10 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       ...(o.bootstrapOrchconfig === '' ? {} : { bootstrapOrchconfigPath: o.bootstrapOrchconfig }),
       createClient: clientFor, logger: logs.logger('certificate'), clock,
       onRotated: () => {
-        void loadOrchconfig(o.orchconfig).then((next) => { swappable.swap(clientFor(next)); }, (err: unknown) => {
+        void loadOrchconfig(o.orchconfig).then((next) => {
+          swappable.swap(clientFor(next));
+          swappableHeartbeat.swap(clientFor(next, true));
+        }, (err: unknown) => {
           log.error('Cannot reload --orchconfig after a certificate rotation', { err: String(err) });
         });
       },
@@ -120,6 +136,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
   const reviews = createOrchClient({ connection, clock });
   return {
     rest,
+    heartbeat: swappableHeartbeat.rest,
     recorder,
     objects,
     tokens: createTokenManager({ rest, clock, logger: logs.logger('volumes') }),
@@ -142,6 +159,7 @@ export async function connectApi(resolved: ResolvedConfiguration, logs: LogRoot,
       await recorder.stop();
       reviews.close();
       rest.close();
+      swappableHeartbeat.rest.close();
     },
   };
 }
@@ -232,7 +250,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
   // The Node's spec.podCIDR reaches the runtime, as --pod-cidr does in standalone mode.
   const followPodCidr = podCidrFollower({ runtime: cri, logger: nodeLog });
   const nodeStatus: NodeStatusController = createNodeStatusController({
-    client: api.rest,
+    client: api.heartbeat,
     identity: {
       nodeName,
       hostname: o.hostnameOverride === '' ? nodeName : o.hostnameOverride.trim().toLowerCase(),
@@ -272,7 +290,7 @@ export function createApiMode(d: ApiModeDeps): ApiMode {
     },
   });
   const lease: LeaseController = createLeaseController({
-    client: api.rest, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
+    client: api.heartbeat, nodeName, leaseDurationSeconds: c.nodeLeaseDurationSeconds,
     node: () => nodeStatus.node(), clock: d.clock, logger: nodeLog,
   });
   const podLog = d.logs.logger('apipods');
