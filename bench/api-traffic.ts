@@ -2,7 +2,8 @@
  * What the API server served over a window, from its /metrics: requests by verb and resource
  * (apiserver_request_total, the subresource after a slash; requests for no resource, such as
  * the bench's own reads of /metrics, are left out), watch events sent by kind
- * (apiserver_watch_events_total: ADDED, MODIFIED and DELETED; BOOKMARKs are not counted there)
+ * (apiserver_watch_events_total: every frame the server writes on a watch, its BOOKMARKs
+ * included: one a minute per watch by default)
  * and the watches open at the end (apiserver_longrunning_requests with verb WATCH). The idle
  * window of the API-mode bench uses it to show what the agent asks for and receives while
  * nothing changes (the bench's own client is quiet then).
