@@ -157,6 +157,9 @@ const CLOCK_TICKS = ((): number => {
 export interface ProcSample {
   /** VmRSS, KiB. */
   readonly rssKiB: number;
+  /** RssAnon (the process's own memory: V8's heap, malloc) and RssFile (mapped files' pages: mostly node's own binary, shared with every node process), KiB. */
+  readonly anonKiB: number;
+  readonly fileKiB: number;
   /** utime + stime, seconds. */
   readonly cpuSeconds: number;
   /** performance.now() when read. */
@@ -175,9 +178,10 @@ export async function sampleProcess(pid: number): Promise<ProcSample> {
   const at = performance.now();
   const rss = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
   if (rss === null) throw new Error(`/proc/${pid}/status has no VmRSS`);
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status)?.[1] ?? NaN);
   // The command name (field 2) may hold spaces: count from its closing parenthesis; utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { rssKiB: Number(rss[1]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS, at };
+  return { rssKiB: Number(rss[1]), anonKiB: kib('RssAnon'), fileKiB: kib('RssFile'), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS, at };
 }
 
 /** CPU time between two samples over their wall time, % of one core. */
@@ -191,15 +195,27 @@ export interface Usage {
   readonly rssMiB: number;
   /** % of one core over the window. */
   readonly cpuPercent: number;
+  /** The means over the window's samples (one a second) of RssAnon and RssFile, MiB: the anonymous part moves by ~15 MiB within seconds as V8 collects and malloc returns pages, so one reading at the end says less. */
+  readonly anonMeanMiB?: number;
+  readonly fileMeanMiB?: number;
 }
 
-/** Each process's RSS and CPU share over a window of `seconds` (touching nothing meanwhile). */
+/** Each process's RSS and CPU share over a window of `seconds`, reading /proc/PID/status once a second meanwhile (nothing else). */
 export async function measureUsage(pids: readonly number[], seconds: number): Promise<Usage[]> {
   const first = await Promise.all(pids.map(sampleProcess));
-  await delay(seconds * 1000);
-  const last = await Promise.all(pids.map(sampleProcess));
+  const samples: ProcSample[][] = [first];
+  const end = performance.now() + seconds * 1000;
+  for (let left = end - performance.now(); left > 0; left = end - performance.now()) {
+    await delay(Math.min(1000, left));
+    samples.push(await Promise.all(pids.map(sampleProcess)));
+  }
+  const last = samples[samples.length - 1] ?? first;
+  const mean = (i: number, of: (s: ProcSample) => number): number => {
+    const values = samples.flatMap((row) => (row[i] === undefined ? [] : [of(row[i])]));
+    return values.reduce((sum, v) => sum + v, 0) / values.length / 1024;
+  };
   return first.map((a, i) => {
     const b = last[i] ?? a;
-    return { rssMiB: b.rssKiB / 1024, cpuPercent: cpuPercent(a, b) };
+    return { rssMiB: b.rssKiB / 1024, cpuPercent: cpuPercent(a, b), anonMeanMiB: mean(i, (s) => s.anonKiB), fileMeanMiB: mean(i, (s) => s.fileKiB) };
   });
 }

@@ -33,6 +33,7 @@ import { connectCri, type CriClient } from '../src/agent/runtime/cri/index.js';
 import { v1Pod, type ApiServer } from '../test/helpers/apiserver.js';
 import { startCluster, type Cluster } from '../test/helpers/cluster.js';
 import { waitFor } from '../test/helpers/wait.js';
+import { formatApiTraffic, parseApiTraffic, type ApiTraffic } from './api-traffic.js';
 import { AGENT_BIN, containerdPid, measureUsage, sampleProcess, type Usage } from './agent.js';
 import { watchPods, type PodTimes } from './cluster-probes.js';
 import { criTimeMs, epochMs, runRawPods, startedAt, type RawPodOptions } from './cri.js';
@@ -66,6 +67,8 @@ export interface ApiBurst {
 export interface ApiIdle {
   readonly agent: Usage;
   readonly containerd: Usage;
+  /** What the API server served over the window (the agent's requests and watch events): formatApiTraffic's line. */
+  readonly traffic?: string;
 }
 
 /** The steps of one pod, each ms from the previous one. */
@@ -118,6 +121,13 @@ async function removeAll(ctx: Ctx): Promise<void> {
     const sandboxes = await ctx.cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE_LABEL]: NAMESPACE } });
     return items.length === 0 && sandboxes.length === 0;
   }, { timeoutMs: 900_000, intervalMs: 200 });
+}
+
+/** The API server's request and watch event counters now. */
+async function apiTraffic(ctx: Ctx): Promise<ApiTraffic> {
+  const res = await ctx.server.client.request('GET', '/metrics');
+  if (res.status !== 200) throw new Error(`reading the API server's /metrics answered ${String(res.status)}`);
+  return parseApiTraffic(res.text);
 }
 
 /** Creates `count` pods at once: first create -> the last container's startedAt, ms. */
@@ -233,11 +243,14 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
       const pid = await use(bin, bins.length > 1);
       print(`(b) the last burst's ${idlePods} pods left running${bins.length > 1 ? `, adopted by ${bin}` : ''}: settling ${settle} s, then measuring ${window} s`);
       await delay(settle * 1000);
+      const before = await apiTraffic(ctx);
       const usage = await withSteal(async () => measureUsage([pid, await containerdPid(cluster.containerd)], window));
+      const traffic = formatApiTraffic(before, await apiTraffic(ctx), window);
       const [agentIdle, containerdIdle] = usage.result;
       if (agentIdle === undefined || containerdIdle === undefined) throw new Error('no usage samples');
-      print(`(b) agent ${agentIdle.rssMiB.toFixed(1)} MiB, ${agentIdle.cpuPercent.toFixed(2)} %; containerd ${containerdIdle.cpuPercent.toFixed(2)} % (steal ${usage.steal.toFixed(0)} %)`);
-      idleBuilds.push({ agent: agentIdle, containerd: containerdIdle });
+      print(`(b) agent ${agentIdle.rssMiB.toFixed(1)} MiB (over the window: anonymous ${(agentIdle.anonMeanMiB ?? NaN).toFixed(1)}, files ${(agentIdle.fileMeanMiB ?? NaN).toFixed(1)} MiB), ${agentIdle.cpuPercent.toFixed(2)} %; containerd ${containerdIdle.cpuPercent.toFixed(2)} % (steal ${usage.steal.toFixed(0)} %)`);
+      print(`(b) API server, ${traffic}`);
+      idleBuilds.push({ agent: agentIdle, containerd: containerdIdle, traffic });
     }
     const idle = { pods: idlePods, seconds: window, builds: idleBuilds };
     await removeAll(ctx);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { callers, report, summarize, type CpuProfile } from './profile-top.js';
+import { callers, lastSeconds, report, summarize, type CpuProfile } from './profile-top.js';
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9 });
 
@@ -46,5 +46,23 @@ void describe('profile-top', () => {
       { callers: '(no frame of ours)', ms: 3 },
     ]);
     assert.deepEqual(callers(profile, 'spawn', 1).map((c) => c.callers), ['mount (agent/volumes/m.js:10)', '(no frame of ours)']);
+  });
+
+  void it('keeps only the samples of the profile\'s last seconds', () => {
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(idle)', '') },
+        { id: 2, callFrame: frame('burst', 'file:///w/dist/src/agent/a.js') },
+        { id: 3, callFrame: frame('idleLoop', 'file:///w/dist/src/agent/b.js') },
+      ],
+      // Samples at 0, 3, 5, 6 and 8 s (the sums of the deltas), the profile's end at 9 s: the last 3 s start at 6 s.
+      samples: [2, 2, 3, 1, 3],
+      timeDeltas: [0, 3e6, 2e6, 1e6, 2e6, 1e6],
+    };
+    const window = lastSeconds(profile, 3);
+    assert.deepEqual(window.samples, [1, 3]);
+    const s = summarize(window);
+    assert.deepEqual(s.functions.map((f) => [f.name, f.ms]), [['(idle) (native)', 2000], ['idleLoop (agent/b.js:10)', 1000]]);
+    assert.deepEqual(lastSeconds(profile, 100).samples, profile.samples);
   });
 });

@@ -6,8 +6,10 @@
  *
  * With --callers NAME (repeatable), also where the time in the functions whose name contains NAME
  * (callees included) comes from: the chains of our own frames nearest them (--depth, default 3).
+ * With --last SECONDS, only the samples of the profile's last SECONDS count (e.g. an idle window
+ * that ends when the agent stops).
  *
- *   node dist/bench/profile-top.js [--top 25] [--callers NAME]... [--depth 3] FILE-OR-DIRECTORY...
+ *   node dist/bench/profile-top.js [--top 25] [--callers NAME]... [--depth 3] [--last SECONDS] FILE-OR-DIRECTORY...
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -78,6 +80,19 @@ function frameName(frame: ProfileNode['callFrame']): string {
   return `${frame.functionName === '' ? '(anonymous)' : frame.functionName} (${file === '' ? 'native' : `${file}:${frame.lineNumber + 1}`})`;
 }
 
+/** The profile's samples of its last `seconds` only (the time of a sample: the sum of the time deltas up to it). */
+export function lastSeconds(profile: CpuProfile, seconds: number): CpuProfile {
+  const deltas = profile.timeDeltas ?? [];
+  const samples = profile.samples ?? [];
+  const at: number[] = [];
+  let t = 0;
+  for (const d of deltas) at.push((t += d));
+  const from = t - seconds * 1e6;
+  let k = at.findIndex((x) => x >= from);
+  if (k < 0) k = samples.length;
+  return { nodes: profile.nodes, samples: samples.slice(k), timeDeltas: deltas.slice(k) };
+}
+
 export interface CallerTime {
   /** Our code's frames nearest the matched function, innermost first, joined by ` < `. */
   readonly callers: string;
@@ -138,7 +153,9 @@ async function profileFiles(args: readonly string[]): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, callers: { type: 'string', multiple: true }, depth: { type: 'string', default: '3' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, callers: { type: 'string', multiple: true }, depth: { type: 'string', default: '3' }, last: { type: 'string' } }, allowPositionals: true });
+  const last = values.last === undefined ? undefined : Number(values.last);
+  if (last !== undefined && !(last > 0)) throw new Error(`--last must be a positive number of seconds, not ${String(values.last)}`);
   const depth = Number(values.depth);
   if (!(Number.isInteger(depth) && depth > 0)) throw new Error(`--depth must be a positive whole number, not ${values.depth}`);
   const top = Number(values.top);
@@ -147,7 +164,8 @@ async function main(): Promise<void> {
   const files = await profileFiles(positionals);
   if (files.length === 0) throw new Error(`no .cpuprofile file in ${positionals.join(', ')}`);
   for (const file of files) {
-    const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+    const whole = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+    const profile = last === undefined ? whole : lastSeconds(whole, last);
     process.stdout.write(`${file}\n${report(summarize(profile), top).join('\n')}\n\n`);
     for (const match of values.callers ?? []) {
       const lines = callers(profile, match, depth).slice(0, top).map((c) => `  ${Math.round(c.ms).toString().padStart(6)} ms  ${c.callers}`);
