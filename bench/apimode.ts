@@ -94,7 +94,7 @@ function podBody(ctx: Ctx, name: string): Record<string, unknown> {
   const pod = v1Pod(name, '');
   const spec = pod.spec as Record<string, unknown>;
   // `sleep` ignores SIGTERM: the agent's minimum grace period of 2 s applies at deletion.
-  return { ...pod, spec: { ...spec, terminationGracePeriodSeconds: 1, containers: [{ name: 'sleep', image: ctx.image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] } };
+  return { ...pod, spec: { ...spec, hostNetwork: true, terminationGracePeriodSeconds: 1, containers: [{ name: 'sleep', image: ctx.image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] } };
 }
 
 async function create(ctx: Ctx, name: string): Promise<void> {
