@@ -175,12 +175,21 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
   const ctx: Ctx = { cluster, server: cluster.server, cri, image: cluster.containerd.images.busybox };
   const raw: RawPodOptions = { endpoint: cluster.containerd.endpoint, network: 'host', image: ctx.image, cgroupRoot: `${cluster.containerd.cgroupRoot}/bench-raw`, logRoot: cluster.containerd.logDir };
   let running = bins[0] ?? AGENT_BIN;
-  /** The agent's pid, restarted from `bin` first unless that build runs (always afresh when `fresh`). */
-  const use = async (bin: string, fresh: boolean): Promise<number> => {
+  /**
+   * The agent's pid, restarted from `bin` first unless that build runs (always afresh when
+   * `fresh`). A build restarted for a burst (`warm`) first starts and removes 2 pods, as the
+   * first build did at the start: a freshly started agent's code is not yet compiled, and its
+   * first burst cost up to half as much CPU again as a warm agent's.
+   */
+  const use = async (bin: string, fresh: boolean, warm = false): Promise<number> => {
     if (fresh || bin !== running) {
       await cluster.restartAgent(bin);
       running = bin;
       print(`nodeagent ${bin} (pid ${String(cluster.agent.process.pid)})`);
+      if (warm) {
+        await apiBurst(ctx, `warm${String(cluster.agent.process.pid)}`, 2);
+        await removeAll(ctx);
+      }
     }
     const pid = cluster.agent.process.pid;
     if (pid === undefined) throw new Error('the agent has no pid');
@@ -209,7 +218,7 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
         if (r % 2 === 1) order.reverse();
         for (const [k, i] of order.entries()) {
           const bin = bins[i] ?? AGENT_BIN;
-          const pid = await use(bin, false);
+          const pid = await use(bin, false, true);
           const cpu0 = await sampleProcess(pid);
           const burst = await withSteal(() => apiBurst(ctx, `b${count}r${r}x${i}`, count));
           const cpuMs = ((await sampleProcess(pid)).cpuSeconds - cpu0.cpuSeconds) * 1000;
