@@ -178,8 +178,9 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
   /**
    * The agent's pid, restarted from `bin` first unless that build runs (always afresh when
    * `fresh`). A build restarted for a burst (`warm`) first starts and removes 2 pods, as the
-   * first build did at the start: a freshly started agent's code is not yet compiled, and its
-   * first burst cost up to half as much CPU again as a warm agent's.
+   * first build did at the start, then settles 20 s (the first build had at least the raw
+   * burst's time since its start): an agent restarted just before its burst cost 1.4–1.8× the
+   * CPU per pod of one that had run before, the 2-pod warm-up alone did not remove that.
    */
   const use = async (bin: string, fresh: boolean, warm = false): Promise<number> => {
     if (fresh || bin !== running) {
@@ -189,6 +190,7 @@ export async function runApiModeBench(o: ApiModeOptions = {}): Promise<ApiModeRe
       if (warm) {
         await apiBurst(ctx, `warm${String(cluster.agent.process.pid)}`, 2);
         await removeAll(ctx);
+        await delay(20_000);
       }
     }
     const pid = cluster.agent.process.pid;
