@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { callers, lastSeconds, report, summarize, type CpuProfile } from './profile-top.js';
+import { busiestWindow, callers, lastSeconds, report, summarize, timeline, type CpuProfile } from './profile-top.js';
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 9 });
 
@@ -64,5 +64,26 @@ void describe('profile-top', () => {
     const s = summarize(window);
     assert.deepEqual(s.functions.map((f) => [f.name, f.ms]), [['(idle) (native)', 2000], ['idleLoop (agent/b.js:10)', 1000]]);
     assert.deepEqual(lastSeconds(profile, 100).samples, profile.samples);
+  });
+
+  void it('cuts a profile to its busiest window and gives the busy time per slice', () => {
+    const profile: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame('(idle)', '') },
+        { id: 2, callFrame: frame('syncPod', 'file:///w/dist/src/agent/podsync/index.js') },
+        { id: 3, callFrame: frame('parse', 'node:internal/x') },
+      ],
+      // Samples at 0, 1, 2, 3, 4, 5 s; each lasts until the next (the last one 1 s): idle, idle, busy 2, busy 3, idle, busy 2.
+      samples: [1, 1, 2, 3, 1, 2],
+      timeDeltas: [0, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6],
+    };
+    assert.deepEqual(timeline(profile, 2), [0, 2000, 1000]);
+    const cut = busiestWindow(profile, 2);
+    assert.equal(cut.fromS, 2);
+    const s = summarize(cut.profile);
+    assert.equal(s.totalMs, 2000);
+    assert.deepEqual(s.categories, { idle: 0, gc: 0, program: 0, ours: 1000, other: 1000 });
+    // Wider than the profile: all of it.
+    assert.equal(summarize(busiestWindow(profile, 60).profile).totalMs, 6000);
   });
 });

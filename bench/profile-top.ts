@@ -7,9 +7,11 @@
  * With --callers NAME (repeatable), also where the time in the functions whose name contains NAME
  * (callees included) comes from: the chains of our own frames nearest them (--depth, default 3).
  * With --last SECONDS, only the samples of the profile's last SECONDS count (e.g. an idle window
- * that ends when the agent stops).
+ * that ends when the agent stops). With --busiest S, only the S seconds of each profile with the
+ * most busy time (e.g. a burst of pod starts within a whole bench run); --timeline S prints the
+ * busy time of every S seconds.
  *
- *   node dist/bench/profile-top.js [--top 25] [--callers NAME]... [--depth 3] [--last SECONDS] FILE-OR-DIRECTORY...
+ *   node dist/bench/profile-top.js [--top 25] [--callers NAME]... [--depth 3] [--last SECONDS] [--busiest S] [--timeline S] FILE-OR-DIRECTORY...
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -129,6 +131,56 @@ export function callers(profile: CpuProfile, match: string, depth = 3): CallerTi
   return [...chains].map(([c, ms]) => ({ callers: c, ms })).sort((a, b) => b.ms - a.ms);
 }
 
+/** Each sample's time (the delta to the next sample, as summarize counts it) and whether it was busy (not idle). */
+function sampleTimes(profile: CpuProfile): { at: number[]; us: number[]; busy: boolean[] } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const deltas = profile.timeDeltas ?? [];
+  const at: number[] = [];
+  const us: number[] = [];
+  const busy: boolean[] = [];
+  let t = 0;
+  (profile.samples ?? []).forEach((id, i) => {
+    t += deltas[i] ?? 0;
+    at.push(t);
+    us.push(Math.max(0, deltas[i + 1] ?? 0));
+    busy.push(byId.get(id)?.callFrame.functionName !== '(idle)');
+  });
+  return { at, us, busy };
+}
+
+/** Busy ms in each `bucketS`-second slice of the profile, from its start. */
+export function timeline(profile: CpuProfile, bucketS: number): number[] {
+  const { at, us, busy } = sampleTimes(profile);
+  const buckets: number[] = [];
+  at.forEach((t, i) => {
+    const b = Math.floor(t / (bucketS * 1e6));
+    while (buckets.length <= b) buckets.push(0);
+    if (busy[i] === true) buckets[b] = (buckets[b] ?? 0) + (us[i] ?? 0) / 1000;
+  });
+  return buckets;
+}
+
+/** The profile cut to its `seconds`-long window with the most busy time; `fromS` is where that window starts. */
+export function busiestWindow(profile: CpuProfile, seconds: number): { profile: CpuProfile; fromS: number } {
+  const { at, us, busy } = sampleTimes(profile);
+  const width = seconds * 1e6;
+  let best = { from: 0, to: 0, busy: -1 };
+  let sum = 0;
+  let lo = 0;
+  for (let hi = 0; hi < at.length; hi++) {
+    if (busy[hi] === true) sum += us[hi] ?? 0;
+    while ((at[hi] ?? 0) - (at[lo] ?? 0) >= width) {
+      if (busy[lo] === true) sum -= us[lo] ?? 0;
+      lo++;
+    }
+    if (sum > best.busy) best = { from: lo, to: hi + 1, busy: sum };
+  }
+  const samples = (profile.samples ?? []).slice(best.from, best.to);
+  // summarize() attributes to sample i the delta at i + 1.
+  const timeDeltas = [0, ...us.slice(best.from, best.to)];
+  return { profile: { nodes: profile.nodes, samples, timeDeltas }, fromS: (at[best.from] ?? 0) / 1e6 };
+}
+
 /** The report's lines: the categories as shares of the busy time (not idle), then our top functions. */
 export function report(s: ProfileSummary, top: number): string[] {
   const busy = s.totalMs - s.categories.idle;
@@ -153,9 +205,23 @@ async function profileFiles(args: readonly string[]): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, callers: { type: 'string', multiple: true }, depth: { type: 'string', default: '3' }, last: { type: 'string' } }, allowPositionals: true });
-  const last = values.last === undefined ? undefined : Number(values.last);
-  if (last !== undefined && !(last > 0)) throw new Error(`--last must be a positive number of seconds, not ${String(values.last)}`);
+  const { values, positionals } = parseArgs({
+    options: {
+      top: { type: 'string', default: '25' }, callers: { type: 'string', multiple: true }, depth: { type: 'string', default: '3' },
+      last: { type: 'string' }, busiest: { type: 'string' }, timeline: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  const seconds = (flag: string, value: string | undefined): number | undefined => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!(Number.isFinite(n) && n > 0)) throw new Error(`--${flag} must be a positive number of seconds, not ${value}`);
+    return n;
+  };
+  const last = seconds('last', values.last);
+  const busiest = seconds('busiest', values.busiest);
+  const bucket = seconds('timeline', values.timeline);
+  if (last !== undefined && busiest !== undefined) throw new Error('--last and --busiest each choose a window: give one of them');
   const depth = Number(values.depth);
   if (!(Number.isInteger(depth) && depth > 0)) throw new Error(`--depth must be a positive whole number, not ${values.depth}`);
   const top = Number(values.top);
@@ -165,8 +231,11 @@ async function main(): Promise<void> {
   if (files.length === 0) throw new Error(`no .cpuprofile file in ${positionals.join(', ')}`);
   for (const file of files) {
     const whole = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
-    const profile = last === undefined ? whole : lastSeconds(whole, last);
-    process.stdout.write(`${file}\n${report(summarize(profile), top).join('\n')}\n\n`);
+    if (bucket !== undefined) process.stdout.write(`${file}: busy ms per ${bucket} s: ${timeline(whole, bucket).map((ms) => Math.round(ms)).join(' ')}\n`);
+    const cut = busiest === undefined ? undefined : busiestWindow(whole, busiest);
+    const profile = cut?.profile ?? (last === undefined ? whole : lastSeconds(whole, last));
+    const where = cut === undefined ? '' : ` (the busiest ${busiest} s, from ${cut.fromS.toFixed(1)} s)`;
+    process.stdout.write(`${file}${where}\n${report(summarize(profile), top).join('\n')}\n\n`);
     for (const match of values.callers ?? []) {
       const lines = callers(profile, match, depth).slice(0, top).map((c) => `  ${Math.round(c.ms).toString().padStart(6)} ms  ${c.callers}`);
       process.stdout.write(`time in "${match}" (callees included) by our nearest frames:\n${lines.join('\n')}\n\n`);

@@ -49,9 +49,11 @@ export interface HookRun {
 /** Records an event: logged now, handed to the hook the lead connects to the recorder later. */
 export function emitEvent(deps: { readonly logger: Logger; readonly onEvent?: ((e: PodEvent) => void) | undefined }, event: PodEvent): void {
   const fields = { type: event.type, reason: event.reason, pod: formatPod(event.pod), container: event.container, message: event.message };
-  // Routine events (Pulled, Created, Started) are verbose; warnings and kills are always logged.
+  // Routine events (Pulled, Created, Started) at verbosity 3, where upstream's kubelet logs every
+  // event it records (its event broadcaster's structured logging): three lines per pod start that
+  // -v=2 does not print. Warnings and kills are always logged.
   if (event.type === 'Warning' || event.reason === 'Killing') deps.logger.info('Event', fields);
-  else deps.logger.v(2, 'Event', fields);
+  else deps.logger.v(3, 'Event', fields);
   deps.onEvent?.(event);
 }
 

@@ -276,7 +276,9 @@ class RuntimeManager implements PodRuntimeManager {
         // Read once: the pod's status after the sync uses it too.
         if (created !== null) made.sandbox = { status: created };
       }
-      this.options.logger.v(2, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
+      // Verbosity 4, as upstream's "Created PodSandbox for pod": at -v=2 a pod start's lines are
+      // SyncLoop ADD, its volumes and its containers' starts.
+      this.options.logger.v(4, 'created pod sandbox', { pod: formatPod(pod), sandbox: id, attempt: actions.attempt, ips: podIPs });
       return { id, podIPs };
     } catch (err) {
       if (!isRuntimeUnreachable(err)) this.failedCreateSandbox(pod, messageOf(err));

@@ -88,6 +88,19 @@ void describe('PodMerger', () => {
     assert.equal(recorder.updates[0]!.pods[0]!.metadata.annotations![CONFIG_SEEN_ANNOTATION], 't1');
   });
 
+  void it('compares annotations and specs whatever their key order, and sees one removed or changed', () => {
+    const { merger, recorder } = setup();
+    const meta = (annotations: Record<string, string>): { metadata: { name: string; namespace: string; uid: string; annotations: Record<string, string> } } =>
+      ({ metadata: { name: 'a', namespace: 'default', uid: 'u1', annotations } });
+    merger.pushSnapshot('api', [podObject('a', 'u1', meta({ x: '1', y: '2' }))]);
+    const reordered = podObject('a', 'u1', meta({ y: '2', x: '1', [CONFIG_SEEN_ANNOTATION]: 't9' }));
+    reordered.spec = Object.fromEntries(Object.entries(reordered.spec ?? {}).reverse()) as NonNullable<typeof reordered.spec>;
+    merger.pushSnapshot('api', [reordered]);
+    merger.pushSnapshot('api', [podObject('a', 'u1', meta({ x: '1' }))]);
+    merger.pushSnapshot('api', [podObject('a', 'u1', meta({ x: '3' }))]);
+    assert.deepEqual(ops(recorder), ['ADD:api:u1', 'UPDATE:api:u1', 'UPDATE:api:u1']);
+  });
+
   void it('reconciles when only the status changed', () => {
     const { merger, recorder } = setup();
     merger.pushSnapshot('api', [podObject('a', 'u1', { status: { phase: 'Pending' } })]);
