@@ -3,7 +3,7 @@
  * backend's revision is the truth), given back with it.
  */
 import { invalid, internal, StoreErrorCode } from './errors.js';
-import type { KvRecord } from './kv.js';
+import type { KvChange, KvRecord } from './kv.js';
 import type { StoredObject } from './types.js';
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
@@ -53,6 +53,22 @@ export function decodeShared(record: KvRecord): StoredObject {
   if (object === undefined) {
     object = decodeRecord(record);
     shared.set(record, object);
+  }
+  return object;
+}
+
+const previousShared = new WeakMap<KvChange, StoredObject>();
+
+/**
+ * The value before a change (a put's `previous`), decoded once per change for every watcher;
+ * undefined when the change has none. Its revision is not kept with the change: it reads 0.
+ */
+export function decodePreviousShared(change: KvChange): StoredObject | undefined {
+  if (change.type !== 'put' || change.previous === undefined) return undefined;
+  let object = previousShared.get(change);
+  if (object === undefined) {
+    object = decodeValue(change.record.key, change.previous, 0);
+    previousShared.set(change, object);
   }
   return object;
 }

@@ -63,7 +63,15 @@ export interface ListResult {
 
 export type WatchEvent =
   /** `object` carries the revision of the change; DELETED carries the last state and the deletion revision. */
-  | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: StoredObject }
+  | {
+    readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: StoredObject;
+    /**
+     * MODIFIED: the object before the change (decoded on the first call, once for every watcher
+     * of the change); absent when the backend no longer has it. A selector watch decides from it
+     * whether the object matched before, as upstream's watch cache does with prevObject.
+     */
+    readonly previous?: () => StoredObject;
+  }
   /** Every change up to `resourceVersion` that matches the watch has been delivered. */
   | { readonly type: 'BOOKMARK'; readonly resourceVersion: string }
   /** The watch cannot go on (for example its history was compacted: category gone); it ends after this. */

@@ -4,9 +4,9 @@
  * a terminal error or the backend's end.
  */
 import { messageOf, type OrchError } from '../../api/errors.js';
-import { decodeShared } from './codec.js';
+import { decodePreviousShared, decodeShared } from './codec.js';
 import type { KvChange, KvWatch, KvWatchSink } from './kv.js';
-import type { StoreLogger, Watch, WatchEvent } from './types.js';
+import type { StoredObject, StoreLogger, Watch, WatchEvent } from './types.js';
 
 export interface WatchStreamOptions {
   readonly subject: string;
@@ -77,8 +77,11 @@ export class WatchStream implements KvWatchSink, Watch {
     if (this.closed) return;
     const object = decodeShared(change.record);
     this.lastRevision = change.record.modRevision;
-    const type = change.type === 'delete' ? 'DELETED' : change.created ? 'ADDED' : 'MODIFIED';
-    this.push({ type, object });
+    if (change.type === 'put' && !change.created) {
+      this.push(change.previous === undefined ? { type: 'MODIFIED', object } : { type: 'MODIFIED', object, previous: () => decodePreviousShared(change) as StoredObject });
+      return;
+    }
+    this.push({ type: change.type === 'delete' ? 'DELETED' : 'ADDED', object });
   }
 
   fail(error: OrchError): void {

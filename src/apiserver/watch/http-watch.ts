@@ -128,10 +128,11 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
       }
       start = initial.resourceVersion;
       if (sendInitial === true) write(bookmark(start, { 'k8s.io/initial-events-end': 'true' }));
-    } else if (filtered) {
-      const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: rv, resourceVersionMatch: 'Exact' });
-      for (const object of seed.items) selection.seed(object);
     }
+    // A selector watch resumed from a resourceVersion lists nothing: each change tells whether its
+    // object matched before (its previous state), so a resume costs the changes since, not a list
+    // of every object at that revision (which a thousand nodes' pod watches resuming at once made
+    // the server's largest cost).
     const onEvent = (event: WatchEvent): void => {
       if (event.type === 'BOOKMARK') {
         if (bookmarks) write(bookmark(event.resourceVersion));
@@ -151,7 +152,8 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
         write({ type: event.type, object });
         return;
       }
-      const type = selection.next(event.type, object);
+      const previous = event.previous;
+      const type = selection.next(event.type, object, previous === undefined ? undefined : () => presentShared(r.registry, previous()));
       if (type !== undefined) write({ type, object });
     };
     if (abort.signal.aborted) return;

@@ -86,7 +86,8 @@ void describe('selector watches through a store index', () => {
       onEvent: (event: WatchEvent) => {
         if (event.type === 'BOOKMARK' || event.type === 'ERROR') return;
         const wire = presentShared(registry, event.object);
-        const type = filter.next(event.type, wire);
+        const previous = event.previous;
+        const type = filter.next(event.type, wire, previous === undefined ? undefined : () => presentShared(registry, previous()));
         if (type !== undefined) frames.push(`${type} ${text(rec(wire.metadata).name)} ${text(rec(wire.metadata).resourceVersion)}`);
       },
     });
@@ -111,7 +112,7 @@ void describe('selector watches through a store index', () => {
   });
 
   for (const seed of [1, 2, 3]) {
-    void it(`delivers the same frames as the unindexed path over random changes (seed ${seed})`, async () => {
+    void it(`delivers the same frames unseeded through the index as the seeded unindexed path over random changes (seed ${seed})`, async () => {
       const random = prng(seed);
       const live = new Map<string, string>();
       const keyOf = (o: StoredObject): string => `/pods/${text(rec(o.metadata).namespace)}/${text(rec(o.metadata).name)}`;
@@ -121,7 +122,9 @@ void describe('selector watches through a store index', () => {
         live.set(`p${i}`, keyOf(o));
       }
       const start = await store.list('/pods/');
-      const pairs = await Promise.all(SELECTORS.map(async (req) => [await watch(req, true, start.resourceVersion, start.items), await watch(req, false, start.resourceVersion, start.items)] as const));
+      // The indexed watch is not seeded, as a watch resumed from a resourceVersion is not: each
+      // change's previous state tells whether its object matched before.
+      const pairs = await Promise.all(SELECTORS.map(async (req) => [await watch(req, true, start.resourceVersion, []), await watch(req, false, start.resourceVersion, start.items)] as const));
       for (let step = 0; step < 300; step++) {
         const name = `p${Math.floor(random() * 14)}`;
         const key = live.get(name);

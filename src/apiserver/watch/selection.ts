@@ -79,7 +79,11 @@ function keyOf(object: WireObject): string {
 
 /**
  * The frames of a selector watch: an object that starts matching is ADDED, one that stops
- * matching is DELETED, changes of a matching one are MODIFIED; the rest is not sent.
+ * matching is DELETED, changes of a matching one are MODIFIED; the rest is not sent. Whether a
+ * modified object matched before is read from its previous state when the change carries it (as
+ * upstream's watch cache does), else from the objects this watch has seen match (seeded by its
+ * initial list); with neither, an object that does not match now is sent as DELETED, which a
+ * client that never had it ignores.
  */
 export class SelectionFilter {
   private readonly matched = new Set<string>();
@@ -94,13 +98,17 @@ export class SelectionFilter {
     this.matched.add(keyOf(object));
   }
 
-  /** The frame type to send for a change, or undefined for none. */
-  next(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: WireObject): 'ADDED' | 'MODIFIED' | 'DELETED' | undefined {
+  /** The frame type to send for a change, or undefined for none; `previous`: the object before a MODIFIED change. */
+  next(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: WireObject, previous?: () => WireObject): 'ADDED' | 'MODIFIED' | 'DELETED' | undefined {
     const key = keyOf(object);
-    const was = this.matched.has(key);
+    const seen = this.matched.has(key);
     const now = type !== 'DELETED' && this.matches(object);
     if (now) this.matched.add(key);
     else this.matched.delete(key);
+    // A deleted object's last state is its state before the deletion.
+    const was = type === 'DELETED' ? seen || this.matches(object)
+      : type === 'ADDED' ? seen
+        : previous !== undefined ? this.matches(previous()) : seen || !now;
     if (type === 'DELETED') return was ? 'DELETED' : undefined;
     if (now) return was ? 'MODIFIED' : 'ADDED';
     return was ? 'DELETED' : undefined;
