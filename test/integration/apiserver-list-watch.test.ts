@@ -138,6 +138,16 @@ for (const storage of ['sqlite', 'etcd'] as const) {
       assert.equal((await api('GET', `${path}?watch=true&sendInitialEvents=true`)).status, 400);
       const timed = await server.client.watch(`${path}?watch=true&resourceVersion=${rv}&timeoutSeconds=1`);
       await timed.ended;
+      // A minute's bookmark interval (ttlServer's default), a 3 s timeout: the one BOOKMARK is the
+      // one upstream sends 2 s before a watch's end, so the client resumes from a recent revision.
+      const rvNow = String(meta((await ttlServer.client.request('GET', '/apis/events.orch.io/v1/events?limit=1')).body).resourceVersion);
+      const ending = await ttlServer.client.watch(`/apis/events.orch.io/v1/events?watch=true&resourceVersion=${rvNow}&allowWatchBookmarks=true&timeoutSeconds=3`);
+      const started = Date.now();
+      const early = await ending.next(5000);
+      assert.equal(early.type, 'BOOKMARK');
+      const before = Date.now();
+      await ending.ended;
+      assert.ok(Date.now() - before >= 1000, `the BOOKMARK came ${before - started} ms after the start, ${Date.now() - before} ms before the end`);
       const selected = await server.client.watch(`${path}?watch=true&resourceVersion=${rv}&labelSelector=color%3Dblue`);
       await api('PATCH', `${path}/blue`, { metadata: { labels: { color: 'red' } } }, 'application/merge-patch+json');
       await api('PATCH', `${path}/blue`, { metadata: { labels: { color: 'blue' } } }, 'application/merge-patch+json');

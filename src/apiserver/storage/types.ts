@@ -114,6 +114,8 @@ export interface Watch {
   readonly resourceVersion: string;
   /** Stops delivery; idempotent; resolves when no event will be delivered any more. */
   close(): Promise<void>;
+  /** With bookmarks on: a BOOKMARK now, after the changes delivered so far (no-op otherwise). */
+  bookmark(): void;
   /** Resolves (never rejects) when the watch ended for any reason: close, abort, ERROR, store closed. */
   readonly done: Promise<void>;
 }

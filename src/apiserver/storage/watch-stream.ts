@@ -119,8 +119,8 @@ export class WatchStream implements KvWatchSink, Watch {
     return this.closing;
   }
 
-  private bookmark(): void {
-    if (this.closed || this.kvWatch === undefined) return;
+  bookmark(): void {
+    if (this.closed || this.kvWatch === undefined || !this.options.bookmarks) return;
     const revision = Math.max(this.lastRevision, this.kvWatch.progressRevision());
     this.push({ type: 'BOOKMARK', resourceVersion: String(revision) });
   }

@@ -48,6 +48,9 @@ function errorStatus(err: unknown, rv: string): Status {
   return toStatusError(err).toStatus();
 }
 
+/** How long before its timeout a watch with bookmarks gets one (upstream's cacher: 2 s). */
+const BOOKMARK_BEFORE_TIMEOUT_MS = 2_000;
+
 /** Serves a watch request until the client leaves, the timeout passes or the watch fails. */
 export async function serveWatch(r: ResourceRequest, options: WatchServeOptions): Promise<void> {
   const base = listRequest(r);
@@ -165,6 +168,13 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
       index: filtered ? watchIndexFor(r.registry, request) : undefined,
     });
     void watch.done.then(finish);
+    // As upstream's watch cache: a BOOKMARK shortly before the timeout ends the stream, so that
+    // the client resumes from a recent revision and the resume replays little.
+    if (bookmarks && timeout * 1000 > BOOKMARK_BEFORE_TIMEOUT_MS) {
+      const early = setTimeout(() => { watch.bookmark(); }, timeout * 1000 - BOOKMARK_BEFORE_TIMEOUT_MS);
+      early.unref();
+      void watch.done.then(() => { clearTimeout(early); });
+    }
   } catch (err) {
     write({ type: 'ERROR', object: errorStatus(err, rv) });
     finish();
