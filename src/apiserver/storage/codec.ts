@@ -60,14 +60,13 @@ export function decodeShared(record: KvRecord): StoredObject {
 const previousShared = new WeakMap<KvChange, StoredObject>();
 
 /**
- * The value before a change (a put's `previous`), decoded once per change for every watcher;
- * undefined when the change has none. Its revision is not kept with the change: it reads 0.
+ * The value before a change (a put's `previous`), decoded once per change for every watcher. Its
+ * revision is not kept with the change: it reads 0.
  */
-export function decodePreviousShared(change: KvChange): StoredObject | undefined {
-  if (change.type !== 'put' || change.previous === undefined) return undefined;
+export function decodePreviousShared(change: KvChange, previous: string): StoredObject {
   let object = previousShared.get(change);
   if (object === undefined) {
-    object = decodeValue(change.record.key, change.previous, 0);
+    object = decodeValue(change.record.key, previous, 0);
     previousShared.set(change, object);
   }
   return object;

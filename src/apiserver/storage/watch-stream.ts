@@ -6,7 +6,7 @@
 import { messageOf, type OrchError } from '../../api/errors.js';
 import { decodePreviousShared, decodeShared } from './codec.js';
 import type { KvChange, KvWatch, KvWatchSink } from './kv.js';
-import type { StoredObject, StoreLogger, Watch, WatchEvent } from './types.js';
+import type { StoreLogger, Watch, WatchEvent } from './types.js';
 
 export interface WatchStreamOptions {
   readonly subject: string;
@@ -78,7 +78,8 @@ export class WatchStream implements KvWatchSink, Watch {
     const object = decodeShared(change.record);
     this.lastRevision = change.record.modRevision;
     if (change.type === 'put' && !change.created) {
-      this.push(change.previous === undefined ? { type: 'MODIFIED', object } : { type: 'MODIFIED', object, previous: () => decodePreviousShared(change) as StoredObject });
+      const previous = change.previous;
+      this.push(previous === undefined ? { type: 'MODIFIED', object } : { type: 'MODIFIED', object, previous: () => decodePreviousShared(change, previous) });
       return;
     }
     this.push({ type: change.type === 'delete' ? 'DELETED' : 'ADDED', object });
