@@ -177,6 +177,8 @@ export const ERROR_CODES: Readonly<Record<string, string>> = {
   APISERVER_STORAGE_UNREACHABLE: 'the storage backend cannot be reached at start',
   APISERVER_TOKEN_FILE_INVALID: 'a line of the token file is malformed',
   APISERVER_TOKEN_FILE_UNREADABLE: 'the token file cannot be read',
+  APISERVER_WATCH_CACHE_RV_TOO_LARGE: 'a read with resourceVersion N waited 3 s and the watch cache had not reached N (504 Timeout, cause ResourceVersionTooLarge, Retry-After 1)',
+  APISERVER_WATCH_CACHE_INVALID_RV: 'a read served by the watch cache named a resourceVersion that is not a revision (digits)',
   APISERVER_PROTO_MISSING: 'the .proto files of the protobuf encoding (proto/orch) cannot be found',
   APISERVER_TRACING_CONFIG_INVALID: 'the --tracing-config-file is unreadable or not a valid TracingConfiguration',
   APISERVER_METRICS_READ_ONLY: 'a write or watch of the resource metrics API, which is read-only',

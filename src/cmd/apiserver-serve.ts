@@ -44,6 +44,7 @@ import {
 } from '../apiserver/server/index.js';
 import { openEtcdStore, openSqliteStore, type ManagedStore } from '../apiserver/storage/index.js';
 import { loadTracingConfigFile, tracedHandler, tracedStore } from '../apiserver/tracing/index.js';
+import { withWatchCache } from '../apiserver/watchcache/index.js';
 import { startTracing, type TracingProvider } from '../api/tracing/index.js';
 import { VERSION } from '../version.js';
 import { controllerManager } from './apiserver-controllers.js';
@@ -120,9 +121,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
   const timedStore = instrumentStore(await openStore(o, log), (operation, type, seconds) => {
     apiMetrics.storageCall(operation, type, seconds);
   });
-  const store = tracing === undefined ? timedStore : tracedStore(timedStore, tracing.tracer('orch-apiserver/storage'));
+  // The watch cache is in front of the timed store (storage metrics count the store's calls
+  // only) and behind tracing; its prefixes are known once the definitions are.
+  let store: ManagedStore = timedStore;
   try {
-    await waitForStore(store, 15_000);
+    await waitForStore(timedStore, 15_000);
     const registries: ResourceRegistry[] = [];
     const registryOf = (group: string, plural: string): ResourceRegistry => {
       const found = registries.find((r) => r.def.group === group && r.def.plural === plural);
@@ -139,6 +142,10 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       x509, reviewToken: (token, audiences) => reviewToken(token, audiences, authn), authorizer,
       serviceAccount: (namespace, name) => saTokens.lookup('serviceaccounts', namespace, name),
     }), ...storageDefinitions(registryOf)];
+    const cached = o.watchCache ? withWatchCache(timedStore, {
+      prefixes: cachedPrefixes(definitions), clock: realClock, log, onEvent: (resource) => { apiMetrics.watchCacheEvent(resource); },
+    }) : timedStore;
+    store = tracing === undefined ? cached : tracedStore(cached, tracing.tracer('orch-apiserver/storage'));
     const lifecycle = new NamespaceLifecycle({
       store,
       namespaces: new ResourceRegistry({ def: namespaceDefinition, store }),
@@ -233,6 +240,11 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
     await tracing?.shutdown();
     throw err;
   }
+}
+
+/** The stored resources the watch cache keeps (upstream caches every resource but events; reviews are never stored). */
+function cachedPrefixes(definitions: readonly ResourceDefinition[]): string[] {
+  return [...new Set(definitions.filter((d) => d.review === undefined && d.storage !== 'events').map((d) => `/${d.storage}/`))];
 }
 
 /**

@@ -88,8 +88,12 @@ void describe('the node status controller', () => {
     await settle();
     facts.pressures = { memory: true, disk: false, pid: false };
     rest.failNext('patch', STATUS, 'unavailable', 7);
+    const before = rest.callsOf('get', nodePath('node-a')).length;
     await clock.advance(10_000);
     assert.equal(rest.callsOf('patch', STATUS).length, 5);
+    // Upstream: the first try reads the Node from the server's cache (resourceVersion=0), each retry the current one.
+    const gets = rest.callsOf('get', nodePath('node-a')).slice(before).map((c) => c.options?.query?.resourceVersion);
+    assert.deepEqual(gets, ['0', undefined, undefined, undefined, undefined]);
     assert.equal(logger.lines.filter((l) => l.msg.startsWith('Unable to update node status')).length, 1);
     await clock.advance(10_000);
     assert.equal(rest.callsOf('patch', STATUS).length, 8);

@@ -93,8 +93,13 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
     return [{ type: 'Normal', reason, message: `Node ${name} status is now: ${reason}` }];
   };
 
-  const tryUpdate = async (): Promise<void> => {
-    const base = await client.get<WireNode>(nodePath(name), { exempt: true, signal: stopper.signal });
+  /**
+   * One try: the first of an update reads the Node with resourceVersion=0 (the server's watch
+   * cache, possibly stale: upstream's util.FromApiserverCache), a retry reads the current one.
+   * The status patch carries no precondition; a try that fails for any reason is retried.
+   */
+  const tryUpdate = async (attempt: number): Promise<void> => {
+    const base = await client.get<WireNode>(nodePath(name), { exempt: true, signal: stopper.signal, ...(attempt === 0 ? { query: { resourceVersion: '0' } } : {}) });
     options.onNode?.(base);
     const now = clock.now();
     const { status, events } = await computeStatus(base, sources, config, now, { resetExtended });
@@ -118,7 +123,7 @@ export function createNodeStatusController(options: NodeStatusControllerOptions)
     for (let attempt = 0; attempt < NODE_STATUS_UPDATE_RETRY; attempt++) {
       if (stopper.signal.aborted) return;
       try {
-        await tryUpdate();
+        await tryUpdate(attempt);
         return;
       } catch (err) {
         if (stopped()) return;

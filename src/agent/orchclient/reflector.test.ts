@@ -186,6 +186,46 @@ void describe('the reflector', () => {
     await reflector.stop();
   });
 
+  void it('lists at "0" first, at the last resourceVersion seen after a 410, and at "" after that list was refused', async () => {
+    const { rest, lists, clock, reflector } = setup();
+    const tooLarge = errorFromResponse('GET', '/api/v1/pods', 504, JSON.stringify({
+      kind: 'Status', code: 504, reason: 'Timeout', message: 'Too large resource version: 12, current: 11',
+      details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+    }));
+    rest.listAnswers.push(listOf('10', obj('a', '7')), tooLarge, listOf('13', obj('a', '7')), listOf('20'));
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    // Upstream: "0" with the page size (a watch cache answers it whole, a store pages it).
+    assert.deepEqual([rest.listQueries[0]?.resourceVersion, rest.listQueries[0]?.limit], ['0', 500]);
+    rest.watches[0]!.emit({ type: 'BOOKMARK', object: obj('', '12') });
+    rest.watches[0]!.finish({ reason: 'error', error: errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410,"reason":"Expired"}') });
+    await until('the watch after the fallback list', () => rest.watches.length === 2);
+    // The relist at the last resourceVersion, not paged (a watch cache answers "N" only without a
+    // limit), refused as too large: at once again, consistent ("") and paged.
+    assert.deepEqual(rest.listQueries.slice(1).map((q) => [q.resourceVersion, q.limit]), [['12', undefined], [undefined, 500]]);
+    assert.deepEqual(lists.at(-1), [['a'], '13']);
+    assert.equal(rest.watches[1]?.query.resourceVersion, '13');
+    rest.watches[1].finish({ reason: 'error', error: errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410,"reason":"Expired"}') });
+    await until('the third watch', () => rest.watches.length === 3, clock);
+    assert.deepEqual([rest.listQueries[3]?.resourceVersion, rest.listQueries[3]?.limit], ['13', undefined], 'a successful list makes the resourceVersion available again');
+    await reflector.stop();
+  });
+
+  void it('keeps paging relists when the list at "0" came in pages (the server has no watch cache)', async () => {
+    const { rest, reflector } = setup();
+    rest.listAnswers.push(
+      { metadata: { resourceVersion: '20', continue: 'p2' }, items: [obj('a', '1')] },
+      listOf('20', obj('b', '2')),
+      listOf('25'),
+    );
+    reflector.start();
+    await until('the first watch', () => rest.watches.length === 1);
+    rest.watches[0]!.finish({ reason: 'error', error: errorFromResponse('GET', '/api/v1/pods', 410, '{"kind":"Status","code":410}') });
+    await until('the second watch', () => rest.watches.length === 2);
+    assert.deepEqual(rest.listQueries.map((q) => [q.resourceVersion, q.limit, q.continue]), [['0', 500, undefined], [undefined, 500, 'p2'], ['20', 500, undefined]]);
+    await reflector.stop();
+  });
+
   void it('survives its consumers\' exceptions and stops cleanly during a pause', async () => {
     let failList = true;
     const { rest, events, logger, clock, reflector } = setup({

@@ -8,6 +8,10 @@
  * - a disconnect or a failure (server down, 5xx, …) reopens it from there after a back-off;
  * - 410 Gone/Expired (an ERROR event with code 410, or a 410 answer) lists again;
  * - a failed list is retried after a back-off.
+ * Lists ask for upstream's relistResourceVersion: "0" first (a watch cache on the server answers
+ * from memory, whole, whatever the limit), then the last resourceVersion seen (not older than
+ * it; unpaged unless the server paged "0" before), and "" at once when that was refused as
+ * expired (410) or too large (504 ResourceVersionTooLarge).
  * Back-off: initialMs (0.8 s) doubling up to maxMs (30 s), plus up to `jitter` of it at
  * random; reset by a successful list or a watch that delivered something. The reflector never
  * throws into its caller; it logs each change of state once (failing, recovered, re-listing)
@@ -19,7 +23,7 @@ import type { Clock } from '../../api/clock.js';
 import { messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
 import type { RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
-import { errorFromWatchEvent, isResourceExpired } from './status.js';
+import { errorFromWatchEvent, isResourceExpired, isResourceVersionTooLarge } from './status.js';
 
 export interface ReflectorBackoff {
   /** First pause, default 800 ms. */
@@ -98,6 +102,10 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
   let loop: Promise<void> | undefined;
   let synced = false;
   let resourceVersion = '';
+  /** The last list at resourceVersion failed as expired or too large: the next one is consistent (""). */
+  let rvUnavailable = false;
+  /** A list at "0" came in pages: the server has no watch cache answering it; keep paging. */
+  let paginatedResult = false;
   let watch: WatchHandle | undefined;
   let failures = 0;
   let step = 0;
@@ -122,21 +130,48 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
     await clock.sleep(base * (1 + jitter * random()), stopper.signal);
   }
 
+  /**
+   * The resourceVersion of the next list (upstream's relistResourceVersion): "0" for the first
+   * (the server's watch cache may answer), the last one seen for a relist (not older than it),
+   * "" (a consistent read) after a list at that one failed as expired or too large.
+   */
+  function relistResourceVersion(): string {
+    if (rvUnavailable) return '';
+    return resourceVersion === '' ? '0' : resourceVersion;
+  }
+
   async function list(): Promise<boolean> {
     const items: T[] = [];
     let listRv = '';
     let next: string | undefined;
-    let paged = pageSize > 0;
+    let rv = relistResourceVersion();
+    // As upstream: a relist at "N" is not paged unless the server paged before (a watch cache
+    // answers "N" only without a limit); "0" with a limit is answered whole by a watch cache.
+    let paged = pageSize > 0 && (options.pageSize !== undefined || paginatedResult || rv === '' || rv === '0');
+    let pages = 0;
     for (;;) {
-      const query = { ...(options.query ?? {}), ...(paged ? { limit: pageSize } : {}), ...(next === undefined ? {} : { continue: next }) };
+      const query = {
+        ...(options.query ?? {}), ...(paged ? { limit: pageSize } : {}),
+        ...(next === undefined ? (rv === '' ? {} : { resourceVersion: rv }) : { continue: next }),
+      };
       try {
         const page = await options.rest.list<T>(options.path, { query, signal: stopper.signal, ...exempt });
+        pages++;
         items.push(...page.items);
         if (next === undefined) listRv = page.metadata?.resourceVersion ?? '';
         next = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
         if (next === undefined) break;
       } catch (err) {
         if (stopper.signal.aborted) return false;
+        if (next === undefined && rv !== '' && (isResourceExpired(err) || isResourceVersionTooLarge(err))) {
+          // The revision asked for is gone or not reached yet: list the current state at once.
+          log.v(2, `${name}: resourceVersion ${rv} is unavailable; listing the current state`);
+          rvUnavailable = true;
+          rv = '';
+          paged = pageSize > 0;
+          items.length = 0;
+          continue;
+        }
         if (next !== undefined && isResourceExpired(err)) {
           // The continue token's revision was compacted: list everything in one answer.
           log.v(2, `${name}: a list page expired; listing again without pages`);
@@ -156,6 +191,8 @@ export function createReflector<T>(options: ReflectorOptions<T>): Reflector {
       failed('list', err);
       return false;
     }
+    if (rv === '0' && pages > 1) paginatedResult = true;
+    rvUnavailable = false;
     resourceVersion = listRv;
     synced = true;
     succeeded();

@@ -109,3 +109,13 @@ export function statusOf(err: unknown): ApiStatus | undefined {
 export function isResourceExpired(err: unknown): boolean {
   return err instanceof OrchApiError && (err.httpCode === 410 || err.status.reason === 'Expired' || err.status.reason === 'Gone');
 }
+
+/**
+ * A read asked for a resourceVersion the server (its watch cache) has not reached: 504 with the
+ * cause ResourceVersionTooLarge (upstream's isTooLargeResourceVersionError).
+ */
+export function isResourceVersionTooLarge(err: unknown): boolean {
+  if (!(err instanceof OrchApiError)) return false;
+  if ((err.status.details?.causes ?? []).some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  return err.httpCode === 504 && (err.status.message ?? '').includes('Too large resource version');
+}

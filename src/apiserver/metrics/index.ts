@@ -38,6 +38,8 @@ export interface ApiServerMetrics {
   watcherTerminated(resource: string): void;
   /** One storage call of `operation` on the resource `type`, and how long it took. */
   storageCall(operation: string, type: string, seconds: number): void;
+  /** One change of `resource` applied by its watch cache. */
+  watchCacheEvent(resource: string): void;
 }
 
 export interface MetricsOptions {
@@ -91,6 +93,9 @@ export function createApiServerMetrics(options: MetricsOptions): ApiServerMetric
     name: 'etcd_request_duration_seconds', help: 'Storage request latency in seconds for each operation and object type.',
     labelNames: ['operation', 'type'], buckets: STORAGE_BUCKETS, registers,
   });
+  const cacheEvents = new Counter({
+    name: 'apiserver_watch_cache_events_received_total', help: 'Counter of events received in watch cache broken by resource type.', labelNames: ['resource'], registers,
+  });
   return {
     registry,
     requestStarted(labels, isLongRunning, mutating) {
@@ -124,6 +129,9 @@ export function createApiServerMetrics(options: MetricsOptions): ApiServerMetric
     },
     storageCall(operation, type, seconds) {
       storage.observe({ operation, type }, seconds);
+    },
+    watchCacheEvent(resource) {
+      cacheEvents.inc({ resource });
     },
   };
 }

@@ -23,7 +23,7 @@ export function instrumentStore(store: ManagedStore, report: Report, clock: () =
   };
   const wrapped: Store = {
     create: (key, object, options) => timed('create', key, () => store.create(key, object, options)),
-    get: (key) => timed('get', key, () => store.get(key)),
+    get: (key, options) => timed('get', key, () => store.get(key, options)),
     list: (prefix, options) => timed('list', prefix, () => store.list(prefix, options)),
     update: (key, options, mutate) => timed('update', key, () => store.update(key, options, mutate)),
     delete: (key, options) => timed('delete', key, () => store.delete(key, options)),

@@ -282,11 +282,17 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
   send(r.res, 200, success({ group: def.group, kind: def.plural }), r.output);
 }
 
+/** GetOptions: resourceVersion "0" (any state) or "N" (not older than N) may be read from the watch cache. */
+function getOptions(r: ResourceRequest): { resourceVersion?: string } {
+  const rv = r.query.string('resourceVersion');
+  return rv === undefined || rv === '' ? {} : { resourceVersion: rv };
+}
+
 /** Serves every verb but watch. */
 export async function serveResource(r: ResourceRequest): Promise<void> {
   switch (r.verb) {
     case 'get':
-      sendObject(r, 200, await r.registry.get(r.namespace, r.name));
+      sendObject(r, 200, await r.registry.get(r.namespace, r.name, getOptions(r)));
       return;
     case 'list':
       return handleList(r);

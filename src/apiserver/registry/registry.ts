@@ -167,13 +167,14 @@ export class ResourceRegistry {
     return this.present(await review(object, ctx));
   }
 
-  async get(namespace: string, name: string): Promise<WireObject> {
-    return this.present(await this.getStored(namespace, name));
+  /** GET: `resourceVersion` "0" or "N" may be answered from the watch cache (absent: the current object). */
+  async get(namespace: string, name: string, options: { resourceVersion?: string } = {}): Promise<WireObject> {
+    return this.present(await this.getStored(namespace, name, options.resourceVersion));
   }
 
-  private async getStored(namespace: string, name: string): Promise<StoredObject> {
+  private async getStored(namespace: string, name: string, resourceVersion?: string): Promise<StoredObject> {
     try {
-      return await this.store.get(this.key(namespace, name));
+      return await this.store.get(this.key(namespace, name), resourceVersion === undefined || resourceVersion === '' ? undefined : { resourceVersion });
     } catch (err) {
       throw this.translate(err, name);
     }

@@ -29,6 +29,8 @@ void describe('orch-apiserver flags', () => {
     assert.equal(o.maxRequestBytes, 3 * 1024 * 1024);
     assert.equal(o.storageBackend, 'sqlite');
     assert.equal(o.certDir, '/var/lib/orch-apiserver/pki');
+    assert.equal(o.watchCache, true, 'upstream: --watch-cache defaults to true');
+    assert.equal(options('--watch-cache=false').watchCache, false);
   });
   void it('reads --flag=value and --flag value, lists and durations', () => {
     const o = options('--secure-port=7443', '--bind-address', '127.0.0.1', '--storage-backend=etcd3', '--etcd-servers', 'http://a:1, http://b:2', '--event-ttl=90s');

@@ -39,6 +39,8 @@ export interface ApiServerOptions {
   readonly enablePriorityAndFairness: boolean;
   /** Nanoseconds. */
   readonly watchBookmarkInterval: number;
+  /** Serve reads with resourceVersion "0" or "N" from the watch cache (upstream's --watch-cache). */
+  readonly watchCache: boolean;
   /** The node proxy (pods/log, exec, attach, portforward): TLS toward the node agents. */
   readonly nodeagentClientCertificate: string;
   readonly nodeagentClientKey: string;
@@ -123,6 +125,7 @@ export const DEFAULTS: ApiServerOptions = {
   maxMutatingRequestsInflight: 200,
   enablePriorityAndFairness: true,
   watchBookmarkInterval: 60 * SECOND,
+  watchCache: true,
   nodeagentClientCertificate: '',
   nodeagentClientKey: '',
   nodeagentCertificateAuthority: '',
@@ -166,6 +169,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'etcd-compaction-interval', kind: 'duration', option: 'etcdCompactionInterval', help: 'The interval of storage compaction; history (for watches and continue tokens) of at least one interval is kept. Applies to both backends (SQLite: its change log). 0 disables compaction.' },
   { name: 'event-ttl', kind: 'duration', option: 'eventTtl', help: 'Amount of time to retain events (every write of an event restarts it).' },
   { name: 'max-request-bytes', kind: 'int', option: 'maxRequestBytes', help: 'The largest accepted request body, in bytes; larger ones are answered 413.' },
+  { name: 'watch-cache', kind: 'bool', option: 'watchCache', help: 'Keep every resource but events in memory (a list, then a watch of the store) and answer gets and lists with resourceVersion "0" (any state) or "N" (not older than N) from it; false: every read goes to the store.' },
   { name: 'watch-bookmark-interval', kind: 'duration', option: 'watchBookmarkInterval', help: 'How often watches that allow bookmarks receive a BOOKMARK event.' },
   { name: 'nodeagent-client-certificate', kind: 'string', option: 'nodeagentClientCertificate', help: 'Client certificate the server presents to nodeagents (node proxy).' },
   { name: 'nodeagent-client-key', kind: 'string', option: 'nodeagentClientKey', help: 'Private key of --nodeagent-client-certificate.' },

@@ -21,6 +21,7 @@
 export type {
   CreateOptions,
   DeleteOptions,
+  GetOptions,
   ListOptions,
   ListResult,
   ManagedStore,

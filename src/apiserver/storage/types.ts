@@ -34,6 +34,15 @@ export interface DeleteOptions {
   readonly expectedUid?: string;
 }
 
+export interface GetOptions {
+  /**
+   * Absent or "": the current object (a consistent read). "0": any state, possibly stale (a
+   * watch cache answers from memory). "N": a state not older than N. A store without a cache
+   * reads the current object for all three (it is at least as new as N once N was written).
+   */
+  readonly resourceVersion?: string;
+}
+
 /** How `resourceVersion` of a list is read (Kubernetes' resourceVersionMatch). */
 export type ResourceVersionMatch = 'NotOlderThan' | 'Exact';
 
@@ -48,6 +57,11 @@ export interface ListOptions {
    */
   readonly resourceVersion?: string;
   readonly resourceVersionMatch?: ResourceVersionMatch;
+  /**
+   * A hint: only objects whose index value is `index.value` are wanted (others may be returned;
+   * the caller filters in any case). A watch cache answers from its index instead of a scan.
+   */
+  readonly index?: WatchIndex | undefined;
 }
 
 export interface ListResult {
@@ -59,6 +73,11 @@ export interface ListResult {
   readonly continue?: string;
   /** With `continue`: how many items follow this page at the list's revision. */
   readonly remainingItemCount?: number;
+  /**
+   * The store ignored `limit` and returned every item, without continue: a watch cache serving
+   * resourceVersion "0" (as upstream's does); the caller must not page through this result.
+   */
+  readonly limitIgnored?: boolean;
 }
 
 export type WatchEvent =
@@ -130,8 +149,8 @@ export type Mutation = (current: StoredObject) => StoredObject | Promise<StoredO
 export interface Store {
   /** Stores a new object. Throws already-exists. Not idempotent. */
   create(key: string, object: StoredObject, options?: CreateOptions): Promise<StoredObject>;
-  /** The current object. Throws not-found. */
-  get(key: string): Promise<StoredObject>;
+  /** The object (the current one unless a watch cache serves `resourceVersion`). Throws not-found, timeout (future revision). */
+  get(key: string, options?: GetOptions): Promise<StoredObject>;
   /** Items under a prefix, in key order. Throws gone (compacted revision or expired continue), timeout (future revision). */
   list(prefix: string, options?: ListOptions): Promise<ListResult>;
   /**

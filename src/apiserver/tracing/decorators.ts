@@ -39,7 +39,7 @@ export function tracedStore(store: ManagedStore, tracer: Tracer): ManagedStore {
     !('traceparent' in tracer.outgoingHeaders()) ? call() : tracer.inSpan(`storage.${operation}`, { kind: 'client', attributes: { 'db.operation.name': operation, 'storage.resource': resourceOf(key) } }, call);
   const wrapped: Store = {
     create: (key, object, options) => span('create', key, () => store.create(key, object, options)),
-    get: (key) => span('get', key, () => store.get(key)),
+    get: (key, options) => span('get', key, () => store.get(key, options)),
     list: (prefix, options) => span('list', prefix, () => store.list(prefix, options)),
     update: (key, options, mutate) => span('update', key, () => store.update(key, options, mutate)),
     delete: (key, options) => span('delete', key, () => store.delete(key, options)),
