@@ -18,6 +18,17 @@ interface Index {
   readonly any: Set<string>;
 }
 
+/**
+ * The encoded object in a Buffer of its own: Buffer.from() puts small ones in shared 8 KiB
+ * slabs, and a slab stays alive while any object in it does (replaced objects would pin them).
+ */
+function encode(object: StoredObject): Buffer {
+  const text = JSON.stringify(object);
+  const json = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+  json.write(text, 'utf8');
+  return json;
+}
+
 function decode(json: Buffer): StoredObject {
   return JSON.parse(json.toString('utf8')) as StoredObject;
 }
@@ -55,14 +66,14 @@ export class CacheContents {
     this.objects.clear();
     this.keys.length = 0;
     this.indexes.clear();
-    for (const { key, object } of items) this.objects.set(key, Buffer.from(JSON.stringify(object), 'utf8'));
+    for (const { key, object } of items) this.objects.set(key, encode(object));
     this.keys.push(...this.objects.keys());
     this.keys.sort();
   }
 
   /** Adds or replaces the object at `key` (decoded already: the watch event's). */
   put(key: string, object: StoredObject): void {
-    const json = Buffer.from(JSON.stringify(object), 'utf8');
+    const json = encode(object);
     if (!this.objects.has(key)) this.keys.splice(lowerBound(this.keys, key), 0, key);
     this.objects.set(key, json);
     for (const index of this.indexes.values()) this.indexPut(index, key, object);
