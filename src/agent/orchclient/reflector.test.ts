@@ -189,7 +189,7 @@ void describe('the reflector', () => {
   void it('lists at "0" first, at the last resourceVersion seen after a 410, and at "" after that list was refused', async () => {
     const { rest, lists, clock, reflector } = setup();
     const tooLarge = errorFromResponse('GET', '/api/v1/pods', 504, JSON.stringify({
-      kind: 'Status', code: 504, reason: 'Timeout', message: 'Too large resource version: 12, current: 11',
+      kind: 'Status', code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 12, current: 11',
       details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
     }));
     rest.listAnswers.push(listOf('10', obj('a', '7')), tooLarge, listOf('13', obj('a', '7')), listOf('20'));

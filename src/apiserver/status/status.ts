@@ -145,7 +145,8 @@ export function toStatusError(err: unknown): StatusError {
     forbidden: () => new StatusError(403, 'Forbidden', err.message, undefined, err),
     unauthorized: () => unauthorized(),
     'too-large': () => new StatusError(413, 'RequestEntityTooLarge', err.message, undefined, err),
-    timeout: () => new StatusError(504, 'Timeout', err.message, { causes: [{ reason: 'ResourceVersionTooLarge', message: err.message }], retryAfterSeconds: 1 }, err),
+    // Upstream's NewTooLargeResourceVersionError: a Timeout whose message starts "Timeout: ".
+    timeout: () => new StatusError(504, 'Timeout', `Timeout: ${err.message}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }, err),
     unavailable: () => new StatusError(503, 'ServiceUnavailable', err.message, {}, err),
   };
   return (byCategory[err.category] ?? (() => internal(err.message, err)))();

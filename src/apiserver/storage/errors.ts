@@ -90,7 +90,7 @@ export const tooLarge = (revision: number, current: number): OrchError =>
   storeError(
     StoreErrorCode.rvTooLarge,
     'timeout',
-    `too large resourceVersion: ${revision}, current: ${current}`,
+    `Too large resource version: ${revision}, current: ${current}`,
     'resourceVersion',
   );
 
