@@ -17,7 +17,7 @@
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
  *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
- *     [--sim-cpu-prof DIR] [--server-node-arg=FLAG]...
+ *     [--sim-cpu-prof DIR] [--server-node-arg=FLAG]... [--server-arg=FLAG]... (an orch-apiserver flag, e.g. --watch-cache=false)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -89,7 +89,7 @@ function heapText(c: ServerCounters): string {
   return `V8 heap ${f1(c.heapUsedBytes / 2 ** 20)} of ${f1(c.heapTotalBytes / 2 ** 20)} MiB, external ${f1(c.externalBytes / 2 ** 20)} MiB`;
 }
 
-export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[] }): Promise<string[]> {
+export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[]; serverArgs?: readonly string[] }): Promise<string[]> {
   const out: string[] = [];
   const row = (k: string, v: string): void => { out.push(`| ${k} | ${v} |`); print(`${k}: ${v}`); };
   let etcd: EtcdCluster | undefined;
@@ -98,6 +98,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
   const server = await startApiServer({
     storage: o.store, controllers: true, tokens: [SIMULATOR_TOKEN, ...PROBE_TOKENS], ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
     nodeArgs: [...(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]), ...(o.serverNodeArgs ?? [])],
+    args: o.serverArgs ?? [],
   });
   const api = server.client;
   const ca = readFileSync(server.caFile, 'utf8');
@@ -226,6 +227,7 @@ async function main(): Promise<void> {
     nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '1000' }, store: { type: 'string', default: 'sqlite' }, 'etcd-members': { type: 'string', default: '1' },
     steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' }, 'sim-cpu-prof': { type: 'string' },
     'server-node-arg': { type: 'string', multiple: true, default: [] },
+    'server-arg': { type: 'string', multiple: true, default: [] },
   } });
   const nodes = Number(values.nodes);
   const store = values.store === 'etcd' ? 'etcd' : 'sqlite';
@@ -238,6 +240,7 @@ async function main(): Promise<void> {
     ...(values['cpu-prof'] === undefined ? {} : { cpuProf: values['cpu-prof'] }),
     ...(values['sim-cpu-prof'] === undefined ? {} : { simCpuProf: values['sim-cpu-prof'] }),
     serverNodeArgs: values['server-node-arg'],
+    serverArgs: values['server-arg'],
   });
   process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store}${store === 'etcd' ? ` (${etcdMembers} member${etcdMembers === 1 ? '' : 's'})` : ''} | |`, '|---|---|', ...lines].join('\n')}\n`);
 }
