@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isOrchError, OrchError } from '../../api/errors.js';
 import { FakeClock, settle } from '../../api/fake-clock.js';
-import { openSqliteStore, StoreErrorCode, type ManagedStore, type StoredObject, type Watch } from '../storage/index.js';
+import { openSqliteStore, StoreErrorCode, type ManagedStore, type StoredObject, type Watch, type WatchEvent } from '../storage/index.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 import { syncedTmpdir } from '../../../test/helpers/tempdir.js';
 import { withWatchCache, WatchCacheErrorCode, type CachedStore } from './index.js';
@@ -25,18 +25,21 @@ interface Counted {
   readonly calls: { get: number; list: number };
   /** The cache's lists (those without options) fail with unavailable while this is above 0 (decremented by each). */
   failLists: number;
-  /** Ends every watch the cache holds on the store (as a broken connection would). */
-  breakWatches(): Promise<void>;
+  /** Ends every watch the cache holds on the store (as a broken connection would); with `error`, after an ERROR event. */
+  breakWatches(error?: OrchError): Promise<void>;
 }
 
 /** The store with its reads counted, list failures on demand and watches that can be broken. */
 function counted(inner: ManagedStore): Counted {
-  const watches: Watch[] = [];
+  const watches: { watch: Watch; onEvent: (event: WatchEvent) => void }[] = [];
   const c: Counted = {
     calls: { get: 0, list: 0 },
     failLists: 0,
-    breakWatches: async () => {
-      await Promise.all(watches.splice(0).map((w) => w.close()));
+    breakWatches: async (error) => {
+      await Promise.all(watches.splice(0).map(async ({ watch, onEvent }) => {
+        if (error !== undefined) onEvent({ type: 'ERROR', error });
+        await watch.close();
+      }));
     },
     store: {
       ...inner,
@@ -60,7 +63,7 @@ function counted(inner: ManagedStore): Counted {
       },
       watch: async (key, options) => {
         const watch = await inner.watch(key, options);
-        watches.push(watch);
+        watches.push({ watch, onEvent: options.onEvent });
         return watch;
       },
     },
@@ -204,7 +207,7 @@ void describe('the watch cache', () => {
   });
 
   void it('lists again after its watch broke, reading from the store meanwhile', async () => {
-    const { base, cache, clock } = await setup();
+    const { base, cache, clock, logs } = await setup();
     await base.store.create('/pods/default/a', pod('default', 'a'));
     await ready(cache);
     await base.breakWatches();
@@ -218,6 +221,12 @@ void describe('the watch cache', () => {
     const listed = await cache.list('/pods/', { resourceVersion: rvOf(written) });
     assert.deepEqual(listed.items.map(nameOf), ['a', 'b'], 'the re-list has what was written during the break');
     assert.equal(cache.cacheStats()['/pods/']?.objects, 2);
+    // A watch ended by an ERROR (history compacted): logged once, listed again after the pause.
+    await base.breakWatches(new OrchError(StoreErrorCode.rvTooOld, 'gone', 'resourceVersion 3 is too old', { subject: 'resourceVersion' }));
+    await waitFor('the ended watch logged', () => logs.some((l) => l.includes('the watch ended: resourceVersion 3 is too old')));
+    await clock.advance(2_000);
+    await ready(cache);
+    assert.equal(logs.filter((l) => l.includes('ready again')).length, 2, `both caches: ${logs.join(' | ')}`);
     await cache.close();
   });
 });

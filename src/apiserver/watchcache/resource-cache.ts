@@ -61,6 +61,8 @@ export class ResourceCache {
   private nudge: Timer | undefined;
   private readonly stopper = new AbortController();
   private loop: Promise<void> | undefined;
+  /** The ERROR that ended the current watch. */
+  private watchError: OrchError | undefined;
   /** The first message of the current run of failures (logged once). */
   private failing: string | undefined;
 
@@ -167,7 +169,8 @@ export class ResourceCache {
         this.advance(Number(event.resourceVersion));
         return;
       case 'ERROR':
-        this.options.log(`watch cache ${this.options.prefix}: the watch ended (${event.error.message}); listing again`);
+        // The watch ends after this: listAndWatch() fails with it (logged once per run of failures).
+        this.watchError = event.error;
         this.ready = false;
         return;
       default: {
@@ -191,8 +194,9 @@ export class ResourceCache {
       if (key !== undefined) items.push({ key, object });
     }
     this.contents.replace(items);
-    // A new list may be older than what a broken watch had applied: the revision restarts there.
+    // A consistent list: not older than anything applied before.
     this.revision = Number(listed.resourceVersion);
+    this.watchError = undefined;
     const watch = await store.watch(prefix, {
       resourceVersion: listed.resourceVersion, bookmarks: true, signal: this.stopper.signal,
       onEvent: (event) => { this.apply(event); },
@@ -210,24 +214,36 @@ export class ResourceCache {
     await watch.done;
     this.ready = false;
     this.watch = undefined;
+    const ended = this.endedWith();
+    if (ended !== undefined) throw new Error(`the watch ended: ${ended.message}`, { cause: ended });
+  }
+
+  /** Read through a call: the compiler would narrow the field across the awaits. */
+  private endedWith(): OrchError | undefined {
+    return this.watchError;
+  }
+
+  private stopped(): boolean {
+    return this.stopper.signal.aborted;
   }
 
   private async run(): Promise<void> {
-    let pause = this.options.backoffMs;
-    while (!this.stopper.signal.aborted) {
+    const { backoffMs, maxBackoffMs } = this.options;
+    let failures = 0;
+    while (!this.stopped()) {
       try {
         await this.listAndWatch();
-        // The watch ended after it ran: list again after the first pause (not at once: a watch
-        // that ends as soon as it starts must not spin).
-        pause = this.options.backoffMs;
+        failures = 0;
       } catch (err) {
         this.ready = false;
-        if (this.failing === undefined) {
+        failures++;
+        if (this.failing === undefined && !this.stopped()) {
           this.failing = messageOf(err);
           this.options.log(`watch cache ${this.options.prefix}: cannot list and watch, reads go to the store until it can (retrying with back-off): ${this.failing}`);
         }
-        pause = Math.min(Math.max(this.options.backoffMs, pause * 2), this.options.maxBackoffMs);
       }
+      // Even after a watch that ended normally: one that ends as soon as it starts must not spin.
+      const pause = failures === 0 ? backoffMs : Math.min(backoffMs * 2 ** (failures - 1), maxBackoffMs);
       await this.options.clock.sleep(pause, this.stopper.signal);
     }
   }
