@@ -13,10 +13,12 @@
  * node; the overload counters: the server's peak RSS, 429s by priority level, watchers ended for
  * not keeping up, and the time from the burst's last create to every pod Running and from the
  * last delete to every pod gone. The simulated nodes and the probes are system:nodes users, so
- * API Priority and Fairness serves them in node-high and system, as real nodes.
+ * API Priority and Fairness serves them in node-high and system, as real nodes; each simulated
+ * node is a user of its own (`system:node:bench-node-<i>`, a flow of its own, as real nodes),
+ * or with --one-user all of them one user (`system:node:bench-simulators`, one flow).
  *
  *   node dist/bench/cluster.js [--nodes 100] [--pods 1000] [--store sqlite|etcd] [--etcd-members 1|3]
- *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--cpu-prof DIR]
+ *     [--steady 30] [--ramp SECONDS] [--sim-procs K] [--one-user] [--cpu-prof DIR]
  *     [--sim-cpu-prof DIR] [--server-node-arg=FLAG]... [--server-arg=FLAG]... (an orch-apiserver flag, e.g. --watch-cache=false)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -44,7 +46,7 @@ interface Simulator {
   stdout: string;
 }
 
-function startSimulators(count: number, procs: number, orchconfig: string, rampS: number, logFile: string, cpuProf?: string): Simulator[] {
+function startSimulators(count: number, procs: number, orchconfig: string, rampS: number, logFile: string, oneUser: boolean, cpuProf?: string): Simulator[] {
   const log = createWriteStream(logFile);
   const per = Math.ceil(count / procs);
   const sims: Simulator[] = [];
@@ -55,7 +57,7 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
     delete env.NODE_OPTIONS;
     const prof = cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`];
     const child = spawn(process.execPath, [...prof, NODEAGENT, 'simulate', '--nodes', String(n), '--first-index', String(p * per), '--orchconfig', orchconfig,
-      '--node-name-prefix', 'bench-node-', '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--', '-v=0', '--cluster-dns=10.96.0.10'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      '--node-name-prefix', NODE_PREFIX, '--node-labels', 'bench=cluster', '--start-delay', '1s', '--ramp', `${rampS}s`, '--token-per-node', String(!oneUser), '--', '-v=0', '--cluster-dns=10.96.0.10'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     const sim: Simulator = { child, stdout: '' };
     // A bench stopped by a signal exits through process.exit: the simulators go with it.
     process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
@@ -68,6 +70,11 @@ function startSimulators(count: number, procs: number, orchconfig: string, rampS
 
 const PROBES = 10;
 const SIMULATOR_TOKEN = { token: 'bench-simulators', user: 'system:node:bench-simulators', groups: ['system:nodes', 'system:authenticated'] };
+const NODE_PREFIX = 'bench-node-';
+/** Each simulated node's own user (`nodeagent simulate --token-per-node`), as real nodes are: a flow of its own in APF. */
+function nodeTokens(nodes: number): { token: string; user: string; groups: string[] }[] {
+  return Array.from({ length: nodes }, (_, i) => ({ token: `${SIMULATOR_TOKEN.token}.${NODE_PREFIX}${i}`, user: `system:node:${NODE_PREFIX}${i}`, groups: SIMULATOR_TOKEN.groups }));
+}
 const PROBE_TOKENS = Array.from({ length: PROBES }, (_, i) => ({ token: `bench-probe-${i}`, user: `system:node:bench-probe-${i}`, groups: ['system:nodes', 'system:authenticated'] }));
 
 /** The admin orchconfig's cluster with a bearer token as the user: the simulators' identity. */
@@ -89,14 +96,14 @@ function heapText(c: ServerCounters): string {
   return `V8 heap ${f1(c.heapUsedBytes / 2 ** 20)} of ${f1(c.heapTotalBytes / 2 ** 20)} MiB, external ${f1(c.externalBytes / 2 ** 20)} MiB`;
 }
 
-export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[]; serverArgs?: readonly string[] }): Promise<string[]> {
+export async function runClusterBench(o: { nodes: number; pods: number; store: 'sqlite' | 'etcd'; etcdMembers: 1 | 3; steadyS: number; rampS: number; simProcs: number; oneUser?: boolean; cpuProf?: string; simCpuProf?: string; serverNodeArgs?: readonly string[]; serverArgs?: readonly string[] }): Promise<string[]> {
   const out: string[] = [];
   const row = (k: string, v: string): void => { out.push(`| ${k} | ${v} |`); print(`${k}: ${v}`); };
   let etcd: EtcdCluster | undefined;
   if (o.store === 'etcd') etcd = await startEtcd({ members: o.etcdMembers });
   const rates = await storeWriteRates(o.store, etcd?.endpoints ?? [], 3000);
   const server = await startApiServer({
-    storage: o.store, controllers: true, tokens: [SIMULATOR_TOKEN, ...PROBE_TOKENS], ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
+    storage: o.store, controllers: true, tokens: [...(o.oneUser === true ? [SIMULATOR_TOKEN] : nodeTokens(o.nodes)), ...PROBE_TOKENS], ...(etcd === undefined ? {} : { etcdEndpoints: etcd.endpoints }),
     nodeArgs: [...(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]), ...(o.serverNodeArgs ?? [])],
     args: o.serverArgs ?? [],
   });
@@ -121,7 +128,7 @@ export async function runClusterBench(o: { nodes: number; pods: number; store: '
     });
     const t0 = performance.now();
     const c0 = await serverCounters(api);
-    sims.push(...startSimulators(o.nodes, o.simProcs, tokenOrchconfig(server.adminKubeconfig, SIMULATOR_TOKEN.token, join(dir, 'nodes.orchconfig')), o.rampS, join(dir, 'simulate.log'), o.simCpuProf));
+    sims.push(...startSimulators(o.nodes, o.simProcs, tokenOrchconfig(server.adminKubeconfig, SIMULATOR_TOKEN.token, join(dir, 'nodes.orchconfig')), o.rampS, join(dir, 'simulate.log'), o.oneUser === true, o.simCpuProf));
     await waitFor(`${o.nodes} Ready nodes`, () => ready.size >= o.nodes, { timeoutMs: 600_000 + o.rampS * 1000, intervalMs: 500 });
     const registered = performance.now() - t0;
     nodeWatch.stop();
@@ -228,6 +235,7 @@ async function main(): Promise<void> {
     steady: { type: 'string', default: '30' }, ramp: { type: 'string' }, 'sim-procs': { type: 'string' }, 'cpu-prof': { type: 'string' }, 'sim-cpu-prof': { type: 'string' },
     'server-node-arg': { type: 'string', multiple: true, default: [] },
     'server-arg': { type: 'string', multiple: true, default: [] },
+    'one-user': { type: 'boolean', default: false },
   } });
   const nodes = Number(values.nodes);
   const store = values.store === 'etcd' ? 'etcd' : 'sqlite';
@@ -241,6 +249,7 @@ async function main(): Promise<void> {
     ...(values['sim-cpu-prof'] === undefined ? {} : { simCpuProf: values['sim-cpu-prof'] }),
     serverNodeArgs: values['server-node-arg'],
     serverArgs: values['server-arg'],
+    oneUser: values['one-user'],
   });
   process.stdout.write(`${[`| cluster bench: ${nodes} nodes, ${values.pods} pods, ${store}${store === 'etcd' ? ` (${etcdMembers} member${etcdMembers === 1 ? '' : 's'})` : ''} | |`, '|---|---|', ...lines].join('\n')}\n`);
 }

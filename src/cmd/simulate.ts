@@ -12,7 +12,7 @@ import { realClock } from '../api/clock.js';
 import { messageOf } from '../api/errors.js';
 import { resolveConfiguration } from '../agent/config/index.js';
 import { loadOrchconfig } from '../agent/orchclient/index.js';
-import { parseSimulateFlags, simulatedNodeIP, SIMULATE_USAGE, type SimulateFlags } from '../agent/simulate/index.js';
+import { nodeConnection, parseSimulateFlags, simulatedNodeIP, SIMULATE_USAGE, type SimulateFlags } from '../agent/simulate/index.js';
 import { VERSION } from '../version.js';
 import { buildLogRoot } from './agent-logs.js';
 import { startSimulatedNode, type SimulatedNode } from './simulate-node.js';
@@ -50,6 +50,12 @@ export async function simulate(argv: readonly string[]): Promise<number> {
   const clock = realClock;
   // Static for every node: read and parsed once (the TLS material's secure context with it, transport.ts).
   const connection = await loadOrchconfig(flags.orchconfig);
+  try {
+    nodeConnection(connection, flags.namePrefix, flags.tokenPerNode);
+  } catch (err) {
+    process.stderr.write(`${messageOf(err)}\n`);
+    return 2;
+  }
   const logs = buildLogRoot(base, clock);
   const log = logs.logger('simulate');
   const logsDir = mkdtempSync(join(tmpdir(), 'nodeagent-simulate-'));
@@ -68,7 +74,7 @@ export async function simulate(argv: readonly string[]): Promise<number> {
       starts.push(startSimulatedNode({
         name: `${flags.namePrefix}${i}`, ip: simulatedNodeIP(i), labels: flags.labels, taints: flags.taints.map((t) => ({ ...t, timeAdded: null })),
         capacity: flags.capacity, maxPods: flags.maxPods, sandboxDelayMs: flags.sandboxDelayMs, startDelayMs: flags.startDelayMs,
-      }, { base, logs, clock, logsDir, connection }).then((node) => { nodes.push(node); }, (err: unknown) => {
+      }, { base, logs, clock, logsDir, connection: nodeConnection(connection, `${flags.namePrefix}${i}`, flags.tokenPerNode) }).then((node) => { nodes.push(node); }, (err: unknown) => {
         failed += 1;
         log.error('A simulated node did not start', { node: `${flags.namePrefix}${i}`, err: messageOf(err) });
       }));

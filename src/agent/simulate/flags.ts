@@ -5,6 +5,7 @@
 import { OrchError } from '../../api/errors.js';
 import { parseDuration } from '../../api/duration.js';
 import { parseQuantity, quantityValue } from '../../api/quantity.js';
+import type { OrchConnection } from '../orchclient/index.js';
 import type { SimulatedCapacity } from './parts.js';
 
 export interface SimulateTaint {
@@ -27,6 +28,12 @@ export interface SimulateFlags {
   readonly startDelayMs: number;
   /** Nodes start evenly over this time (0: all at once). */
   readonly rampMs: number;
+  /**
+   * Each node sends the orchconfig's bearer token followed by `.<node name>`: the server sees
+   * every node as a user of its own (as real nodes, system:node:<name>), so API Priority and
+   * Fairness gives each its own flow.
+   */
+  readonly tokenPerNode: boolean;
   /** Agent flags for every node. */
   readonly agentArgs: readonly string[];
 }
@@ -46,6 +53,8 @@ with the cost per node when it stops (SIGTERM, SIGINT).
   --cpu N --memory Q --ephemeral-storage Q --max-pods N   capacity (default 32, 256Gi, 1Ti, 110)
   --sandbox-delay D --start-delay D       how long RunPodSandbox and StartContainer take (default 0s, 1s)
   --ramp D                     start the nodes evenly over D (default 0s: at once)
+  --token-per-node BOOL        node P<i> authenticates with the orchconfig's token followed by
+                               ".P<i>" (a user per node, as real nodes are; default false)
 
 Per pod (annotations): sim.orch.io/exit-after (duration), sim.orch.io/exit-code, sim.orch.io/exec-exit-code.
 `;
@@ -97,6 +106,12 @@ function bytes(text: string, flag: string): bigint {
   }
 }
 
+function bool(text: string, flag: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw usage(`${flag}: ${JSON.stringify(text)} is not true or false`);
+}
+
 /** Parses the arguments after `simulate`. Throws OrchError SIMULATE_USAGE. */
 export function parseSimulateFlags(argv: readonly string[]): SimulateFlags {
   const split = argv.indexOf('--');
@@ -114,7 +129,7 @@ export function parseSimulateFlags(argv: readonly string[]): SimulateFlags {
     values.set(name, value);
   }
   const known = ['nodes', 'orchconfig', 'node-name-prefix', 'first-index', 'node-labels', 'register-with-taints', 'cpu', 'memory', 'ephemeral-storage',
-    'max-pods', 'sandbox-delay', 'start-delay', 'ramp'];
+    'max-pods', 'sandbox-delay', 'start-delay', 'ramp', 'token-per-node'];
   for (const name of values.keys()) if (!known.includes(name)) throw usage(`unknown flag --${name}`);
   const get = (name: string, fallback: string): string => values.get(name) ?? fallback;
   const nodes = values.get('nodes');
@@ -136,6 +151,7 @@ export function parseSimulateFlags(argv: readonly string[]): SimulateFlags {
     sandboxDelayMs: ms(get('sandbox-delay', '0s'), '--sandbox-delay'),
     startDelayMs: ms(get('start-delay', '1s'), '--start-delay'),
     rampMs: ms(get('ramp', '0s'), '--ramp'),
+    tokenPerNode: bool(get('token-per-node', 'false'), '--token-per-node'),
     agentArgs: split < 0 ? [] : argv.slice(split + 1),
   };
 }
@@ -144,4 +160,14 @@ export function parseSimulateFlags(argv: readonly string[]): SimulateFlags {
 export function simulatedNodeIP(i: number): string {
   const n = 0x0a800000 + (i % 0x7fffff) + 1;
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+/**
+ * The credentials of node `name`: the orchconfig's as they are, or with --token-per-node its
+ * bearer token followed by `.<name>`. Throws SIMULATE_USAGE when there is no token to extend.
+ */
+export function nodeConnection(connection: OrchConnection, name: string, tokenPerNode: boolean): OrchConnection {
+  if (!tokenPerNode) return connection;
+  if (connection.token === undefined) throw usage('--token-per-node needs an orchconfig whose user has a bearer token (token:)');
+  return { ...connection, token: `${connection.token}.${name}` };
 }

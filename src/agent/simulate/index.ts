@@ -12,4 +12,4 @@ export {
   EXEC_EXIT_CODE_ANNOTATION, EXIT_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION, SimulatedRuntime, type SimulatedRuntimeOptions,
 } from './runtime.js';
 export { noCgroups, noVolumes, nodeCapacityOf, simulatedMachine, type SimulatedCapacity } from './parts.js';
-export { parseSimulateFlags, simulatedNodeIP, SIMULATE_USAGE, type SimulateFlags, type SimulateTaint } from './flags.js';
+export { nodeConnection, parseSimulateFlags, simulatedNodeIP, SIMULATE_USAGE, type SimulateFlags, type SimulateTaint } from './flags.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '../../api/fake-clock.js';
 import { isInvalid } from '../../api/errors.js';
-import { parseSimulateFlags, simulatedNodeIP } from './flags.js';
+import { nodeConnection, parseSimulateFlags, simulatedNodeIP } from './flags.js';
 import { EXEC_EXIT_CODE_ANNOTATION, EXIT_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION, SimulatedRuntime } from './runtime.js';
 
 void describe('nodeagent simulate flags', () => {
@@ -23,6 +23,16 @@ void describe('nodeagent simulate flags', () => {
     assert.throws(() => parseSimulateFlags(['--orchconfig', '/x']), isInvalid);
     assert.throws(() => parseSimulateFlags(['--nodes', '1', '--orchconfig', '/x', '--bogus', '1']), isInvalid);
     assert.throws(() => parseSimulateFlags(['--nodes', '1', '--orchconfig', '/x', '--register-with-taints', 'k:Sometimes']), isInvalid);
+  });
+
+  void it('gives each node a user of its own with --token-per-node', () => {
+    assert.equal(parseSimulateFlags(['--nodes', '1', '--orchconfig', '/x']).tokenPerNode, false);
+    assert.equal(parseSimulateFlags(['--nodes', '1', '--orchconfig', '/x', '--token-per-node', 'true']).tokenPerNode, true);
+    assert.throws(() => parseSimulateFlags(['--nodes', '1', '--orchconfig', '/x', '--token-per-node', 'yes']), /--token-per-node: "yes" is not true or false/);
+    const shared = { server: 'https://127.0.0.1:6443', token: 'sims', insecureSkipTLSVerify: false };
+    assert.equal(nodeConnection(shared, 'n-7', false), shared);
+    assert.deepEqual(nodeConnection(shared, 'n-7', true), { ...shared, token: 'sims.n-7' });
+    assert.throws(() => nodeConnection({ server: 'https://127.0.0.1:6443', insecureSkipTLSVerify: false }, 'n-7', true), /needs an orchconfig whose user has a bearer token/);
   });
 
   void it('gives each node its own address', () => {
