@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { realClock } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
-import { createTransport, type Transport } from './transport.js';
+import { createTransport, credentials, type Transport } from './transport.js';
 
 // A server that closes a kept-alive connection when the next request comes on it, as one whose
 // keep-alive timeout ran out while the client was taking that connection from its pool.
@@ -81,5 +81,22 @@ void describe('the transport on a kept-alive connection the server closed', () =
       server.removeListener('request', destroyAll);
       t.close();
     }
+  });
+});
+
+void describe('TLS material', () => {
+  void it('is parsed once for every connection object that shares it, whatever the token', () => {
+    const ca = Buffer.from('no certificate in it');
+    const a = credentials({ server: 'https://127.0.0.1:1', insecureSkipTLSVerify: false, token: 'sims.n-1' });
+    const b = credentials({ server: 'https://127.0.0.1:1', insecureSkipTLSVerify: false, token: 'sims.n-2' });
+    assert.ok('secureContext' in a && 'secureContext' in b);
+    assert.equal(a.secureContext, b.secureContext);
+    // Other material, another context; the same Buffer in a new connection object, the same one.
+    const withCa = credentials({ server: 'https://127.0.0.1:1', insecureSkipTLSVerify: false, ca });
+    assert.ok('secureContext' in withCa);
+    assert.notEqual(withCa.secureContext, a.secureContext);
+    const again = credentials({ server: 'https://127.0.0.1:1', insecureSkipTLSVerify: false, ca, token: 't' });
+    assert.ok('secureContext' in again);
+    assert.equal(again.secureContext, withCa.secureContext);
   });
 });

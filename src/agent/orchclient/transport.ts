@@ -80,17 +80,36 @@ export interface Transport {
   close(): void;
 }
 
-/** The secure context of each connection object (its material never changes: a rotation loads a new one). */
-const CONTEXTS = new WeakMap<OrchConnection, SecureContext>();
+/** Stands for absent TLS material in CONTEXTS' keys. */
+const NONE = {};
+/**
+ * The secure context of each set of TLS material (CA, client certificate, key), keyed by its
+ * Buffers: the connection objects made from one loaded orchconfig share them (a copy with another
+ * token, as `nodeagent simulate --token-per-node` makes, too). Material never changes: a
+ * rotation loads new Buffers.
+ */
+const CONTEXTS = new WeakMap<object, WeakMap<object, WeakMap<object, SecureContext>>>();
+
+function knownContext(c: OrchConnection): SecureContext | undefined {
+  return CONTEXTS.get(c.ca ?? NONE)?.get(c.clientCert ?? NONE)?.get(c.clientKey ?? NONE);
+}
+
+function keepContext(c: OrchConnection, context: SecureContext): void {
+  let byCert = CONTEXTS.get(c.ca ?? NONE);
+  if (byCert === undefined) CONTEXTS.set(c.ca ?? NONE, byCert = new WeakMap());
+  let byKey = byCert.get(c.clientCert ?? NONE);
+  if (byKey === undefined) byCert.set(c.clientCert ?? NONE, byKey = new WeakMap());
+  byKey.set(c.clientKey ?? NONE, context);
+}
 
 /**
- * One secure context for every TLS connection made from one OrchConnection (by every transport
+ * One secure context for every TLS connection made with the same material (by every transport
  * made from it): without it each TLS connection parses the CA bundle and the client key pair
  * again (a cost of every watch re-opened). Material that does not parse is passed as it is, so
  * that the request fails and says why, as before.
  */
-function credentials(c: OrchConnection): { secureContext: SecureContext } | { ca?: Buffer; cert?: Buffer; key?: Buffer } {
-  const known = CONTEXTS.get(c);
+export function credentials(c: OrchConnection): { secureContext: SecureContext } | { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const known = knownContext(c);
   if (known !== undefined) return { secureContext: known };
   const raw = {
     ...(c.ca === undefined ? {} : { ca: c.ca }),
@@ -99,7 +118,7 @@ function credentials(c: OrchConnection): { secureContext: SecureContext } | { ca
   };
   try {
     const secureContext = createSecureContext(raw);
-    CONTEXTS.set(c, secureContext);
+    keepContext(c, secureContext);
     return { secureContext };
   } catch {
     return raw;
