@@ -156,6 +156,16 @@ for (const storage of ['sqlite', 'etcd'] as const) {
       assert.equal(out.type, 'DELETED');
       assert.equal(back.type, 'ADDED');
       selected.close();
+      // From now, without initial events: an object that matched before the watch started and
+      // stops matching is DELETED (each change carries its previous state; no list seeds it).
+      const fromNow = await server.client.watch(`${path}?watch=true&sendInitialEvents=false&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&labelSelector=color%3Dblue`);
+      await api('PATCH', `${path}/blue`, { metadata: { labels: { color: 'green' } } }, 'application/merge-patch+json');
+      let left = await fromNow.next();
+      while (left.type === 'BOOKMARK') left = await fromNow.next();
+      assert.equal(left.type, 'DELETED');
+      assert.equal(meta(left.object).name, 'blue');
+      fromNow.close();
+      await api('PATCH', `${path}/blue`, { metadata: { labels: { color: 'blue' } } }, 'application/merge-patch+json');
       const one = await server.client.watch(`${path}/blue?watch=true`);
       assert.equal((await one.next()).type, 'ADDED');
       one.close();

@@ -117,11 +117,9 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   try {
     let start = rv;
     if (sendInitial === false && (rv === '' || rv === '0')) {
+      // From now: nothing to list, a selector watch included (each change tells whether its
+      // object matched before, as on a resume below).
       start = await r.registry.store.list(r.registry.prefix(request.namespace), { limit: 1 }).then((l) => l.resourceVersion);
-      if (filtered) {
-        const seed = await listObjects(r.registry, { ...request, limit: 0, resourceVersion: start, resourceVersionMatch: 'Exact' });
-        for (const object of seed.items) selection.seed(object);
-      }
     } else if (rv === '' || rv === '0' || sendInitial === true) {
       const { resourceVersionMatch: _match, ...unmatched } = request;
       const initial = await listObjects(r.registry, { ...(rv === '' ? unmatched : request), limit: 0, ...(sendInitial === true ? {} : { resourceVersion: '' }) });

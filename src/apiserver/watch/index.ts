@@ -8,7 +8,8 @@
  *   the initial ADDED events end with a BOOKMARK annotated `k8s.io/initial-events-end: "true"`;
  *   sendInitialEvents=false starts from now without them;
  * - selectors: an object that stops matching is sent as DELETED, one that starts as ADDED (the
- *   set of matching objects is seeded from a list at the start revision);
+ *   previous state each change carries says whether it matched before; an initial list seeds it
+ *   where there is one);
  * - allowWatchBookmarks: BOOKMARK events carry only metadata.resourceVersion;
  * - history gone (compacted): HTTP 200 then one ERROR event with a 410 Expired Status;
  * - timeoutSeconds ends the stream (default: random between 30 and 60 minutes), so does a
