@@ -86,6 +86,13 @@ export interface Pleg {
 /** upstream's relist period with evented PLEG. */
 export const EVENTED_RELIST_PERIOD_MS = 300_000;
 /**
+ * Once the stream is live again after a failure, the PLEG still relists every period for this
+ * long before the long period: a runtime that has just restarted may still be recovering its
+ * containers (containerd's CRI plugin recovers them after its event service answers), and an
+ * exit it published before the new subscription reaches the PLEG only through a relist.
+ */
+export const LIVE_AGAIN_SETTLE_MS = 30_000;
+/**
  * A live stream vouches for the pod status cache as of this long ago: an event still on its
  * way from the runtime (milliseconds) is not vouched for.
  */
@@ -128,6 +135,10 @@ export function createPleg(options: PlegOptions): Pleg {
   let unreachableSince: number | undefined;
   let timer: Timer | undefined;
   let vouchTimer: Timer | undefined;
+  /** The stream failed once: a later live is a recovery (LIVE_AGAIN_SETTLE_MS applies). */
+  let wentDown = false;
+  /** Until then the stream is live again too recently for the long period. */
+  let settleUntil = 0;
   let stopped = false;
   let started = false;
   let stream: StreamKeeper | undefined;
@@ -325,13 +336,17 @@ export function createPleg(options: PlegOptions): Pleg {
     return running;
   }
 
-  /** A relist now, then the next one a period after it ends (300 s while the stream is live). */
+  /**
+   * A relist now, then the next one a period after it ends (300 s while the stream is live, but
+   * for LIVE_AGAIN_SETTLE_MS after it came back).
+   */
   function tick(): void {
     timer?.cancel();
     timer = undefined;
     fullWanted = true;
     void run().then(() => {
-      if (!stopped && timer === undefined) timer = clock.setTimer(stream?.live === true ? eventedPeriod : period, tick);
+      const long = stream?.live === true && now() >= settleUntil;
+      if (!stopped && timer === undefined) timer = clock.setTimer(long ? eventedPeriod : period, tick);
     });
   }
 
@@ -351,9 +366,16 @@ export function createPleg(options: PlegOptions): Pleg {
       if (events !== undefined) {
         stream = keepSubscribed({
           source: events.source, clock, logger: log, onEvent,
-          // Live (again): one full relist for what was missed before, then the long period.
-          onLive: tick,
-          onDown: tick,
+          // Live: a full relist for what was missed before, then the long period; live again
+          // after a failure: relists every period for a while first (LIVE_AGAIN_SETTLE_MS).
+          onLive: () => {
+            if (wentDown) settleUntil = now() + LIVE_AGAIN_SETTLE_MS;
+            tick();
+          },
+          onDown: () => {
+            wentDown = true;
+            tick();
+          },
         });
         vouchTimer = clock.setTimer(period, vouch);
       }
