@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
+import { realClock, type Clock, type Timer } from '../../api/clock.js';
 import { OrchError } from '../../api/errors.js';
 
 export interface HttpsOptions {
@@ -44,6 +45,46 @@ export const DEFAULT_BACKLOG = 4096;
  * Go's HTTP/2 clients assume before the server's SETTINGS come (since the rapid-reset fixes).
  */
 export const DEFAULT_HTTP2_MAX_STREAMS = 100;
+/** An HTTP/2 connection with no stream open this long is closed (GOAWAY), as upstream's 90 s. */
+export const HTTP2_IDLE_TIMEOUT_MS = 90_000;
+const HTTP2_STREAM_WINDOW = 256 << 10;
+
+/**
+ * Closes `session` (GOAWAY; the client opens another when it needs one) once it has had no
+ * stream open for `idleMs`: counted only while no stream is open, so a long watch keeps its
+ * connection (node's own session timeout counts any silence and would end idle watches).
+ */
+/** What closeWhenIdle uses of an HTTP/2 session ('stream' and 'close' events). */
+export interface IdleSession {
+  readonly closed: boolean;
+  readonly destroyed: boolean;
+  close(): void;
+  on(event: 'stream' | 'close', listener: (stream: IdleStream) => void): unknown;
+}
+
+interface IdleStream {
+  once(event: 'close', listener: () => void): unknown;
+}
+
+export function closeWhenIdle(session: IdleSession, idleMs: number, clock: Pick<Clock, 'setTimer'>): void {
+  let open = 0;
+  let timer: Timer | undefined;
+  const arm = (): void => {
+    timer = clock.setTimer(idleMs, () => {
+      if (open === 0 && !session.closed && !session.destroyed) session.close();
+    });
+  };
+  session.on('stream', (stream: IdleStream) => {
+    open++;
+    timer?.cancel();
+    stream.once('close', () => {
+      open--;
+      if (open === 0) arm();
+    });
+  });
+  session.on('close', () => { timer?.cancel(); });
+  arm();
+}
 
 export interface HttpsServer {
   readonly port: number;
@@ -65,7 +106,11 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     minVersion: 'TLSv1.2',
     allowHTTP1: true,
     ALPNProtocols: ['h2', 'http/1.1'],
-    settings: { maxConcurrentStreams: options.http2MaxStreams === undefined || options.http2MaxStreams === 0 ? DEFAULT_HTTP2_MAX_STREAMS : options.http2MaxStreams },
+    settings: {
+      maxConcurrentStreams: options.http2MaxStreams === undefined || options.http2MaxStreams === 0 ? DEFAULT_HTTP2_MAX_STREAMS : options.http2MaxStreams,
+      // What a client may send on one stream before the server reads it (upstream: 256 KiB).
+      initialWindowSize: HTTP2_STREAM_WINDOW,
+    },
   }, handler);
   // HTTP/1.1 connections' timeouts (node's HTTP/1.1 server reads them from the server object).
   Object.assign(server, { keepAliveTimeout: 60_000, headersTimeout: 60_000, requestTimeout: 0 });
@@ -74,6 +119,7 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
+    closeWhenIdle(session, HTTP2_IDLE_TIMEOUT_MS, realClock);
   });
   const sockets = new Set<Socket>();
   server.on('secureConnection', (socket: TLSSocket) => {
