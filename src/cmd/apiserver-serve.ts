@@ -211,6 +211,7 @@ export async function serve(o: ApiServerOptions, log: Log): Promise<() => Promis
       clientCaPems,
       handler: withConsole({ assets: consoleAssets, next: tracing === undefined ? router.handle : tracedHandler(router.handle, tracing.tracer('orch-apiserver')) }),
       upgrade: router.upgrade,
+      http2MaxStreams: o.http2MaxStreamsPerConnection,
     });
     if (o.writeAdminOrchconfig !== '') {
       const client = await issueClientCertificate(ca, 'admin', ['system:masters']);

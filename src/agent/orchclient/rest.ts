@@ -26,7 +26,6 @@
  * decoded Status on `status` (statusOf(err)); network failures ORCHCLIENT_UNAVAILABLE,
  * ORCHCLIENT_TIMEOUT, ORCHCLIENT_ABORTED.
  */
-import type { IncomingMessage } from 'node:http';
 import { sleepKeepingAlive, type Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Logger } from '../logging/index.js';
@@ -36,7 +35,7 @@ import { createRateLimiter, ORCHCLIENT_OPTIONS_INVALID, type RateLimiter } from 
 import type { ObjectList, PatchType, RestCallOptions, RestClient, WatchEvent, WatchHandle } from './rest-types.js';
 import { errorFromResponse, OrchApiError, ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_UNAVAILABLE } from './status.js';
 import type { Tracer } from '../../api/tracing/index.js';
-import { createTransport, type Transport } from './transport.js';
+import { createTransport, type Streamed, type Transport } from './transport.js';
 import { createWatchDecoder } from './watch-decoder.js';
 
 export const DEFAULT_CONTENT_TYPE = 'application/vnd.orch.protobuf';
@@ -178,7 +177,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
     o.signal?.addEventListener('abort', onOuterAbort, { once: true });
     let stopped = o.signal?.aborted === true;
     if (stopped) abort.abort();
-    let res: IncomingMessage | undefined;
+    let res: Streamed | undefined;
 
     async function run(): Promise<Awaited<WatchHandle['done']>> {
       try {
@@ -187,8 +186,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
           method: 'GET', path: target, accept: 'application/json', signal: abort.signal,
           ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
         });
-        const stream = res;
-        const status = stream.statusCode ?? 0;
+        const stream = res.body;
+        const status = res.status;
         if (status < 200 || status > 299) {
           const chunks: Buffer[] = [];
           for await (const chunk of stream) chunks.push(chunk as Buffer);
@@ -236,7 +235,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
       if (stopped) return;
       stopped = true;
       abort.abort();
-      res?.destroy();
+      res?.body.destroy();
     };
     const entry = { stop };
     watches.add(entry);

@@ -17,6 +17,7 @@
  * POST/PATCH are not retried here (the REST client's own retries judge those).
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContext } from 'node:tls';
@@ -24,6 +25,7 @@ import type { Clock } from '../../api/clock.js';
 import { OrchError, messageOf } from '../../api/errors.js';
 import type { Tracer } from '../../api/tracing/index.js';
 import type { OrchConnection } from './kubeconfig.js';
+import { createSessionPool, startStream, withDeadline, type Negotiated } from './transport-h2.js';
 import { ORCHCLIENT_ABORTED, ORCHCLIENT_REQUEST_FAILED, ORCHCLIENT_TIMEOUT, ORCHCLIENT_UNAVAILABLE } from './status.js';
 
 const TOKEN_FILE_TTL_MS = 60_000;
@@ -52,6 +54,8 @@ export interface TransportOptions {
    * the open span's W3C trace context (traceparent) with every request, watches included.
    */
   readonly tracer?: Tracer;
+  /** false: HTTP/1.1 only, even when the server offers HTTP/2 (default: HTTP/2 when offered). */
+  readonly http2?: boolean;
 }
 
 export interface Exchange {
@@ -71,11 +75,19 @@ export interface Answer {
   readonly text: string;
 }
 
+/** A response whose body is read as it comes (a watch). */
+export interface Streamed {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Emits 'data', then 'end' and 'close'; 'close' without 'end' when the stream broke. */
+  readonly body: Readable;
+}
+
 export interface Transport {
   /** Sends one request and reads the whole answer. Rejects only on network failures. */
   send(exchange: Exchange): Promise<Answer>;
   /** Sends one request and resolves with the response as soon as its headers came. */
-  open(exchange: Exchange): Promise<IncomingMessage>;
+  open(exchange: Exchange): Promise<Streamed>;
   /** Closes idle connections and destroys open streams; later calls open new ones. */
   close(): void;
 }
@@ -139,6 +151,8 @@ export function createTransport(options: TransportOptions): Transport {
   const newAgent = (keepAlive: boolean): HttpAgent => (secure
     ? new HttpsAgent({ keepAlive, maxSockets: keepAlive ? MAX_SOCKETS : Infinity, ...tls })
     : new HttpAgent({ keepAlive, maxSockets: keepAlive ? MAX_SOCKETS : Infinity }));
+  // HTTP/2 over TLS when the server offers it (one connection for everything); HTTP/1.1 otherwise.
+  const sessions = secure && options.http2 !== false ? createSessionPool(url, tls, timeoutMs) : undefined;
   let agent = newAgent(true);
   let streamAgent = newAgent(false);
   let token: { value: string; read: number } | undefined;
@@ -168,21 +182,38 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   /** Starts the request; `onResponse` gets the response once its headers came. */
-  async function start(e: Exchange, streaming: boolean, onResponse: (res: IncomingMessage) => void, onError: (err: OrchError | StaleConnection) => void): Promise<void> {
+  async function start(e: Exchange, streaming: boolean, onResponse: (res: Streamed) => void, onError: (err: OrchError | StaleConnection) => void): Promise<void> {
     const auth = await authorization();
     const target = new URL(`${base}${e.path}`, url);
-    const send = secure ? httpsRequest : httpRequest;
     const limit = e.timeoutMs ?? timeoutMs;
+    const headers: Record<string, string | number> = {
+      accept: e.accept,
+      'user-agent': options.userAgent ?? 'nodeagent',
+      ...(e.body === undefined ? {} : { 'content-type': e.contentType ?? 'application/json', 'content-length': e.body.length }),
+      ...(auth === undefined ? {} : { authorization: auth }),
+      ...options.tracer?.outgoingHeaders(),
+    };
+    if (sessions !== undefined) {
+      let negotiated: Negotiated;
+      try {
+        negotiated = await withDeadline(sessions.get(), limit, e.signal, () => new OrchError(ORCHCLIENT_TIMEOUT, 'timeout', `${e.method} ${target.href}: no connection within ${limit} ms`, { subject: e.path }));
+      } catch (err) {
+        onError(networkError(e, target.href, err));
+        return;
+      }
+      if (negotiated.session !== undefined) {
+        startStream({ session: negotiated.session, reused: negotiated.reused, pool: sessions, exchange: e, path: `${base}${e.path}`, href: target.href, headers, limit, streaming, idempotent: IDEMPOTENT.has(e.method) }, onResponse, (err, stale) => {
+          const failure = networkError(e, target.href, err);
+          onError(stale ? new StaleConnection(failure) : failure);
+        });
+        return;
+      }
+    }
+    const send = secure ? httpsRequest : httpRequest;
     const req = send(target, {
       method: e.method,
       agent: streaming ? streamAgent : agent,
-      headers: {
-        accept: e.accept,
-        'user-agent': options.userAgent ?? 'nodeagent',
-        ...(e.body === undefined ? {} : { 'content-type': e.contentType ?? 'application/json', 'content-length': e.body.length }),
-        ...(auth === undefined ? {} : { authorization: auth }),
-        ...options.tracer?.outgoingHeaders(),
-      },
+      headers,
       // Requests: an idle timeout per attempt. Streams: only until the headers came (below).
       ...(streaming || limit <= 0 ? {} : { timeout: limit }),
       ...(e.signal === undefined ? {} : { signal: e.signal }),
@@ -196,7 +227,7 @@ export function createTransport(options: TransportOptions): Transport {
     req.on('response', (res: IncomingMessage) => {
       answered = true;
       clearTimeout(headerTimer);
-      onResponse(res);
+      onResponse({ status: res.statusCode ?? 0, headers: res.headers, body: res });
     });
     let answered = false;
     req.on('error', (err) => {
@@ -224,12 +255,17 @@ export function createTransport(options: TransportOptions): Transport {
     return new Promise<Answer>((resolve, reject) => {
       start(e, false, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+        let ended = false;
+        res.body.on('data', (d: Buffer) => chunks.push(d));
+        res.body.on('end', () => {
+          ended = true;
+          resolve({ status: res.status, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
         });
-        res.on('error', (err) => {
+        res.body.on('error', (err) => {
           reject(networkError(e, e.path, err));
+        });
+        res.body.on('close', () => {
+          if (!ended) reject(networkError(e, e.path, new Error('the connection closed before the end of the answer')));
         });
       }, reject).catch(reject);
     });
@@ -247,11 +283,12 @@ export function createTransport(options: TransportOptions): Transport {
       });
     },
     open(e) {
-      return new Promise<IncomingMessage>((resolve, reject) => {
+      return new Promise<Streamed>((resolve, reject) => {
         start(e, true, resolve, reject).catch(reject);
       });
     },
     close() {
+      sessions?.close();
       agent.destroy();
       streamAgent.destroy();
       agent = newAgent(true);

@@ -80,7 +80,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   return {
     async authenticate(req) {
       const reasons: string[] = [];
-      const cert = authenticateConnection(req.socket as Partial<TLSSocket>);
+      const cert = authenticateConnection(connectionOf(req));
       if (cert.kind === 'user') return { kind: 'user', user: withAuthenticated(cert.user), via: 'x509' };
       if (cert.kind === 'invalid') reasons.push(cert.reason);
       const header = req.headers.authorization;
@@ -96,4 +96,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       return { kind: 'anonymous', user: ANONYMOUS };
     },
   };
+}
+
+/**
+ * The TLS connection a request came on, whose client certificate authenticates it: HTTP/1.1's
+ * socket, or HTTP/2's session socket (one per connection; an HTTP/2 request's own `socket` is a
+ * view made per stream, so that a per-connection cache keyed by it would miss every time).
+ */
+function connectionOf(req: IncomingMessage): Partial<TLSSocket> {
+  const session = (req as { stream?: { session?: { socket?: Partial<TLSSocket> } } }).stream?.session?.socket;
+  return session ?? (req.socket as Partial<TLSSocket>);
 }

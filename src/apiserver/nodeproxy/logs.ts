@@ -80,7 +80,8 @@ export function logConnector(options: NodeProxyOptions): Connector {
       });
       const code = res.statusCode ?? 500;
       if (code < 200 || code > 299) throw agentRefused(code, await readText(res, 64 * 1024), target);
-      r.res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+      // No Transfer-Encoding: HTTP/1.1 chunks a response without a length anyway, and HTTP/2 forbids the header.
+      r.res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
       r.res.flushHeaders();
       await pipeResponse(res, r.res);
     },

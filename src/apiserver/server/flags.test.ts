@@ -27,6 +27,8 @@ void describe('orch-apiserver flags', () => {
     assert.equal(o.securePort, 6443);
     assert.equal(o.eventTtl, 3600 * SECOND);
     assert.equal(o.maxRequestBytes, 3 * 1024 * 1024);
+    assert.equal(o.http2MaxStreamsPerConnection, 0);
+    assert.equal(options('--http2-max-streams-per-connection=1000').http2MaxStreamsPerConnection, 1000);
     assert.equal(o.storageBackend, 'sqlite');
     assert.equal(o.certDir, '/var/lib/orch-apiserver/pki');
     assert.equal(o.watchCache, true, 'upstream: --watch-cache defaults to true');
@@ -51,6 +53,7 @@ void describe('orch-apiserver flags', () => {
     assert.match(text, /unknown flag: --nope/);
     assert.match(problems('--event-ttl=0s'), /--event-ttl 0s must be at least 1s/);
     assert.match(problems('--max-request-bytes=10'), /--max-request-bytes 10 must be at least 1024/);
+    assert.match(problems('--http2-max-streams-per-connection=-1'), /--http2-max-streams-per-connection -1 must be 0 \(the default, 100\) or more/);
     assert.match(problems('--etcd-servers=ftp://x', '--storage-backend=etcd3'), /is not an http\(s\):\/\/host:port URL/);
     assert.match(problems('--etcd-prefix=registry/'), /--etcd-prefix/);
     assert.match(problems('--write-admin-orchconfig'), /flag needs an argument: --write-admin-orchconfig/);

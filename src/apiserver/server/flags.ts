@@ -33,6 +33,8 @@ export interface ApiServerOptions {
   /** Nanoseconds. */
   readonly eventTtl: number;
   readonly maxRequestBytes: number;
+  /** SETTINGS_MAX_CONCURRENT_STREAMS offered to HTTP/2 clients; 0: the default (100, as upstream's). */
+  readonly http2MaxStreamsPerConnection: number;
   /** Upstream's in-flight limits: with API Priority and Fairness their sum is the server's concurrency. */
   readonly maxRequestsInflight: number;
   readonly maxMutatingRequestsInflight: number;
@@ -121,6 +123,7 @@ export const DEFAULTS: ApiServerOptions = {
   etcdCompactionInterval: 300 * SECOND,
   eventTtl: 3600 * SECOND,
   maxRequestBytes: 3 * 1024 * 1024,
+  http2MaxStreamsPerConnection: 0,
   maxRequestsInflight: 400,
   maxMutatingRequestsInflight: 200,
   enablePriorityAndFairness: true,
@@ -170,6 +173,7 @@ export const FLAGS: readonly Flag[] = [
   { name: 'event-ttl', kind: 'duration', option: 'eventTtl', help: 'Amount of time to retain events (every write of an event restarts it).' },
   { name: 'max-request-bytes', kind: 'int', option: 'maxRequestBytes', help: 'The largest accepted request body, in bytes; larger ones are answered 413.' },
   { name: 'watch-cache', kind: 'bool', option: 'watchCache', help: 'Keep every resource but events in memory (a list, then a watch of the store) and answer gets and lists with resourceVersion "0" (any state) or "N" (not older than N) from it; false: every read goes to the store.' },
+  { name: 'http2-max-streams-per-connection', kind: 'int', option: 'http2MaxStreamsPerConnection', help: 'The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means the default, 100.' },
   { name: 'watch-bookmark-interval', kind: 'duration', option: 'watchBookmarkInterval', help: 'How often watches that allow bookmarks receive a BOOKMARK event.' },
   { name: 'nodeagent-client-certificate', kind: 'string', option: 'nodeagentClientCertificate', help: 'Client certificate the server presents to nodeagents (node proxy).' },
   { name: 'nodeagent-client-key', kind: 'string', option: 'nodeagentClientKey', help: 'Private key of --nodeagent-client-certificate.' },
@@ -287,6 +291,7 @@ function check(o: ApiServerOptions, problems: string[]): void {
   if (o.maxRequestsInflight < 0) problems.push(`--max-requests-inflight ${o.maxRequestsInflight} must be 0 or more`);
   if (o.maxMutatingRequestsInflight < 0) problems.push(`--max-mutating-requests-inflight ${o.maxMutatingRequestsInflight} must be 0 or more`);
   if (o.enablePriorityAndFairness && o.maxRequestsInflight + o.maxMutatingRequestsInflight === 0) problems.push('--max-requests-inflight and --max-mutating-requests-inflight must not both be 0 with --enable-priority-and-fairness');
+  if (o.http2MaxStreamsPerConnection < 0) problems.push(`--http2-max-streams-per-connection ${o.http2MaxStreamsPerConnection} must be 0 (the default, 100) or more`);
   if (o.maxRequestBytes < 1024) problems.push(`--max-request-bytes ${o.maxRequestBytes} must be at least 1024`);
   if (o.bindAddress === '') problems.push('--bind-address must not be empty');
   if (o.etcdPrefix !== '' && (!o.etcdPrefix.startsWith('/') || o.etcdPrefix.endsWith('/'))) problems.push(`--etcd-prefix ${quoteValue(o.etcdPrefix)} must start with / and not end with /`);

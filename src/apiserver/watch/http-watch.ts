@@ -72,7 +72,8 @@ export async function serveWatch(r: ResourceRequest, options: WatchServeOptions)
   const selection = new SelectionFilter(sharedMatcher(r.registry, request));
   const res = r.res;
   const contentType = protobuf ? `${r.output.mediaType ?? 'application/vnd.kubernetes.protobuf'};stream=watch` : 'application/json';
-  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  // No Transfer-Encoding: HTTP/1.1 chunks a response without a length anyway, and HTTP/2 forbids the header.
+  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
 
   let finished = false;
