@@ -24,7 +24,7 @@ export interface TestBrowser {
   /** Where screenshots go (kept after the run). */
   readonly artifacts: string;
   /** A new context (its own session storage) trusting any certificate (the API server's CA is the test's own) and a page in it. */
-  newPage(): Promise<{ context: BrowserContext; page: Page; errors: string[] }>;
+  newPage(): Promise<{ context: BrowserContext; page: Page; errors: string[]; network: string[] }>;
   /** A full-page screenshot `<artifacts>/<name>.png`; resolves to its path. */
   screenshot(page: Page, name: string): Promise<string>;
   close(): Promise<void>;
@@ -56,7 +56,14 @@ export async function launchBrowser(name: string): Promise<TestBrowser> {
       page.on('console', (m) => {
         if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
       });
-      return { context, page, errors };
+      // Requests that got no answer and answers of 500 and above, for a failure's message (tests
+      // stop the API server on purpose, so these are not errors by themselves).
+      const network: string[] = [];
+      page.on('requestfailed', (r) => network.push(`${r.method()} ${r.url()} failed: ${r.failure()?.errorText ?? 'unknown'}`));
+      page.on('response', (r) => {
+        if (r.status() >= 500) network.push(`${r.request().method()} ${r.url()} answered ${r.status()}`);
+      });
+      return { context, page, errors, network };
     },
     async screenshot(page, shot) {
       const path = join(artifacts, `${shot}.png`);

@@ -30,8 +30,15 @@ let page: Page;
 let errors: string[] = [];
 const pageErrors: string[][] = [];
 
-async function signIn(p: Page, token: string): Promise<void> {
+/** Opens the console and signs in; if the sign-in form never shows, says what the page saw. */
+async function signIn(p: Page, token: string, seen: { errors: string[]; network: string[] }): Promise<void> {
   await p.goto(`${cluster.server.url}/console/`);
+  try {
+    await p.waitForSelector('#token', { timeout: 15_000 });
+  } catch (err) {
+    const body = (await p.content().catch(() => '(no content)')).slice(0, 2000);
+    throw new Error(`the sign-in form did not show: ${String(err)}\nerrors: ${JSON.stringify(seen.errors)}\nnetwork: ${JSON.stringify(seen.network)}\npage: ${body}`);
+  }
   await p.fill('#token', token);
   await p.click('button[type=submit]');
 }
@@ -83,7 +90,7 @@ void describe('the web console in Chromium against a real cluster', () => {
     await wrong.page.goto(`${cluster.server.url}/console/`);
     await wrong.page.waitForSelector('#token');
     await browser.screenshot(wrong.page, 'sign-in');
-    await signIn(wrong.page, 'not-a-token');
+    await signIn(wrong.page, 'not-a-token', wrong);
     await wrong.page.waitForSelector('#sign-in-error:not([hidden])');
     assert.match((await wrong.page.textContent('#sign-in-error')) ?? '', /refused this token \(401 Unauthorized\)/);
     assert.equal(await wrong.page.locator('.shell').count(), 0, 'no console behind a refused token');
@@ -95,9 +102,10 @@ void describe('the web console in Chromium against a real cluster', () => {
 
   void it('signs in with a token from kubectl create token and shows the Ready node', async () => {
     const token = (await runKubectl(cluster.server, ['create', 'token', 'default'])).stdout.trim();
-    ({ page, errors } = await browser.newPage());
+    const opened = await browser.newPage();
+    ({ page, errors } = opened);
     pageErrors.push(errors);
-    await signIn(page, token);
+    await signIn(page, token, opened);
     await page.waitForSelector(`[data-node="${cluster.node}"][data-ready="True"]`);
     assert.equal(await page.textContent('.user'), 'system:serviceaccount:default:default');
     assert.equal(await page.evaluate('sessionStorage.getItem("orch-console-token") !== null'), true);
