@@ -1,9 +1,12 @@
 /**
  * The static token file of --token-auth-file: CSV lines `token,user,uid,"group1,group2"` (the
- * groups column is optional; quotes allow commas inside a field). Bearer tokens are looked up
- * in it in constant time per comparison.
+ * groups column is optional; quotes allow commas inside a field). The table is keyed by each
+ * token's SHA-256 digest: a bearer token is found with one hash and one map lookup, whatever the
+ * file's size (upstream's tokenfile authenticator looks the token up in a map too), and the
+ * lookup's timing depends on the digest, not on the secret's bytes; the entry found is then
+ * compared in constant time.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { OrchError } from '../../api/errors.js';
 
@@ -14,7 +17,12 @@ export interface TokenEntry {
   readonly groups: readonly string[];
 }
 
+/** Entries by the SHA-256 digest of their token (base64). */
 export type TokenTable = ReadonlyMap<string, TokenEntry>;
+
+function digestOf(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64');
+}
 
 /** Splits one CSV line (RFC 4180 quoting: `"a,b"` and `""` for a quote). */
 function csvFields(line: string): string[] {
@@ -65,8 +73,9 @@ export function parseTokenFile(text: string, file: string): TokenTable {
     if (fields.length < 3) fail('want at least 3 columns: token,user,uid[,"group1,group2"]');
     if (token === '') fail('empty token');
     if (name === '') fail('empty user name');
-    if (table.has(token)) fail('duplicate token');
-    table.set(token, { token, name, uid, groups: groups === '' ? [] : groups.split(',').map((g) => g.trim()).filter((g) => g !== '') });
+    const key = digestOf(token);
+    if (table.has(key)) fail('duplicate token');
+    table.set(key, { token, name, uid, groups: groups === '' ? [] : groups.split(',').map((g) => g.trim()).filter((g) => g !== '') });
   });
   return table;
 }
@@ -83,16 +92,20 @@ export function loadTokenFile(file: string): TokenTable {
 
 export type TokenResult = { kind: 'user'; user: { name: string; uid: string; groups: readonly string[] } } | { kind: 'invalid'; reason: string };
 
+/** The entry of `token`, if the table has it (one digest and one lookup). */
+export function tokenEntry(table: TokenTable | undefined, token: string): TokenEntry | undefined {
+  const entry = table?.get(digestOf(token));
+  if (entry === undefined) return undefined;
+  const given = Buffer.from(token, 'utf8');
+  const known = Buffer.from(entry.token, 'utf8');
+  return known.length === given.length && timingSafeEqual(known, given) ? entry : undefined;
+}
+
 /** Authenticates an Authorization header value against the table. */
 export function authenticateToken(header: string, table: TokenTable | undefined): TokenResult {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (match === null) return { kind: 'invalid', reason: 'the Authorization header is not "Bearer <token>"' };
-  const given = Buffer.from(match[1] ?? '', 'utf8');
-  for (const entry of table?.values() ?? []) {
-    const known = Buffer.from(entry.token, 'utf8');
-    if (known.length === given.length && timingSafeEqual(known, given)) {
-      return { kind: 'user', user: { name: entry.name, uid: entry.uid, groups: entry.groups } };
-    }
-  }
+  const entry = tokenEntry(table, match[1] ?? '');
+  if (entry !== undefined) return { kind: 'user', user: { name: entry.name, uid: entry.uid, groups: entry.groups } };
   return { kind: 'invalid', reason: 'invalid bearer token' };
 }

@@ -58,6 +58,9 @@ void describe('the scheduler filters', () => {
     n.addPod(pod('bound', { containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort: 8080 }], resources: { requests: { cpu: '1500m' } } }] }));
     assert.equal(reasons(pod('fits', {}, { cpu: '500m' }), n), undefined);
     assert.deepEqual(reasons(pod('big', {}, { cpu: '600m', memory: '5Gi', 'example.com/gpu': '1' }), n), ['Insufficient cpu', 'Insufficient memory', 'Insufficient example.com/gpu']);
+    // cpu, memory, ephemeral-storage, then the others by name, whatever the order of the requests.
+    assert.deepEqual(reasons(pod('many', {}, { 'example.com/b': '1', 'ephemeral-storage': '1Pi', 'example.com/a': '1', memory: '5Gi', cpu: '4' }), n),
+      ['Insufficient cpu', 'Insufficient memory', 'Insufficient ephemeral-storage', 'Insufficient example.com/a', 'Insufficient example.com/b']);
     assert.equal(filterNode(pod('big', {}, { cpu: '4' }), n)?.unresolvable, false);
     const port = pod('port', { containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort: 8080 }] }] });
     assert.deepEqual(reasons(port, n), ["node(s) didn't have free ports for the requested pod ports"]);

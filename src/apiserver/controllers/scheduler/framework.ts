@@ -59,12 +59,9 @@ const nodePorts: Filter = (pod, info) => {
 const resourcesFit: Filter = (pod, info) => {
   const reasons: string[] = [];
   if (info.pods.size + 1 > (info.allocatable.get('pods') ?? 0)) reasons.push('Too many pods');
-  // cpu, memory and ephemeral-storage first, then the others, as upstream lists them.
-  const order = ['cpu', 'memory', 'ephemeral-storage'];
-  const names = [...pod.requests.keys()].sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99) || a.localeCompare(b));
-  for (const resource of names) {
+  // pod.requests is in upstream's order: cpu, memory, ephemeral-storage, then the others.
+  for (const [resource, wanted] of pod.requests) {
     if (resource === 'pods') continue;
-    const wanted = pod.requests.get(resource) ?? 0;
     const free = (info.allocatable.get(resource) ?? 0) - (info.requested.get(resource) ?? 0);
     if (wanted > free) reasons.push(`Insufficient ${resource}`);
   }

@@ -14,6 +14,8 @@ import { objectKey } from '../client/index.js';
 export const DEFAULT_MILLI_CPU_REQUEST = 100;
 export const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
 
+const FIT_ORDER = ['cpu', 'memory', 'ephemeral-storage'];
+
 export interface PodInfo {
   /** `namespace/name`. */
   readonly key: string;
@@ -23,7 +25,11 @@ export interface PodInfo {
   readonly priority: number;
   /** creationTimestamp in ms (0 when absent). */
   readonly createdMs: number;
-  /** Requested amounts (cpu in millicores, memory in bytes, others in units), zero requests left out. */
+  /**
+   * Requested amounts (cpu in millicores, memory in bytes, others in units), zero requests left
+   * out, in the order upstream's NodeResourcesFit names them in its reasons: cpu, memory,
+   * ephemeral-storage, then the others by name (sorted once here, not per node filtered).
+   */
   readonly requests: ReadonlyMap<string, number>;
   readonly nonZeroCpu: number;
   readonly nonZeroMemory: number;
@@ -56,11 +62,13 @@ function nonZero(pod: Pod, resource: 'cpu' | 'memory', fallback: number, options
  */
 export function podInfo(object: WireObject, options: PodRequestOptions = {}): PodInfo {
   const pod = object as Pod;
-  const requests = new Map<string, number>();
+  const amounts: [string, number][] = [];
   for (const resource of requestedResources(pod, options)) {
     const amount = podRequest(pod, resource, options);
-    if (amount > 0) requests.set(resource, amount);
+    if (amount > 0) amounts.push([resource, amount]);
   }
+  const rank = (r: string): number => FIT_ORDER.indexOf(r) + 1 || FIT_ORDER.length + 1;
+  const requests = new Map(amounts.sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0)));
   const created = Date.parse(str(metaOf(object).creationTimestamp));
   return {
     key: objectKey(object),
