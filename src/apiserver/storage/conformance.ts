@@ -61,6 +61,36 @@ function describeCrudConformance(make: StoreFactory): void {
       await rejectsWith(store.update('/things/ns/missing', {}, bump), 'not-found', StoreErrorCode.notFound);
     }));
 
+  void it('updates from a cached copy: a current one is written, a stale one loses to the fresh state, whose preconditions and mutation decide', () =>
+    withStore(make, async (store) => {
+      const key = '/things/ns/a';
+      const copy = (o: StoredObject): StoredObject => structuredClone(o);
+      const created = await store.create(key, thing('a'));
+      const one = await store.update(key, { cachedExisting: copy(created) }, bump);
+      assert.equal(specN(one), 1);
+      // Stale (n=0): the update runs again on the state that won (n=1).
+      const two = await store.update(key, { cachedExisting: copy(created) }, bump);
+      assert.equal(specN(two), 2);
+      // The expected resourceVersion is the current one; the copy's is older: no conflict.
+      const three = await store.update(key, { expectedResourceVersion: rvOf(two), cachedExisting: copy(one) }, bump);
+      assert.equal(specN(three), 3);
+      // A mutation that refuses the stale copy is tried on the fresh state.
+      const four = await store.update(key, { cachedExisting: copy(created) }, (o) => {
+        if (rvOf(o) !== rvOf(three)) throw new Error('stale');
+        return bump(o);
+      });
+      assert.equal(specN(four), 4);
+      // Unchanged against a stale copy is not unchanged: the fresh state decides, and is written.
+      const five = await store.update(key, { cachedExisting: copy(created) }, (o) => ({ ...o, spec: { n: 0 } }));
+      assert.equal(specN(five), 0);
+      assert.ok(Number(rvOf(five)) > Number(rvOf(four)));
+      assert.deepEqual(await store.get(key), five);
+      await rejectsWith(store.update(key, { expectedResourceVersion: rvOf(one), cachedExisting: copy(one) }, bump), 'conflict', StoreErrorCode.conflict);
+      await store.delete(key);
+      await rejectsWith(store.update(key, { cachedExisting: copy(five) }, bump), 'not-found', StoreErrorCode.notFound);
+      assert.equal(await store.get(key).then(() => 'there', () => 'gone'), 'gone');
+    }));
+
   void it('writes nothing for an update that changes nothing', () =>
     withStore(make, async (store) => {
       const created = await store.create('/things/ns/a', thing('a'));

@@ -90,7 +90,9 @@ export class KvStore implements ManagedStore {
     checkTtl(options.ttlSeconds, key);
     const expected = options.expectedResourceVersion;
     parseResourceVersion(expected, 'expectedResourceVersion');
-    let current = await this.backend.get(key);
+    const fromCache = await this.updateFromCache(key, options, mutate);
+    if (fromCache !== undefined && fromCache.done !== undefined) return fromCache.done;
+    let current = fromCache !== undefined ? fromCache.current : await this.backend.get(key);
     for (;;) {
       if (current === undefined) throw notFound(key);
       const currentRv = String(current.modRevision);
@@ -109,6 +111,32 @@ export class KvStore implements ManagedStore {
       // Lost a race: try again from the state that won (a precondition then fails above).
       current = result.current;
     }
+  }
+
+  /**
+   * The first try of an update from options.cachedExisting, as upstream's GuaranteedUpdate with
+   * a cached existing object: mutate it and compare-and-swap at its revision, with no read.
+   * Undefined: nothing was written and the caller reads afresh (no copy, or it failed the
+   * precondition, changed nothing or made mutate throw: all of which a stale copy can cause);
+   * `done`: written; `current`: the swap lost, and this is the state that won.
+   */
+  private async updateFromCache(key: string, options: UpdateOptions, mutate: Mutation): Promise<{ done?: StoredObject; current: KvRecord | undefined } | undefined> {
+    const cached = options.cachedExisting;
+    const metadata = cached?.metadata as { resourceVersion?: unknown } | undefined;
+    const revision = Number(metadata?.resourceVersion);
+    if (cached === undefined || !Number.isSafeInteger(revision) || revision <= 0) return undefined;
+    if (options.expectedResourceVersion !== undefined && options.expectedResourceVersion !== String(revision)) return undefined;
+    let before: string;
+    let value: string;
+    try {
+      before = encodeObject(key, cached);
+      value = encodeObject(key, await mutate(cached));
+    } catch {
+      return undefined;
+    }
+    if (value === before) return undefined;
+    const result = await this.backend.put({ key, value, expectedModRevision: revision, ttlSeconds: options.ttlSeconds, keepTtl: true });
+    return result.ok ? { done: decodeValue(key, value, result.revision), current: undefined } : { current: result.current };
   }
 
   async delete(key: string, options: DeleteOptions = {}): Promise<StoredObject> {

@@ -25,6 +25,14 @@ export interface UpdateOptions {
   readonly expectedResourceVersion?: string;
   /** A new time to live from now; absent keeps the object's current expiry (or none). */
   readonly ttlSeconds?: number;
+  /**
+   * The object as the caller believes it is now, with its resourceVersion (upstream's
+   * cachedExistingObject: the watch cache's copy). The update may start from it instead of
+   * reading the store: a stale copy costs one failed compare-and-swap, and a precondition, an
+   * unchanged result or a mutation error met on it is tried again from a fresh read, so the
+   * outcome is the same as without it. Mutated freely (give a copy of its own).
+   */
+  readonly cachedExisting?: StoredObject;
 }
 
 export interface DeleteOptions {

@@ -8,7 +8,9 @@
  *   and for "N" with NotOlderThan (or no match) and no limit; from the store for no
  *   resourceVersion (consistent), Exact, continue tokens and "N" with a limit.
  * A cache that is not ready (listing, or listing again after its watch broke) sends its reads to
- * the store: never a wrong answer, only a costlier one. Writes and watches go to the store.
+ * the store: never a wrong answer, only a costlier one. Writes and watches go to the store; an
+ * update takes the cache's copy of the object along as the state to start from (see
+ * UpdateOptions.cachedExisting).
  */
 import type { Clock } from '../../api/clock.js';
 import type { GetOptions, ListOptions, ListResult, ManagedStore, StoredObject } from '../storage/index.js';
@@ -87,7 +89,13 @@ export function withWatchCache(store: ManagedStore, options: WatchCacheOptions):
     create: (key, object, createOptions) => store.create(key, object, createOptions),
     get,
     list,
-    update: (key, updateOptions, mutate) => store.update(key, updateOptions, mutate),
+    update: (key, updateOptions, mutate) => {
+      // Upstream's cacher hands the store its copy of the object (cachedExistingObject): on etcd
+      // that saves the read before each write when the copy is current.
+      const cache = caches.get(topPrefix(key));
+      const cachedExisting = cache?.isReady() === true ? cache.peek(key) : undefined;
+      return store.update(key, cachedExisting === undefined ? updateOptions : { ...updateOptions, cachedExisting }, mutate);
+    },
     delete: (key, deleteOptions) => store.delete(key, deleteOptions),
     watch: (keyOrPrefix, watchOptions) => store.watch(keyOrPrefix, watchOptions),
     currentRevision: () => store.currentRevision(),

@@ -111,6 +111,11 @@ export class ResourceCache {
     return object;
   }
 
+  /** A copy of the object at `key` as the cache holds it now, at once (undefined: none). */
+  peek(key: string): StoredObject | undefined {
+    return this.contents.get(key);
+  }
+
   /** Every object under `prefix` (or those the index names) once the cache reached `revision`. */
   async list(prefix: string, revision: number, index: WatchIndex | undefined): Promise<ListResult> {
     await this.fresh(revision);
