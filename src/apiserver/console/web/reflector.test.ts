@@ -108,6 +108,32 @@ void describe('the console reflector', () => {
     assert.equal(timers.pending.size, 0);
   });
 
+  void it('starts the back-off over once a watch has opened, however that watch ends', async () => {
+    const api = new FakeApi();
+    const timers = new FakeTimers();
+    api.answer('/api/v1/pods', { metadata: { resourceVersion: '1' }, items: [] });
+    const r = reflector(api, timers);
+    r.start();
+    const first = await api.streamCount(1);
+    first.fail('network changed');
+    await settle();
+    assert.deepEqual(timers.delays(), [1000]);
+    api.streamErrors.push(new ApiError(0, '', 'refused'), new ApiError(0, '', 'refused'));
+    for (const expected of [2000, 4000]) {
+      timers.fireAll();
+      await settle();
+      assert.deepEqual(r.state, { kind: 'retrying', error: 'refused', inMs: expected });
+    }
+    timers.fireAll();
+    const opened = await api.streamCount(2);
+    await settle();
+    assert.equal(r.state.kind, 'live');
+    opened.fail('network changed');
+    await settle();
+    assert.deepEqual(r.state, { kind: 'retrying', error: 'network changed', inMs: 1000 }, 'not 8 s: the watch that opened ended the row');
+    r.stop();
+  });
+
   void it('passes whole objects to object listeners before transforming them', async () => {
     const api = new FakeApi();
     const timers = new FakeTimers();

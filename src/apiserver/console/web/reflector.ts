@@ -36,7 +36,10 @@ export interface ReflectorOptions<T> {
   readonly pageSize?: number;
   /** Seconds a watch asks to last before it is renewed (default: random between 5 and 10 minutes, as client-go). */
   readonly watchSeconds?: () => number;
-  /** Back-off after the n-th failure in a row, in ms (default 1 s doubling to 30 s). */
+  /**
+   * Back-off after the n-th failure in a row, in ms (default 1 s doubling to 30 s). A watch that
+   * opens ends the row.
+   */
   readonly backoffMs?: (attempt: number) => number;
 }
 
@@ -130,7 +133,9 @@ export class Reflector<T> {
           await this.list(signal);
           needList = false;
         }
-        await this.watch(signal, current);
+        // A watch that opened ends the row of failures, whatever ends it later (a dropped
+        // connection, a browser's ERR_NETWORK_CHANGED): its resume waits the first back-off.
+        await this.watch(signal, current, () => { attempt = 0; });
         attempt = 0;
       } catch (err) {
         if (!current()) return;
@@ -182,13 +187,14 @@ export class Reflector<T> {
     this.synced = true;
   }
 
-  private async watch(signal: AbortSignal, current: () => boolean): Promise<void> {
+  private async watch(signal: AbortSignal, current: () => boolean, opened: () => void): Promise<void> {
     const seconds = this.options.watchSeconds?.() ?? 300 + Math.floor(Math.random() * 300);
     const path = joinQuery(this.options.path, {
       watch: '1', allowWatchBookmarks: 'true', resourceVersion: this.resourceVersion, timeoutSeconds: String(seconds),
     });
     const reader = await this.options.api.stream(path, signal);
     if (!current()) return;
+    opened();
     this.setState({ kind: 'live' });
     const lines = new LineSplitter();
     try {
