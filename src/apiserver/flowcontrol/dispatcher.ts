@@ -12,7 +12,7 @@ import {
   type FlowSchema, type PriorityLevel, type RequestDigest,
 } from './config.js';
 import type { FlowControlMetrics } from './metrics.js';
-import { QueueSet, type RejectReason } from './queueset.js';
+import { QueueSet, type Cancellation, type RejectReason } from './queueset.js';
 import { flowHash } from './shuffle.js';
 import { suggestedFlowSchemas, suggestedPriorityLevels } from './suggested.js';
 
@@ -80,7 +80,7 @@ export class FlowControl {
   }
 
   /** Classifies the request and waits for its turn. */
-  async admit(r: RequestDigest, signal?: AbortSignal): Promise<Decision> {
+  async admit(r: RequestDigest, signal?: Cancellation): Promise<Decision> {
     const catchAll = this.levels.get('catch-all') as PriorityLevel;
     let flowSchema = classify(this.schemas, r) ?? this.catchAllSchema();
     let level = this.levels.get(flowSchema.level);

@@ -7,6 +7,7 @@
  */
 import type { RequestDigest } from './config.js';
 import type { FlowControl } from './dispatcher.js';
+import type { Cancellation } from './queueset.js';
 
 export interface GateRequest extends RequestDigest {
   readonly mutating: boolean;
@@ -18,7 +19,7 @@ export type GateResult =
   | { readonly admitted: false; readonly headers: Readonly<Record<string, string>>; readonly message: string };
 
 export interface RequestGate {
-  admit(r: GateRequest, signal?: AbortSignal): Promise<GateResult>;
+  admit(r: GateRequest, signal?: Cancellation): Promise<GateResult>;
 }
 
 const nothing = (): void => undefined;

@@ -14,5 +14,6 @@ export type { RequestDigest, PriorityLevel, FlowSchema } from './config.js';
 export { createFlowControlMetrics, type FlowControlMetrics } from './metrics.js';
 export { FLOWCONTROL_GROUP, FLOWCONTROL_VERSION, suggestedFlowSchemas, suggestedPriorityLevels } from './suggested.js';
 export { maxInFlightGate, priorityAndFairnessGate, type GateRequest, type GateResult, type RequestGate } from './gate.js';
+export type { Cancellation } from './queueset.js';
 export { FlowControlSource, type FlowControlSourceOptions } from './source.js';
 export { flowSchemaDefinition, priorityLevelDefinition } from './resources.js';

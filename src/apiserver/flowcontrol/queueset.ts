@@ -12,6 +12,16 @@
 import type { Clock, Timer } from '../../api/clock.js';
 import { dealHand } from './shuffle.js';
 
+/**
+ * What a waiting request listens to for its client going away: an AbortSignal, or anything as
+ * light (the router adapts the response's 'close' without building an AbortSignal per request).
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface QueueSetConfig {
   /** Requests that may execute at once (at least 1). */
   readonly concurrencyLimit: number;
@@ -87,8 +97,8 @@ export class QueueSet {
     this.dispatch();
   }
 
-  /** Waits for a seat for a request of the flow whose hash is `hash`. */
-  admit(hash: bigint, signal?: AbortSignal): Promise<Admission> {
+  /** Waits for a seat for a request of the flow whose hash is `hash`; leaves its queue when `signal` aborts. */
+  admit(hash: bigint, signal?: Cancellation): Promise<Admission> {
     const now = this.clock.now();
     if (this.waitingCount === 0 && this.executingCount < this.config.concurrencyLimit) {
       const queue = this.queues.length === 0 ? undefined : this.pick(hash);
@@ -117,7 +127,7 @@ export class QueueSet {
     return best as Queue;
   }
 
-  private join(queue: Queue, enqueuedAt: number, resolve: (a: Admission) => void, signal: AbortSignal | undefined): void {
+  private join(queue: Queue, enqueuedAt: number, resolve: (a: Admission) => void, signal: Cancellation | undefined): void {
     if (queue.waiting.length === 0 && queue.executing === 0) queue.nextDispatch = Math.max(queue.nextDispatch, this.virtualTime);
     const entry: Waiting = { queue, enqueuedAt, resolve, timer: undefined, cleanup: () => undefined };
     const leave = (reason: RejectReason): void => {

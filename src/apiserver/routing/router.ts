@@ -17,7 +17,7 @@ import { canEncode } from '../protobuf/index.js';
 import { apiVersionOf, serveResource, type ResourceDefinition, type ResourceRegistry, type Verb } from '../registry/index.js';
 import { badRequest, forbidden, forbiddenPath, methodNotAllowed, pathNotFound, StatusError, tooManyRequests, unauthorized, unavailable } from '../status/index.js';
 import { serveWatch, type WatchBudget } from '../watch/index.js';
-import type { RequestGate } from '../flowcontrol/index.js';
+import type { Cancellation, RequestGate } from '../flowcontrol/index.js';
 import type { ApiServerMetrics } from '../metrics/index.js';
 import { upgradeResponse, type Connector, type UpgradeContext } from './connect.js';
 import { instrumentation } from './instrument.js';
@@ -73,6 +73,24 @@ function outputsOf(def: ResourceDefinition): OutputKind[] {
 
 /** Paths anonymous requests may read (everything else needs credentials). */
 const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
+
+/**
+ * The response's 'close' (its client went away) as what a request waiting in a priority level's
+ * queue listens to. Not an AbortController per request: node 20 builds each signal as an
+ * EventTarget, 0.4 % of the server's busy time in the etcd cluster bench's profile, and most
+ * requests never wait. As before, a response that closes while its request waits takes it out of the queue.
+ */
+function clientGone(res: ServerResponse): Cancellation {
+  return {
+    aborted: false,
+    addEventListener: (_type, listener) => {
+      res.once('close', listener);
+    },
+    removeEventListener: (_type, listener) => {
+      res.removeListener('close', listener);
+    },
+  };
+}
 
 export function createRouter(options: RouterOptions): Router {
   // Hidden definitions (compatibility views) are served but not advertised.
@@ -257,17 +275,11 @@ export function createRouter(options: RouterOptions): Router {
     if (gate === undefined) return () => undefined;
     const what = instrumentation(info, req.method ?? 'GET', url.searchParams.getAll('dryRun').includes('All'));
     const resourceInfo = info.kind === 'resource' ? info : undefined;
-    const left = new AbortController();
-    const onClose = (): void => {
-      left.abort();
-    };
-    res.once('close', onClose);
     const result = await gate.admit({
       user: user.name, groups: user.groups, verb: info.verb, resourceRequest: resourceInfo !== undefined,
       apiGroup: resourceInfo?.apiGroup ?? '', resource: resourceInfo?.resource ?? '', subresource: resourceInfo?.subresource ?? '',
       namespace: resourceInfo?.namespace ?? '', path: info.path, mutating: what.mutating, longRunning: what.longRunning || upgrade !== undefined,
-    }, left.signal);
-    res.removeListener('close', onClose);
+    }, clientGone(res));
     for (const [name, value] of Object.entries(result.headers)) if (!res.headersSent) res.setHeader(name, value);
     if (!result.admitted) throw tooManyRequests(result.message, 1);
     return result.release;

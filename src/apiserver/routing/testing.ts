@@ -14,6 +14,7 @@ import { join } from 'node:path';
 
 import { createAuthenticator, parseTokenFile } from '../authn/index.js';
 import { alwaysAllow } from '../authz/index.js';
+import type { RequestGate } from '../flowcontrol/index.js';
 import { ResourceRegistry } from '../registry/index.js';
 import { configMapDefinition } from '../resources/configmaps/index.js';
 import { eventDefinitions } from '../resources/events/index.js';
@@ -33,7 +34,12 @@ export interface TestApiServer {
   close(): Promise<void>;
 }
 
-export async function startTestApiServer(): Promise<TestApiServer> {
+export interface TestApiServerOptions {
+  /** The request gate (API Priority and Fairness or max-in-flight); absent: none. */
+  readonly gate?: RequestGate;
+}
+
+export async function startTestApiServer(options: TestApiServerOptions = {}): Promise<TestApiServer> {
   const dir = await mkdtemp(join(syncedTmpdir(), 'apiserver-router-'));
   const store = await openSqliteStore({ dataDir: dir, compactionIntervalMs: 3_600_000 });
   const logs: string[] = [];
@@ -53,6 +59,7 @@ export async function startTestApiServer(): Promise<TestApiServer> {
     log: (line) => logs.push(line),
     serverAddress: '127.0.0.1:0',
     watchBudget: new WatchBudget({ ...DEFAULT_WATCH_BUDGET, clock: realClock }),
+    ...(options.gate === undefined ? {} : { gate: options.gate }),
   });
   const server = createServer(router.handle);
   server.on('upgrade', router.upgrade);

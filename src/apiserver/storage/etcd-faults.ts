@@ -60,6 +60,14 @@ function rethrow(err: unknown): never {
 
 const noEvent = (): { dispose(): void } => ({ dispose: () => undefined });
 
+/**
+ * The signal of a call's policy context when the caller gave none. etcd3 never reads it (its
+ * calls cannot be cancelled), so one that never aborts serves every call: an AbortController per
+ * policy per call (two per etcd call; node 20 builds each signal as an EventTarget) was 0.6 % of
+ * the server's busy time in the etcd cluster bench's profile.
+ */
+const NEVER_ABORTED = new AbortController().signal;
+
 abstract class BasePolicy {
   // Declared by etcd3's policy type for its compile-time use only.
   declare readonly _altReturn: never;
@@ -67,7 +75,7 @@ abstract class BasePolicy {
   readonly onFailure = noEvent;
 
   protected context(signal?: AbortSignal): Context {
-    return { signal: signal ?? new AbortController().signal };
+    return { signal: signal ?? NEVER_ABORTED };
   }
 }
 
