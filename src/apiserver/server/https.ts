@@ -122,7 +122,14 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     closeWhenIdle(session, HTTP2_IDLE_TIMEOUT_MS, realClock);
   });
   const sockets = new Set<Socket>();
+  let closing = false;
   server.on('secureConnection', (socket: TLSSocket) => {
+    // A connection accepted before close() whose handshake ends after it would escape the
+    // sessions' GOAWAY and the grace period's destroy, and keep the process alive: ended at once.
+    if (closing) {
+      socket.destroy();
+      return;
+    }
     // authn keeps a connection's client identity for its lifetime: no renegotiation may change it.
     socket.disableRenegotiation();
     sockets.add(socket);
@@ -135,11 +142,12 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     server.listen({ port: options.port, host: options.bindAddress, backlog: options.backlog ?? DEFAULT_BACKLOG }, () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : options.port;
-      let closing: Promise<void> | undefined;
+      let closed: Promise<void> | undefined;
       resolve({
         port,
         close: (graceMs = 1000) => {
-          closing ??= new Promise<void>((done) => {
+          closing = true;
+          closed ??= new Promise<void>((done) => {
             server.close(() => {
               done();
             });
@@ -150,7 +158,7 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
             }, graceMs);
             timer.unref();
           });
-          return closing;
+          return closed;
         },
       });
     });
