@@ -122,11 +122,12 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     closeWhenIdle(session, HTTP2_IDLE_TIMEOUT_MS, realClock);
   });
   const sockets = new Set<Socket>();
-  let closing = false;
+  /** Set by close(). */
+  let closed: Promise<void> | undefined;
   server.on('secureConnection', (socket: TLSSocket) => {
     // A connection accepted before close() whose handshake ends after it would escape the
     // sessions' GOAWAY and the grace period's destroy, and keep the process alive: ended at once.
-    if (closing) {
+    if (closed !== undefined) {
       socket.destroy();
       return;
     }
@@ -142,11 +143,9 @@ export function startHttpsServer(options: HttpsOptions): Promise<HttpsServer> {
     server.listen({ port: options.port, host: options.bindAddress, backlog: options.backlog ?? DEFAULT_BACKLOG }, () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : options.port;
-      let closed: Promise<void> | undefined;
       resolve({
         port,
         close: (graceMs = 1000) => {
-          closing = true;
           closed ??= new Promise<void>((done) => {
             server.close(() => {
               done();

@@ -136,7 +136,6 @@ export class Reflector<T> {
         // A watch that opened ends the row of failures, whatever ends it later (a dropped
         // connection, a browser's ERR_NETWORK_CHANGED): its resume waits the first back-off.
         await this.watch(signal, current, () => { attempt = 0; });
-        attempt = 0;
       } catch (err) {
         if (!current()) return;
         if (err instanceof Gone || (err instanceof ApiError && err.status === 410)) {
