@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { PodStatus } from 'kubernetes-types/core/v1.js';
 import { waitFor } from '../helpers/wait.js';
 import { conditionOf, containerStatus, startHealthyNode, type HealthyNode } from './healthy-harness.js';
 
@@ -54,16 +55,23 @@ void describe('sidecar containers on real containers', { timeout: 300_000 }, () 
     assert.equal(containerStatus(s, 'check')?.restartCount, 0, 'the regular init container did not run again');
     assert.equal(containerStatus(s, 'main')?.restartCount, 0);
 
-    node.remove(pod);
-    const stopped = await waitFor('everything stopped', async () => {
-      const r = await node.runtime.getPodStatus(pod.metadata.uid, 'sidecar', 'healthy');
-      const running = r.containers.filter((c) => c.state === 'running');
-      return running.length === 0 && r.containers.length > 0 && r;
-    }, { timeoutMs: 20_000 });
-    const main = stopped.containers.find((c) => c.name === 'main');
-    const sidecar = stopped.containers.find((c) => c.name === 'proxy');
-    assert.ok(main !== undefined && sidecar !== undefined);
-    assert.ok(main.finishedAt <= sidecar.finishedAt, `main finished at ${main.finishedAt}, the sidecar at ${sidecar.finishedAt}`);
+    // The worker removes the containers as soon as they have stopped: the status it publishes
+    // after the kill is the lasting record (a poll of the runtime can miss the stopped state).
+    let stopped: PodStatus | undefined;
+    const unsubscribe = node.status.onChange((uid, x) => {
+      const ended = (name: string) => containerStatus(x, name)?.state?.terminated !== undefined;
+      if (uid === pod.metadata.uid && ended('main') && ended('proxy')) stopped ??= x;
+    });
+    let finished: PodStatus;
+    try {
+      node.remove(pod);
+      finished = await waitFor('everything stopped in the status', () => stopped, { timeoutMs: 20_000 });
+    } finally {
+      unsubscribe();
+    }
+    const main = containerStatus(finished, 'main')?.state?.terminated?.finishedAt ?? '';
+    const sidecar = containerStatus(finished, 'proxy')?.state?.terminated?.finishedAt ?? '';
+    assert.ok(Date.parse(main) <= Date.parse(sidecar), `main finished at ${main}, the sidecar at ${sidecar}`);
     const killing = node.eventsOf(pod).filter((e) => e.startsWith('Killing'));
     assert.deepEqual(killing.slice(-2), ['Killing: Stopping container main', 'Killing: Stopping container proxy']);
   });
