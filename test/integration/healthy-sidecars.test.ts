@@ -13,6 +13,8 @@ import { conditionOf, containerStatus, startHealthyNode, type HealthyNode } from
 
 const SIDECAR = 'trap "exit 0" TERM; touch /work/up; while true; do sleep 0.2; done';
 const SERVE = 'trap "exit 0" TERM; while true; do sleep 0.2; done';
+/** Ignores TERM: only the kill at the end of the grace period stops it. */
+const STUBBORN = 'trap "" TERM; while true; do sleep 0.2; done';
 
 void describe('sidecar containers on real containers', { timeout: 300_000 }, () => {
   let node: HealthyNode;
@@ -38,7 +40,9 @@ void describe('sidecar containers on real containers', { timeout: 300_000 }, () 
         // Fails (and with Never fails the pod) unless the sidecar runs already.
         { name: 'check', image: busybox, command: ['sh', '-c', 'sleep 0.5; test -f /work/up'], volumeMounts: work },
       ],
-      containers: [{ name: 'main', image: busybox, command: ['sh', '-c', SERVE], volumeMounts: work }],
+      // Killed only at the end of its 2 s grace period: a sidecar stopped after it finishes
+      // seconds later, which the status's whole-second times show (stopped together, before).
+      containers: [{ name: 'main', image: busybox, command: ['sh', '-c', STUBBORN], volumeMounts: work }],
     });
     node.run(pod);
     let s = await node.waitStatus(pod, 'Ready', (x) => conditionOf(x, 'Ready') === 'True');
@@ -72,6 +76,7 @@ void describe('sidecar containers on real containers', { timeout: 300_000 }, () 
     const main = containerStatus(finished, 'main')?.state?.terminated?.finishedAt ?? '';
     const sidecar = containerStatus(finished, 'proxy')?.state?.terminated?.finishedAt ?? '';
     assert.ok(Date.parse(main) <= Date.parse(sidecar), `main finished at ${main}, the sidecar at ${sidecar}`);
+    assert.deepEqual(['main', 'proxy'].map((c) => containerStatus(finished, c)?.state?.terminated?.exitCode), [137, 0]);
     const killing = node.eventsOf(pod).filter((e) => e.startsWith('Killing'));
     assert.deepEqual(killing.slice(-2), ['Killing: Stopping container main', 'Killing: Stopping container proxy']);
   });
