@@ -37,6 +37,9 @@ function showSignIn(message: string): void {
   replace(root, signInPage({
     message,
     fetch: fetchFn,
+    wait: (ms) => new Promise((resolve) => {
+      window.setTimeout(resolve, ms);
+    }),
     onSignedIn(token, user) {
       sessionStorage.setItem(TOKEN_KEY, token);
       sessionStorage.setItem(USER_KEY, user);

@@ -133,16 +133,27 @@ export function podView(ctx: ViewContext, namespace: string, name: string): View
     }
     podChanged();
   });
+  // The full object (the pods' watch keeps rows only). A read that did not reach the server
+  // (the API server restarting, a browser's ERR_NETWORK_CHANGED) is tried again, 1 s doubling
+  // to 8 s, until the page closes; an answer of the server is final.
   const abort = new AbortController();
-  ctx.api.get<Pod>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, abort.signal).then((p) => {
-    // A watch event newer than this read may have come first.
-    if (pod === undefined || Number(p.metadata?.resourceVersion ?? 0) >= Number(pod.metadata?.resourceVersion ?? 0)) pod = p;
-    podChanged();
-  }, (err: unknown) => {
-    if (abort.signal.aborted) return;
-    missing = err instanceof ApiError && err.status === 404 ? `Pod ${key} does not exist.` : `Cannot read pod ${key}: ${err instanceof Error ? err.message : String(err)}`;
-    podChanged();
-  });
+  let retry: unknown;
+  const read = (pauseMs: number): void => {
+    ctx.api.get<Pod>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, abort.signal).then((p) => {
+      // A watch event newer than this read may have come first.
+      if (pod === undefined || Number(p.metadata?.resourceVersion ?? 0) >= Number(pod.metadata?.resourceVersion ?? 0)) pod = p;
+      podChanged();
+    }, (err: unknown) => {
+      if (abort.signal.aborted) return;
+      const unreachable = err instanceof ApiError && err.status === 0;
+      missing = err instanceof ApiError && err.status === 404
+        ? `Pod ${key} does not exist.`
+        : `Cannot read pod ${key}: ${err instanceof Error ? err.message : String(err)}${unreachable ? `; trying again in ${pauseMs / 1000} s` : ''}`;
+      podChanged();
+      if (unreachable) retry = ctx.timers.setTimeout(() => { read(Math.min(pauseMs * 2, 8000)); }, pauseMs);
+    });
+  };
+  read(1000);
   const podSource = {
     subscribe: (l: () => void): (() => void) => {
       podListeners.add(l);
@@ -160,6 +171,7 @@ export function podView(ctx: ViewContext, namespace: string, name: string): View
     element, title: `Pod ${name}`,
     dispose() {
       abort.abort();
+      ctx.timers.clearTimeout(retry);
       unObjects();
       stopPod();
       stopEvents();
