@@ -30,6 +30,11 @@ let page: Page;
 let errors: string[] = [];
 const pageErrors: string[][] = [];
 
+/** What a page saw, for a failure's message: its script errors and its failed requests. */
+function sawOf(seen: { errors: string[]; network: string[] }): string {
+  return `errors: ${JSON.stringify(seen.errors)}\nnetwork: ${JSON.stringify(seen.network)}`;
+}
+
 /**
  * Opens the console's sign-in form; if it never shows, says what the page saw. Chromium fails
  * every request in flight with ERR_NETWORK_CHANGED when an interface or address changes on the
@@ -58,7 +63,7 @@ async function openConsole(p: Page, seen: { errors: string[]; network: string[] 
         continue;
       }
       const body = (await p.content().catch(() => '(no content)')).slice(0, 2000);
-      throw new Error(`the sign-in form did not show: ${String(err)}\nerrors: ${JSON.stringify(seen.errors)}\nnetwork: ${JSON.stringify(seen.network)}\npage: ${body}`);
+      throw new Error(`the sign-in form did not show: ${String(err)}\n${sawOf(seen)}\npage: ${body}`);
     }
   }
 }
@@ -76,7 +81,7 @@ async function signedIn(p: Page, seen: { errors: string[]; network: string[] }):
     await p.waitForSelector('.shell', { timeout: 15_000 });
   } catch (err) {
     const shown = await p.textContent('#sign-in-error', { timeout: 1000 }).catch(() => '(no sign-in form)');
-    throw new Error(`not signed in: ${String(err)}\nsign-in error: ${JSON.stringify(shown)}\nerrors: ${JSON.stringify(seen.errors)}\nnetwork: ${JSON.stringify(seen.network)}`);
+    throw new Error(`not signed in: ${String(err)}\nsign-in error: ${JSON.stringify(shown)}\n${sawOf(seen)}`);
   }
 }
 

@@ -7,6 +7,7 @@ import { History } from './history.js';
 import { LineSplitter } from './lines.js';
 import { parseLogLine, timeKey } from './log-tail.js';
 import { parseRoute } from './route.js';
+import { backoffMs } from './reflector.js';
 import { visibleRows } from './window.js';
 
 void describe('the console\'s small pieces', () => {
@@ -24,6 +25,11 @@ void describe('the console\'s small pieces', () => {
     assert.deepEqual(visibleRows(36 * 1000 + 10, 360, 36, 3000, 8), { start: 992, end: 1019 });
     assert.deepEqual(visibleRows(36 * 2995, 360, 36, 3000, 8), { start: 2987, end: 3000 });
     assert.deepEqual(visibleRows(0, 0, 36, 0, 8), { start: 0, end: 0 });
+  });
+
+  void it('backs off 1 s doubling to its cap', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map((a) => backoffMs(a)), [1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+    assert.deepEqual([1, 4, 5].map((a) => backoffMs(a, 8000)), [1000, 8000, 8000]);
   });
 
   void it('prints ages as kubectl', () => {

@@ -49,7 +49,12 @@ export type ObjectListener = (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Ku
 
 class Gone extends Error {}
 
-const defaultBackoff = (attempt: number): number => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+/** The pause before retry `attempt` (1, 2, ...) of a read that failed: 1 s doubling to `capMs`. */
+export function backoffMs(attempt: number, capMs = 30_000): number {
+  return Math.min(capMs, 1000 * 2 ** Math.max(0, attempt - 1));
+}
+
+const defaultBackoff = (attempt: number): number => backoffMs(attempt);
 
 function joinQuery(path: string, query: Record<string, string>): string {
   const q = new URLSearchParams(query).toString();

@@ -9,6 +9,7 @@ import { clockTime, formatAge } from '../format.js';
 import { keyOf, timeOf, type ContainerState, type ContainerStatus, type KubeObject, type Pod } from '../kube.js';
 import { LogTail, type LogLine, type LogState } from '../log-tail.js';
 import { podRow } from '../model.js';
+import { backoffMs } from '../reflector.js';
 import { redrawOn, type View, type ViewContext } from './context.js';
 
 const MAX_LOG_LINES = 2000;
@@ -138,7 +139,7 @@ export function podView(ctx: ViewContext, namespace: string, name: string): View
   // to 8 s, until the page closes; an answer of the server is final.
   const abort = new AbortController();
   let retry: unknown;
-  const read = (pauseMs: number): void => {
+  const read = (attempt: number): void => {
     ctx.api.get<Pod>(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, abort.signal).then((p) => {
       // A watch event newer than this read may have come first.
       if (pod === undefined || Number(p.metadata?.resourceVersion ?? 0) >= Number(pod.metadata?.resourceVersion ?? 0)) pod = p;
@@ -146,14 +147,15 @@ export function podView(ctx: ViewContext, namespace: string, name: string): View
     }, (err: unknown) => {
       if (abort.signal.aborted) return;
       const unreachable = err instanceof ApiError && err.status === 0;
+      const pauseMs = backoffMs(attempt, 8000);
       missing = err instanceof ApiError && err.status === 404
         ? `Pod ${key} does not exist.`
         : `Cannot read pod ${key}: ${err instanceof Error ? err.message : String(err)}${unreachable ? `; trying again in ${pauseMs / 1000} s` : ''}`;
       podChanged();
-      if (unreachable) retry = ctx.timers.setTimeout(() => { read(Math.min(pauseMs * 2, 8000)); }, pauseMs);
+      if (unreachable) retry = ctx.timers.setTimeout(() => { read(attempt + 1); }, pauseMs);
     });
   };
-  read(1000);
+  read(1);
   const podSource = {
     subscribe: (l: () => void): (() => void) => {
       podListeners.add(l);
